@@ -1,0 +1,31 @@
+# One command each: `make run` runs the main job, `make test` runs every test.
+# Both install missing Debian packages, configure and build first.
+PRESET ?= release
+BUILD_DIR := build/$(PRESET)
+JOBS ?= $(shell nproc)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
+
+.PHONY: deps configure build run test bench fuzz clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@test -f $(BUILD_DIR)/build.ninja || cmake --preset $(PRESET)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BUILD_DIR)/src/cli/sluice run -p 2 examples/flights.sql
+
+test: build
+	ctest --test-dir $(BUILD_DIR) -j $(JOBS) --output-on-failure
+	bash fuzz/run.sh
+
+bench: build
+	$(BUILD_DIR)/bench/sluice_bench
+
+clean:
+	rm -rf build

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Sluice builds with. Idempotent: does nothing when all are present.
+# Works as root or through sudo.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential      # g++ 12, make
+  cmake                # build system (>= 3.25)
+  ninja-build          # fast builds
+  ccache               # compile cache, shared with fresh clones via CCACHE_BASEDIR
+  lld                  # fast linker (-fuse-ld=lld)
+  pkg-config
+  libfmt-dev           # formatting (std::format is missing in libstdc++ 12)
+  libyaml-cpp-dev      # conf/config.yaml
+  libcli11-dev         # sluice command line
+  nlohmann-json3-dev   # plans as JSON (explain --format=json)
+  libgtest-dev         # unit tests
+  libgmock-dev         # unit tests
+  libbenchmark-dev     # bench/
+  sqlite3              # independent oracle in the tests
+  clang-14             # libFuzzer targets
+  libclang-rt-14-dev   # libFuzzer / sanitizer runtimes for clang
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq || true
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

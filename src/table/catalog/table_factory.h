@@ -1,0 +1,89 @@
+#pragma once
+/// Connector factories (Flink's DynamicTableSourceFactory / DynamicTableSinkFactory), found by the
+/// `connector` option. Connectors (src/connectors) implement them; the planner looks them up in a
+/// FactoryRegistry that the caller fills (connectors::registerBuiltinConnectors).
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "types/logical_type.h"
+
+namespace sluice {
+class Configuration;
+}
+namespace sluice::runtime {
+class StreamOperatorFactory;
+}
+
+namespace sluice::table {
+
+/// A table as the connector sees it: physical columns only (computed columns and watermarks are the
+/// planner's), WITH options (keys as written), primary key column indexes into `physical_type`.
+struct ResolvedTable {
+  std::string name;                           ///< e.g. "default_catalog.default_database.flights" or "flights"
+  types::RowType physical_type;
+  std::map<std::string, std::string> options;
+  std::vector<int> primary_key;
+};
+
+/// What a source declares to the planner.
+class ScanTableSource {
+ public:
+  virtual ~ScanTableSource() = default;
+  /// Operator factory for the source subtasks; the operator emits RowBatches of `physical_type`.
+  virtual std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const = 0;
+  /// `scan.parallelism` when set (FLIP-367: reported through the provider, never set behind the planner).
+  virtual std::optional<int> parallelism() const { return std::nullopt; }
+  /// True when the source ends by itself (a file, datagen with number-of-rows).
+  virtual bool isBounded() const = 0;
+  /// Short description for explain, e.g. "filesystem path=..., format=csv".
+  virtual std::string summary() const = 0;
+};
+
+/// What a sink declares to the planner.
+class DynamicTableSink {
+ public:
+  virtual ~DynamicTableSink() = default;
+  /// Operator factory for the sink subtasks; the operator receives RowBatches of `physical_type`.
+  virtual std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const = 0;
+  /// `sink.parallelism` when set.
+  virtual std::optional<int> parallelism() const { return std::nullopt; }
+  /// False for insert-only sinks (filesystem): the planner rejects updating input.
+  virtual bool acceptsUpdates() const = 0;
+  virtual std::string summary() const = 0;
+};
+
+/// One connector, e.g. "filesystem", "datagen", "print", "blackhole".
+class DynamicTableFactory {
+ public:
+  virtual ~DynamicTableFactory() = default;
+  virtual std::string identifier() const = 0;
+  /// Option keys the connector accepts besides `connector`; '#' stands for a field name
+  /// ("fields.#.kind"). An option outside the set fails validation naming it and listing these.
+  virtual std::set<std::string> supportedOptions() const = 0;
+  /// Throws UserError naming the table and option on a bad value. Null when the connector has no source.
+  virtual std::unique_ptr<ScanTableSource> createSource(const ResolvedTable& table, const Configuration& config) const;
+  /// Null when the connector has no sink.
+  virtual std::unique_ptr<DynamicTableSink> createSink(const ResolvedTable& table, const Configuration& config) const;
+};
+
+/// Registry of factories by identifier.
+class FactoryRegistry {
+ public:
+  void add(std::shared_ptr<const DynamicTableFactory> factory);
+  /// The factory for table.options["connector"]; validates the option keys first. Throws UserError:
+  /// "Table 't' has no 'connector' option", "Could not find any factory for identifier 'x' ... Available
+  /// factory identifiers are: ...", or Flink's "Unsupported options found for 'x'. Unsupported options: ...
+  /// Supported options: ..." listing.
+  const DynamicTableFactory& find(const ResolvedTable& table) const;
+  std::vector<std::string> identifiers() const;
+
+ private:
+  std::map<std::string, std::shared_ptr<const DynamicTableFactory>> factories_;
+};
+
+}  // namespace sluice::table

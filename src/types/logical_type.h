@@ -1,0 +1,82 @@
+#pragma once
+/// Flink's logical types (the subset the engine supports so far) with nullability, and RowType.
+/// Physical representation inside a RowBatch column (see row_batch.h):
+///   BOOLEAN, INT, BIGINT        -> int64_t
+///   DECIMAL(p,s)                -> int64_t unscaled value (value * 10^s); p <= 18 stored exactly,
+///                                  larger declared precisions are stored in 64 bits and overflow is an error
+///   TIMESTAMP(p)                -> int64_t milliseconds since 1970-01-01T00:00 (wall clock, no zone)
+///   INTERVAL DAY TO SECOND      -> int64_t milliseconds
+///   DOUBLE                      -> double
+///   STRING / VARCHAR(n) / CHAR  -> bytes in the column's string arena
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sluice::types {
+
+enum class TypeId : uint8_t {
+  kNull,       ///< type of the bare NULL literal before inference
+  kBoolean,
+  kInt,
+  kBigInt,
+  kDouble,
+  kDecimal,
+  kVarchar,    ///< STRING is VARCHAR(2147483647)
+  kChar,
+  kTimestamp,  ///< TIMESTAMP(p) WITHOUT TIME ZONE
+  kIntervalDayTime,
+};
+
+/// Flink's maximum VARCHAR length; VARCHAR of this length prints as STRING.
+inline constexpr int32_t kMaxVarcharLength = 2147483647;
+inline constexpr int32_t kMaxDecimalPrecision = 38;
+
+/// A logical type. `precision` is the DECIMAL precision, the TIMESTAMP fractional precision, or the
+/// VARCHAR/CHAR length; `scale` is the DECIMAL scale.
+struct LogicalType {
+  TypeId id = TypeId::kNull;
+  bool nullable = true;
+  int32_t precision = 0;
+  int32_t scale = 0;
+
+  static LogicalType null() { return {TypeId::kNull, true, 0, 0}; }
+  static LogicalType boolean(bool nullable = true) { return {TypeId::kBoolean, nullable, 0, 0}; }
+  static LogicalType integer(bool nullable = true) { return {TypeId::kInt, nullable, 0, 0}; }
+  static LogicalType bigint(bool nullable = true) { return {TypeId::kBigInt, nullable, 0, 0}; }
+  static LogicalType doubleType(bool nullable = true) { return {TypeId::kDouble, nullable, 0, 0}; }
+  static LogicalType decimal(int32_t p, int32_t s, bool nullable = true) { return {TypeId::kDecimal, nullable, p, s}; }
+  static LogicalType string(bool nullable = true) { return {TypeId::kVarchar, nullable, kMaxVarcharLength, 0}; }
+  static LogicalType varchar(int32_t n, bool nullable = true) { return {TypeId::kVarchar, nullable, n, 0}; }
+  static LogicalType charType(int32_t n, bool nullable = true) { return {TypeId::kChar, nullable, n, 0}; }
+  static LogicalType timestamp(int32_t p = 3, bool nullable = true) { return {TypeId::kTimestamp, nullable, p, 0}; }
+  static LogicalType intervalDayTime(bool nullable = true) { return {TypeId::kIntervalDayTime, nullable, 3, 0}; }
+
+  LogicalType withNullable(bool n) const { LogicalType t = *this; t.nullable = n; return t; }
+  bool isString() const { return id == TypeId::kVarchar || id == TypeId::kChar; }
+  /// BOOLEAN excluded; INT, BIGINT, DECIMAL, DOUBLE.
+  bool isNumeric() const { return id == TypeId::kInt || id == TypeId::kBigInt || id == TypeId::kDecimal || id == TypeId::kDouble; }
+  bool isIntegral() const { return id == TypeId::kInt || id == TypeId::kBigInt; }
+  /// Stored as int64_t in a column (everything but DOUBLE and strings).
+  bool isInt64Backed() const { return !isString() && id != TypeId::kDouble; }
+
+  /// Flink's summary string: "INT", "BIGINT NOT NULL", "DECIMAL(10, 2)", "STRING", "VARCHAR(5)", "TIMESTAMP(3)".
+  std::string toString() const;
+  /// Same type ignoring nullability.
+  bool sameRoot(const LogicalType& o) const { return id == o.id && precision == o.precision && scale == o.scale; }
+  bool operator==(const LogicalType& o) const { return sameRoot(o) && nullable == o.nullable; }
+};
+
+/// The schema of a row: field names and types, in order.
+struct RowType {
+  std::vector<std::string> names;
+  std::vector<LogicalType> types;
+
+  size_t size() const { return types.size(); }
+  /// Index of a field by exact name, or -1.
+  int indexOf(const std::string& name) const;
+  /// "ROW<`a` INT, `b` STRING>"
+  std::string toString() const;
+};
+
+}  // namespace sluice::types

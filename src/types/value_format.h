@@ -1,0 +1,41 @@
+#pragma once
+/// Text forms of values as Flink renders them (print connector, CAST to STRING), and calendar math.
+/// Rules: Java's Double.toString / BigDecimal.toString and Flink's RowUtils (print format).
+
+#include <cstdint>
+#include <string>
+
+#include "types/row_batch.h"
+
+namespace sluice::types {
+
+/// Java's Double.toString: "1.5", "2.0", "1.0E7", "1.0E-4", "NaN", "Infinity", "-0.0".
+void formatDouble(double v, std::string& out);
+/// DECIMAL with exactly `scale` fraction digits: (375, 3) -> "0.375", (-5, 2) -> "-0.05".
+void formatDecimal(int64_t unscaled, int32_t scale, std::string& out);
+
+/// Civil date <-> days since 1970-01-01 (proleptic Gregorian).
+int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
+void civilFromDays(int64_t days, int64_t& y, unsigned& m, unsigned& d);
+
+/// Broken-down wall-clock time of a TIMESTAMP stored as ms since the epoch.
+struct DateTimeParts {
+  int64_t year;
+  unsigned month, day, hour, minute, second, millis;
+};
+DateTimeParts splitTimestamp(int64_t epoch_ms);
+int64_t joinTimestamp(const DateTimeParts& p);
+
+/// Print format of a TIMESTAMP: "2015-01-01T00:05" (seconds dropped on a whole minute),
+/// "…T00:05:30", "…T00:05:30.100" (fraction only when non-zero, 3 digits).
+void formatTimestampIso(int64_t epoch_ms, std::string& out);
+/// SQL format of a TIMESTAMP(p) as CAST(... AS STRING) gives: "2015-01-01 00:05:00", with `precision`
+/// fraction digits when precision > 0 ("2015-01-01 00:05:00.000").
+void formatTimestampSql(int64_t epoch_ms, int32_t precision, std::string& out);
+
+/// Appends one field in Flink's print format (see flink-print-format rules): "null" for NULL.
+void formatField(const Column& column, size_t row, std::string& out);
+/// Appends "+I[a, 1, 2015-01-01T00:05]" for row `row` of `batch`.
+void formatRow(const RowBatch& batch, size_t row, std::string& out);
+
+}  // namespace sluice::types
