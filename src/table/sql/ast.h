@@ -1,0 +1,305 @@
+#pragma once
+/// The syntax tree of Flink SQL as Sluice parses it (Calcite's SqlNode role, unresolved and untyped).
+///
+/// Shape, chosen to be plain:
+///  - Every node carries `SourcePos pos` (1-based line/column of its first token) for error messages.
+///  - Expressions are ONE struct, `Expr`, with a `kind` and owned `children` (std::unique_ptr). Which
+///    fields a kind uses is written next to each `ExprKind` value. Unused fields keep their defaults.
+///  - Statements are ONE struct, `Statement`, with a `kind` and one owned payload per kind.
+///  - Everything is owned by std::unique_ptr: move-only; use `clone()` for a deep copy.
+/// Identifiers keep their case as written (Flink is case-sensitive for names); keywords and function
+/// names are upper-cased. Nothing here is validated against a catalog: that is the planner's job.
+/// Thread-safety: plain data; a tree is built by one thread and may then be read by many.
+///
+/// This header is a contract with the planner: it only ever grows (new kinds and fields), never changes.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "types/logical_type.h"
+
+namespace sluice::table::sql {
+
+/// A place in the SQL script: 1-based line and column (column counts bytes). 0/0 = unknown.
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+  bool operator==(const SourcePos& o) const { return line == o.line && column == o.column; }
+};
+
+/// A possibly qualified name as written: `cat.db.t` -> {"cat", "db", "t"}; `t` -> {"t"}.
+using QualifiedName = std::vector<std::string>;
+
+/// Joins the parts with '.' (no quoting): {"db", "t"} -> "db.t".
+std::string qualifiedNameToString(const QualifiedName& name);
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+// ---------------------------------------------------------------------------------------------
+
+enum class ExprKind : uint8_t {
+  kIdentifier,  ///< `names` = parts as written: a, t.a, `my col`
+  kLiteral,     ///< `literal_kind`, `text`, `bool_value`, `interval_unit`
+  kUnary,       ///< `unary_op`; children = {operand}
+  kBinary,      ///< `binary_op`; children = {left, right}
+  kBetween,     ///< `negated` (NOT BETWEEN); children = {value, low, high}
+  kIn,          ///< `negated` (NOT IN); children = {value, item1, item2, ...} (list form only)
+  kLike,        ///< `negated` (NOT LIKE); children = {value, pattern} or {value, pattern, escape}
+  kIsNull,      ///< `negated` (IS NOT NULL); children = {value}
+  kIsTrue,      ///< `negated` (IS NOT TRUE); children = {value}
+  kIsFalse,     ///< `negated` (IS NOT FALSE); children = {value}
+  kCase,        ///< `case_has_operand`, `case_has_else`; children = [operand] (when, then)+ [else]
+  kCast,        ///< `cast_type`; children = {value}
+  kCall,        ///< `name` (upper case), `distinct`, `star`, `trim_mode`; children = arguments.
+                ///<  COUNT(*): star = true, no children.
+                ///<  SUBSTRING(s FROM a [FOR b]) and SUBSTRING(s, a [, b]): name "SUBSTRING",
+                ///<    children = {s, a} or {s, a, b}.
+                ///<  TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and TRIM(s): name "TRIM",
+                ///<    children = {s} or {s, chars}; trim_mode = kBoth unless written.
+                ///<  Window TVFs inside TABLE(...): name "TUMBLE"/"HOP"/"CUMULATE", children =
+                ///<    {kTableArg, kDescriptor, interval...}.
+  kDescriptor,  ///< DESCRIPTOR(a, b): `names` = the column names (unqualified)
+  kTableArg,    ///< TABLE t (a window TVF's table argument): `names` = the table name parts
+};
+
+/// Kinds of literal. `text` holds the literal as needed to evaluate it exactly.
+enum class LiteralKind : uint8_t {
+  kInteger,      ///< 42 -> text "42" (no sign; unary minus is a separate node). May exceed int64.
+  kDecimal,      ///< exact 1.5, .5, 2. -> text as written ("1.5")
+  kApproximate,  ///< 1e3, 1.5E-2 -> text as written
+  kString,       ///< 'it''s' -> text "it's" (quotes removed, '' unescaped)
+  kBoolean,      ///< TRUE/FALSE -> bool_value
+  kNull,         ///< NULL
+  kTimestamp,    ///< TIMESTAMP '2015-01-01 00:00:00' -> text "2015-01-01 00:00:00" (unchecked)
+  kInterval,     ///< INTERVAL '1' MINUTE -> text "1", interval_unit kMinute (text may be "-1")
+};
+
+/// Units of INTERVAL literals (day-time intervals only so far).
+enum class IntervalUnit : uint8_t { kSecond, kMinute, kHour, kDay };
+
+enum class UnaryOp : uint8_t { kMinus, kPlus, kNot };
+
+enum class BinaryOp : uint8_t {
+  kPlus, kMinus, kTimes, kDivide, kMod,  ///< + - * / %
+  kConcat,                               ///< ||
+  kEquals, kNotEquals,                   ///< = and (<> or !=)
+  kLess, kLessOrEqual, kGreater, kGreaterOrEqual,
+  kAnd, kOr,
+};
+
+/// TRIM's mode (SQL standard default BOTH).
+enum class TrimMode : uint8_t { kBoth, kLeading, kTrailing };
+
+/// SQL spelling: "+", "||", "<>", "AND", ...
+const char* binaryOpToString(BinaryOp op);
+/// "SECOND", "MINUTE", "HOUR", "DAY".
+const char* intervalUnitToString(IntervalUnit unit);
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+/// One expression node; see ExprKind for which fields each kind uses.
+struct Expr {
+  ExprKind kind = ExprKind::kLiteral;
+  SourcePos pos;
+  std::vector<ExprPtr> children;
+
+  std::vector<std::string> names;  ///< kIdentifier, kDescriptor, kTableArg
+  std::string name;                ///< kCall: function name, upper case
+
+  LiteralKind literal_kind = LiteralKind::kNull;  ///< kLiteral
+  std::string text;                               ///< kLiteral (see LiteralKind)
+  bool bool_value = false;                        ///< kLiteral kBoolean
+  IntervalUnit interval_unit = IntervalUnit::kSecond;  ///< kLiteral kInterval
+
+  UnaryOp unary_op = UnaryOp::kMinus;    ///< kUnary
+  BinaryOp binary_op = BinaryOp::kPlus;  ///< kBinary
+  bool negated = false;                  ///< kBetween, kIn, kLike, kIsNull, kIsTrue, kIsFalse
+  bool case_has_operand = false;         ///< kCase: CASE x WHEN ... (simple form)
+  bool case_has_else = false;            ///< kCase
+  types::LogicalType cast_type;          ///< kCast target
+  bool distinct = false;                 ///< kCall: f(DISTINCT x)
+  bool star = false;                     ///< kCall: COUNT(*)
+  TrimMode trim_mode = TrimMode::kBoth;  ///< kCall TRIM
+
+  /// Deep copy.
+  ExprPtr clone() const;
+  /// Structural equality ignoring positions (used e.g. to match SELECT items to GROUP BY exprs).
+  bool equals(const Expr& other) const;
+  /// Debug text, fully parenthesized: "(a + 1)", "COUNT(*)", "CAST(x AS INT)", "(x IS NOT NULL)",
+  /// "INTERVAL '1' MINUTE", "'it''s'", "CASE WHEN (a > 1) THEN 'x' ELSE 'y' END".
+  std::string toString() const;
+};
+
+/// Convenience builders (positions as given).
+ExprPtr makeIdentifier(std::vector<std::string> names, SourcePos pos);
+ExprPtr makeLiteral(LiteralKind kind, std::string text, SourcePos pos);
+ExprPtr makeCall(std::string name, std::vector<ExprPtr> args, SourcePos pos);
+
+/// Milliseconds of a kInterval literal: INTERVAL '1' MINUTE -> 60000. Accepts an optional sign and a
+/// decimal fraction for SECOND ('1.5' SECOND -> 1500). Throws SqlError at the literal's position when
+/// the text is not a number or overflows.
+int64_t intervalMillis(const Expr& interval_literal);
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+// ---------------------------------------------------------------------------------------------
+
+struct Query;
+
+/// One item of a SELECT list: an expression with an optional alias, or `*` / `t.*`.
+struct SelectItem {
+  SourcePos pos;
+  ExprPtr expr;                         ///< null when is_star
+  std::optional<std::string> alias;     ///< AS name (or bare name)
+  bool is_star = false;                 ///< `*` or `t.*`
+  std::vector<std::string> star_qualifier;  ///< `t.*` -> {"t"}; empty for plain `*`
+};
+
+enum class TableRefKind : uint8_t {
+  kNamed,          ///< `name` [AS alias]
+  kSubquery,       ///< (query) [AS] alias
+  kTableFunction,  ///< TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), INTERVAL '1' HOUR)) [AS alias]; `call`
+  kJoin,           ///< left JOIN right ON condition
+};
+
+enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
+
+/// A FROM item.
+struct TableRef {
+  TableRefKind kind = TableRefKind::kNamed;
+  SourcePos pos;
+  QualifiedName name;                  ///< kNamed
+  std::optional<std::string> alias;    ///< kNamed, kSubquery, kTableFunction
+  std::unique_ptr<Query> subquery;     ///< kSubquery
+  ExprPtr call;                        ///< kTableFunction: a kCall (e.g. name "TUMBLE")
+  JoinType join_type = JoinType::kInner;  ///< kJoin
+  std::unique_ptr<TableRef> left;      ///< kJoin
+  std::unique_ptr<TableRef> right;     ///< kJoin
+  ExprPtr condition;                   ///< kJoin ON condition (null for CROSS JOIN / comma)
+
+  std::unique_ptr<TableRef> clone() const;
+};
+
+/// SELECT [DISTINCT] select_list [FROM from] [WHERE] [GROUP BY] [HAVING].
+struct SelectStmt {
+  SourcePos pos;
+  bool distinct = false;
+  std::vector<SelectItem> select_list;
+  std::unique_ptr<TableRef> from;  ///< null for SELECT without FROM
+  ExprPtr where;                   ///< null when absent
+  std::vector<ExprPtr> group_by;
+  ExprPtr having;                  ///< null when absent
+
+  SelectStmt clone() const;
+};
+
+/// A query: one or more SELECTs joined by UNION ALL (plain UNION, ORDER BY, LIMIT are parse errors).
+struct Query {
+  SourcePos pos;
+  std::vector<SelectStmt> selects;  ///< size >= 1
+
+  std::unique_ptr<Query> clone() const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+// ---------------------------------------------------------------------------------------------
+
+enum class ColumnKind : uint8_t {
+  kPhysical,  ///< name TYPE
+  kComputed,  ///< name AS expr
+  kMetadata,  ///< name TYPE METADATA [FROM 'key'] [VIRTUAL]
+};
+
+/// One column of CREATE TABLE. Column comments are dropped.
+struct ColumnDef {
+  SourcePos pos;
+  std::string name;
+  ColumnKind kind = ColumnKind::kPhysical;
+  types::LogicalType type;               ///< kPhysical, kMetadata (NOT NULL -> nullable = false)
+  ExprPtr expr;                          ///< kComputed
+  std::optional<std::string> metadata_key;  ///< kMetadata FROM 'key'
+  bool metadata_virtual = false;         ///< kMetadata VIRTUAL
+};
+
+/// WATERMARK FOR column AS expr.
+struct WatermarkDef {
+  SourcePos pos;
+  std::string column;
+  ExprPtr expr;
+};
+
+/// One 'key' = 'value' of a WITH clause (order of the script kept).
+struct TableOption {
+  SourcePos pos;  ///< position of the key
+  std::string key;
+  std::string value;
+};
+
+/// CREATE TABLE [IF NOT EXISTS] name (...) [COMMENT '...'] WITH (...).
+struct CreateTableStmt {
+  QualifiedName name;
+  bool if_not_exists = false;
+  std::vector<ColumnDef> columns;
+  std::optional<WatermarkDef> watermark;
+  std::vector<std::string> primary_key;  ///< PRIMARY KEY (a, b) NOT ENFORCED, or inline; empty = none
+  SourcePos primary_key_pos;
+  std::optional<std::string> comment;
+  std::vector<TableOption> options;
+};
+
+/// CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name [(col, ...)] AS query.
+struct CreateViewStmt {
+  QualifiedName name;
+  bool temporary = false;
+  bool if_not_exists = false;
+  std::vector<std::string> column_names;  ///< optional explicit column names
+  std::unique_ptr<Query> query;
+};
+
+/// INSERT INTO|OVERWRITE target [(col, ...)] query.
+struct InsertStmt {
+  SourcePos pos;
+  QualifiedName target;
+  bool overwrite = false;
+  std::vector<std::string> columns;  ///< empty = all columns in order
+  std::unique_ptr<Query> query;
+
+  InsertStmt clone() const;
+};
+
+enum class StatementKind : uint8_t {
+  kCreateTable,   ///< create_table
+  kCreateView,    ///< create_view
+  kInsert,        ///< insert
+  kQuery,         ///< query
+  kSet,           ///< SET 'k' = 'v' (key and value set) or bare SET (both empty: list options)
+  kReset,         ///< RESET 'k' (key set) or bare RESET (key empty: reset all)
+  kExplain,       ///< explained (+ explain_details)
+  kStatementSet,  ///< statement_set: EXECUTE STATEMENT SET BEGIN ... END / BEGIN STATEMENT SET; ... END
+};
+
+/// One statement of a script.
+struct Statement {
+  StatementKind kind = StatementKind::kQuery;
+  SourcePos pos;     ///< first token
+  SourcePos end_pos; ///< last token's start (for spans)
+  std::string text;  ///< the statement's source text, from its first to its last token (no ';')
+
+  std::unique_ptr<CreateTableStmt> create_table;
+  std::unique_ptr<CreateViewStmt> create_view;
+  std::unique_ptr<InsertStmt> insert;
+  std::unique_ptr<Query> query;
+  std::optional<std::string> key;    ///< kSet, kReset
+  std::optional<std::string> value;  ///< kSet
+  std::unique_ptr<Statement> explained;      ///< kExplain
+  std::vector<std::string> explain_details;  ///< EXPLAIN CHANGELOG_MODE, JSON_EXECUTION_PLAN ... (upper)
+  std::vector<InsertStmt> statement_set;     ///< kStatementSet: the INSERTs in order
+};
+
+}  // namespace sluice::table::sql
