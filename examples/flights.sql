@@ -1,6 +1,7 @@
 -- The main job: US flights of 1-4 January 2015 (examples/data/README.md).
 -- 1) per hour of scheduled departure and airline: flights, cancellations, average and max departure delay;
--- 2) a running count of flights per destination airport (an updating aggregate: its changelog shows -U/+U).
+-- 2) a running count of flights out of Anchorage per destination airport (an updating aggregate: its
+--    changelog shows -U/+U as each new flight updates the count).
 
 CREATE TABLE flights (
   `YEAR`              INT,
@@ -78,4 +79,5 @@ GROUP BY window_start, window_end, AIRLINE;
 INSERT INTO flights_per_destination
 SELECT DESTINATION_AIRPORT, COUNT(*)
 FROM flights
+WHERE ORIGIN_AIRPORT = 'ANC'
 GROUP BY DESTINATION_AIRPORT;
