@@ -1,0 +1,192 @@
+#include "table/api/table_environment.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "graph/job_graph.h"
+#include "graph/plan.h"
+#include "graph/stream_graph.h"
+#include "table/api/collect_sink.h"
+#include "table/api/job_runner.h"
+#include "table/catalog/catalog.h"
+#include "table/catalog/table_factory.h"
+#include "table/planner/exec_translator.h"
+#include "table/planner/sql_to_rel.h"
+#include "table/sql/parser.h"
+#include "types/row_batch.h"
+
+namespace sluice::table {
+
+struct TableEnvironment::Impl {
+  std::function<void(const types::RowType&, const types::RowBatch&)> collect;
+  std::function<void(const std::string&)> message;
+  std::function<void(const std::vector<VertexProgress>&)> progress;
+  int64_t progress_interval_ms = 2000;
+};
+
+TableEnvironment::TableEnvironment(Configuration config, std::shared_ptr<const FactoryRegistry> factories)
+    : config_(std::move(config)),
+      factories_(std::move(factories)),
+      catalog_(std::make_unique<Catalog>()),
+      impl_(std::make_unique<Impl>()) {}
+
+TableEnvironment::~TableEnvironment() = default;
+
+void TableEnvironment::setCollectCallback(std::function<void(const types::RowType&, const types::RowBatch&)> cb) {
+  impl_->collect = std::move(cb);
+}
+void TableEnvironment::setMessageCallback(std::function<void(const std::string&)> cb) { impl_->message = std::move(cb); }
+void TableEnvironment::setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> cb, int64_t interval_ms) {
+  impl_->progress = std::move(cb);
+  impl_->progress_interval_ms = interval_ms;
+}
+
+namespace {
+
+/// A planned job: its sink roots and a name.
+struct PlannedJob {
+  std::vector<RelNodePtr> roots;
+  std::string name;
+};
+
+std::string jobName(const Configuration& config, const std::string& fallback) {
+  std::string n = config.get(options::kPipelineName);
+  return n.empty() ? fallback : n;
+}
+
+}  // namespace
+
+namespace {
+
+// Applies DDL and SET; returns true when the statement was handled here.
+bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalog, Configuration& config,
+                    const std::function<void(const std::string&)>& message) {
+  switch (st.kind) {
+    case sql::StatementKind::kCreateTable: {
+      std::shared_ptr<const sql::CreateTableStmt> def(std::move(st.create_table));
+      catalog.createTable(def, st.pos);
+      return true;
+    }
+    case sql::StatementKind::kCreateView: {
+      std::shared_ptr<const sql::CreateViewStmt> def(std::move(st.create_view));
+      catalog.createView(def, st.pos);
+      return true;
+    }
+    case sql::StatementKind::kSet: {
+      if (!st.key) {
+        std::string text;
+        for (const auto& kv : config.values()) text += fmt::format("'{}' = '{}'\n", kv.first, kv.second);
+        if (message) message(text);
+        return true;
+      }
+      try {
+        config.set(*st.key, st.value.value_or(""));
+      } catch (const ConfigError& e) {
+        sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+      }
+      return true;
+    }
+    case sql::StatementKind::kReset:
+      // Flink's RESET restores the default; the session keeps only explicitly set keys.
+      if (st.key && !findConfigOption(*st.key))
+        sql::throwSqlError(fmt::format("Unknown configuration key '{}'", *st.key), script, st.pos, "SQL validation error");
+      {
+        Configuration fresh;
+        for (const auto& kv : config.values())
+          if (st.key && kv.first != *st.key) fresh.set(kv.first, kv.second);
+        config = fresh;
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+struct JobPlanner {
+  const Catalog& catalog;
+  const FactoryRegistry& factories;
+  const Configuration& config;
+  std::string_view script;
+  CollectCallback collect;
+
+  PlannedJob plan(const sql::Statement& st) const {
+    SqlToRelConverter conv(catalog, factories, config, script);
+    PlannedJob job;
+    switch (st.kind) {
+      case sql::StatementKind::kInsert:
+        job.roots.push_back(conv.convertInsert(*st.insert));
+        job.name = jobName(config, "insert-into_default_catalog.default_database." +
+                                       Catalog::normalize(st.insert->target));
+        break;
+      case sql::StatementKind::kStatementSet:
+        for (const auto& ins : st.statement_set) job.roots.push_back(conv.convertInsert(ins));
+        job.name = jobName(config, "insert-into_statement_set");
+        break;
+      case sql::StatementKind::kQuery:
+        job.roots.push_back(conv.convertQueryForCollect(*st.query));
+        job.name = jobName(config, "collect");
+        break;
+      default:
+        sql::throwSqlError("This statement cannot be run as a job", script, st.pos, "SQL validation error");
+    }
+    return job;
+  }
+
+  std::vector<graph::TransformationPtr> translate(const PlannedJob& job) const {
+    std::shared_ptr<const runtime::StreamOperatorFactory> collect_factory;
+    for (const auto& r : job.roots)
+      if (r->kind == RelKind::kSink && !r->sink) collect_factory = makeCollectSinkFactory(r->row_type, collect);
+    return translateToTransformations(job.roots, config, collect_factory);
+  }
+};
+
+std::string explainJob(const JobPlanner& planner, const sql::Statement& st, bool json) {
+  PlannedJob job = planner.plan(st);
+  auto transformations = planner.translate(job);
+  graph::StreamGraph sg = graph::StreamGraphGenerator(planner.config).generate(transformations, job.name);
+  graph::JobGraph jg = graph::StreamingJobGraphGenerator::createJobGraph(sg);
+  if (json) return graph::jobGraphToJson(jg) + "\n";
+  std::string out = "== Optimized Physical Plan ==\n";
+  for (const auto& r : job.roots) out += explainPlan(*r);
+  out += "\n== Stream Graph ==\n" + graph::streamGraphToText(sg);
+  out += "\n== Job Graph ==\n" + graph::jobGraphToText(jg);
+  return out;
+}
+
+void TableEnvironment::executeScript(std::string_view script) {
+  std::vector<sql::Statement> statements = sql::parseScript(script);
+  for (auto& st : statements) {
+    if (applyStatement(st, script, *catalog_, config_, impl_->message)) continue;
+    JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
+    if (st.kind == sql::StatementKind::kExplain) {
+      std::string text = explainJob(planner, *st.explained, false);
+      if (impl_->message) impl_->message(text);
+      continue;
+    }
+    PlannedJob job = planner.plan(st);
+    auto transformations = planner.translate(job);
+    graph::StreamGraph sg = graph::StreamGraphGenerator(config_).generate(transformations, job.name);
+    graph::JobGraph jg = graph::StreamingJobGraphGenerator::createJobGraph(sg);
+    JobRunOptions run;
+    run.progress = impl_->progress;
+    run.progress_interval_ms = impl_->progress_interval_ms;
+    jobs_.push_back(runJob(jg, config_, run));
+  }
+}
+
+std::string TableEnvironment::explainScript(std::string_view script, bool json) {
+  std::vector<sql::Statement> statements = sql::parseScript(script);
+  std::string out;
+  for (auto& st : statements) {
+    if (applyStatement(st, script, *catalog_, config_, nullptr)) continue;
+    JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
+    const sql::Statement& target = st.kind == sql::StatementKind::kExplain ? *st.explained : st;
+    out += explainJob(planner, target, json);
+    if (!json) out += "\n";
+  }
+  return out;
+}
+
+}  // namespace sluice::table

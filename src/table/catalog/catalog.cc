@@ -1,0 +1,52 @@
+#include "table/catalog/catalog.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace sluice::table {
+
+std::string Catalog::normalize(const sql::QualifiedName& name) {
+  size_t start = 0;
+  if (name.size() == 3 && name[0] == "default_catalog" && name[1] == "default_database") start = 2;
+  if (name.size() == 2 && name[0] == "default_database") start = 1;
+  sql::QualifiedName rest(name.begin() + static_cast<long>(start), name.end());
+  return sql::qualifiedNameToString(rest);
+}
+
+void Catalog::createTable(std::shared_ptr<const sql::CreateTableStmt> def, sql::SourcePos pos) {
+  std::string n = normalize(def->name);
+  if (tables_.count(n) || views_.count(n)) {
+    if (def->if_not_exists) return;
+    throw SqlError(fmt::format("Table or view 'default_catalog.default_database.{}' already exists", n), pos.line, pos.column);
+  }
+  tables_[n] = CatalogTable{n, std::move(def)};
+}
+
+void Catalog::createView(std::shared_ptr<const sql::CreateViewStmt> def, sql::SourcePos pos) {
+  std::string n = normalize(def->name);
+  if (tables_.count(n) || views_.count(n)) {
+    if (def->if_not_exists) return;
+    throw SqlError(fmt::format("Table or view 'default_catalog.default_database.{}' already exists", n), pos.line, pos.column);
+  }
+  views_[n] = CatalogView{n, std::move(def)};
+}
+
+const CatalogTable* Catalog::findTable(const sql::QualifiedName& name) const {
+  auto it = tables_.find(normalize(name));
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
+const CatalogView* Catalog::findView(const sql::QualifiedName& name) const {
+  auto it = views_.find(normalize(name));
+  return it == views_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Catalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& kv : tables_) out.push_back(kv.first);
+  for (const auto& kv : views_) out.push_back(kv.first);
+  return out;
+}
+
+}  // namespace sluice::table

@@ -1,0 +1,46 @@
+#pragma once
+/// The session's catalog of tables and views (Flink's in-memory GenericInMemoryCatalog, one
+/// database). Names are matched exactly (Flink is case-sensitive); `default_catalog.default_database.t`
+/// and `t` name the same object. Not thread-safe: used by the client thread only.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "table/sql/ast.h"
+
+namespace sluice::table {
+
+/// A table created by CREATE TABLE: its definition as written.
+struct CatalogTable {
+  std::string name;
+  std::shared_ptr<const sql::CreateTableStmt> definition;
+};
+
+/// A view created by CREATE VIEW.
+struct CatalogView {
+  std::string name;
+  std::shared_ptr<const sql::CreateViewStmt> definition;
+};
+
+class Catalog {
+ public:
+  /// Registers a table. Throws SqlError at `pos` when the name exists (unless IF NOT EXISTS).
+  void createTable(std::shared_ptr<const sql::CreateTableStmt> def, sql::SourcePos pos);
+  /// Registers a view. Throws SqlError at `pos` when the name exists (unless IF NOT EXISTS).
+  void createView(std::shared_ptr<const sql::CreateViewStmt> def, sql::SourcePos pos);
+  /// Null when absent.
+  const CatalogTable* findTable(const sql::QualifiedName& name) const;
+  const CatalogView* findView(const sql::QualifiedName& name) const;
+  /// Every table and view name, sorted (for "did you mean").
+  std::vector<std::string> names() const;
+
+  /// Strips the default catalog/database prefix: {"default_catalog","default_database","t"} -> "t".
+  static std::string normalize(const sql::QualifiedName& name);
+
+ private:
+  std::map<std::string, CatalogTable> tables_;
+  std::map<std::string, CatalogView> views_;
+};
+
+}  // namespace sluice::table

@@ -1,0 +1,141 @@
+#include "table/planner/exec_translator.h"
+
+#include <map>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "runtime/operators/stream_operator.h"
+#include "table/runtime/calc_operator.h"
+#include "table/runtime/group_aggregate.h"
+#include "table/runtime/watermark_assigner.h"
+#include "table/runtime/window_aggregate.h"
+
+namespace sluice::table {
+
+namespace {
+
+class Translator {
+ public:
+  Translator(const Configuration& config, std::shared_ptr<const runtime::StreamOperatorFactory> collect)
+      : default_parallelism_(config.get(options::kParallelismDefault)), collect_(std::move(collect)) {}
+
+  graph::TransformationPtr translate(const RelNodePtr& rel) {
+    auto it = done_.find(rel.get());
+    if (it != done_.end()) return it->second;
+    graph::TransformationPtr t = translateNode(*rel);
+    done_[rel.get()] = t;
+    return t;
+  }
+
+ private:
+  graph::TransformationPtr make(graph::TransformationKind kind, std::string name, const RelNode& rel,
+                                std::vector<graph::TransformationPtr> inputs, int parallelism) {
+    auto t = std::make_shared<graph::Transformation>();
+    t->id = next_id_++;
+    t->kind = kind;
+    t->name = std::move(name);
+    t->description = rel.describe();
+    t->inputs = std::move(inputs);
+    t->parallelism = parallelism;
+    t->output_type = rel.row_type;
+    return t;
+  }
+
+  graph::TransformationPtr partition(const graph::TransformationPtr& input, graph::ShipStrategy strategy,
+                                     std::vector<int> keys = {}) {
+    auto t = std::make_shared<graph::Transformation>();
+    t->id = next_id_++;
+    t->kind = graph::TransformationKind::kPartition;
+    t->name = "Exchange";
+    t->inputs = {input};
+    t->parallelism = input->parallelism;
+    t->output_type = input->output_type;
+    t->partitioner.strategy = strategy;
+    t->partitioner.key_columns = std::move(keys);
+    return t;
+  }
+
+  graph::TransformationPtr translateNode(const RelNode& rel) {
+    switch (rel.kind) {
+      case RelKind::kTableSourceScan: {
+        auto src = make(graph::TransformationKind::kSource, rel.table_name, rel, {}, rel.parallelism);
+        src->factory = rel.source->operatorFactory();
+        if (rel.parallelism > 0 && rel.parallelism != default_parallelism_) {
+          // FLIP-367: the source runs at its own parallelism; downstream keeps the default.
+          auto ex = partition(src, graph::ShipStrategy::kRebalance);
+          ex->parallelism = -1;
+          return ex;
+        }
+        return src;
+      }
+      case RelKind::kCalc: {
+        auto in = translate(rel.inputs[0]);
+        auto program = std::make_shared<CalcProgram>(rel.condition, rel.projections);
+        auto t = make(graph::TransformationKind::kOneInput, "Calc", rel, {in}, in->parallelism);
+        t->factory = makeCalcOperatorFactory(program);
+        return t;
+      }
+      case RelKind::kWatermarkAssigner: {
+        auto in = translate(rel.inputs[0]);
+        auto t = make(graph::TransformationKind::kOneInput, "WatermarkAssigner", rel, {in}, in->parallelism);
+        t->factory = makeWatermarkAssignerFactory(rel.rowtime_index, rel.watermark_index);
+        return t;
+      }
+      case RelKind::kGroupAggregate:
+      case RelKind::kWindowAggregate: {
+        auto in = translate(rel.inputs[0]);
+        const auto& in_type = rel.inputs[0]->row_type;
+        bool global = rel.group_keys.empty();
+        auto ex = global ? partition(in, graph::ShipStrategy::kGlobal)
+                         : partition(in, graph::ShipStrategy::kHash, rel.group_keys);
+        int p = global ? 1 : -1;
+        if (rel.kind == RelKind::kGroupAggregate) {
+          auto t = make(graph::TransformationKind::kOneInput, "GroupAggregate", rel, {ex}, p);
+          t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true);
+          return t;
+        }
+        auto t = make(graph::TransformationKind::kOneInput, "WindowAggregate", rel, {ex}, p);
+        t->factory = makeWindowAggregateFactory(in_type, rel.window, rel.group_keys, rel.aggregates);
+        return t;
+      }
+      case RelKind::kUnion: {
+        std::vector<graph::TransformationPtr> ins;
+        for (const auto& i : rel.inputs) ins.push_back(translate(i));
+        return make(graph::TransformationKind::kUnion, "Union", rel, ins, -1);
+      }
+      case RelKind::kSink: {
+        auto in = translate(rel.inputs[0]);
+        int p = rel.parallelism > 0 ? rel.parallelism : in->parallelism;
+        auto t = make(graph::TransformationKind::kSink, rel.sink ? rel.sink_name : "Collect", rel, {in}, p);
+        if (rel.sink) {
+          t->factory = rel.sink->operatorFactory();
+        } else {
+          SLUICE_CHECK(collect_ != nullptr, "a bare SELECT needs a collect sink");
+          t->factory = collect_;
+          t->parallelism = 1;
+        }
+        return t;
+      }
+    }
+    SLUICE_CHECK(false, "unknown RelKind");
+    return nullptr;
+  }
+
+  int default_parallelism_;
+  std::shared_ptr<const runtime::StreamOperatorFactory> collect_;
+  std::map<const RelNode*, graph::TransformationPtr> done_;
+  int next_id_ = 1;
+};
+
+}  // namespace
+
+std::vector<graph::TransformationPtr> translateToTransformations(
+    const std::vector<RelNodePtr>& roots, const Configuration& config,
+    std::shared_ptr<const runtime::StreamOperatorFactory> collect_factory) {
+  Translator tr(config, std::move(collect_factory));
+  std::vector<graph::TransformationPtr> sinks;
+  for (const auto& r : roots) sinks.push_back(tr.translate(r));
+  return sinks;
+}
+
+}  // namespace sluice::table

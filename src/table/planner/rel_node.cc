@@ -1,0 +1,109 @@
+#include "table/planner/rel_node.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace sluice::table {
+
+namespace {
+
+std::string durationText(int64_t ms) {
+  if (ms % 86400000 == 0) return fmt::format("{} d", ms / 86400000);
+  if (ms % 3600000 == 0) return fmt::format("{} h", ms / 3600000);
+  if (ms % 60000 == 0) return fmt::format("{} min", ms / 60000);
+  if (ms % 1000 == 0) return fmt::format("{} s", ms / 1000);
+  return fmt::format("{} ms", ms);
+}
+
+const char* aggName(AggKind k) {
+  switch (k) {
+    case AggKind::kCountStar: return "COUNT(*)";
+    case AggKind::kCount: return "COUNT";
+    case AggKind::kSum: return "SUM";
+    case AggKind::kMin: return "MIN";
+    case AggKind::kMax: return "MAX";
+    case AggKind::kAvg: return "AVG";
+  }
+  return "?";
+}
+
+std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_names) {
+  if (a.kind == AggKind::kCountStar) return "COUNT(*)";
+  std::string arg = a.arg_index >= 0 && static_cast<size_t>(a.arg_index) < in_names.size() ? in_names[a.arg_index]
+                                                                                             : fmt::format("${}", a.arg_index);
+  return fmt::format("{}({}{})", aggName(a.kind), a.distinct ? "DISTINCT " : "", arg);
+}
+
+}  // namespace
+
+std::string RelNode::describe() const {
+  const std::vector<std::string>* in_names = inputs.empty() ? nullptr : &inputs[0]->row_type.names;
+  switch (kind) {
+    case RelKind::kTableSourceScan:
+      return fmt::format("TableSourceScan(table=[[default_catalog, default_database, {}]], fields=[{}]{})", table_name,
+                         fmt::join(row_type.names, ", "),
+                         parallelism > 0 ? fmt::format(", parallelism=[{}]", parallelism) : "");
+    case RelKind::kCalc: {
+      std::vector<std::string> items;
+      for (size_t i = 0; i < projections.size(); ++i) {
+        std::string e = projections[i]->toString(in_names);
+        bool same = projections[i]->kind == ExprKind::kInputRef && in_names &&
+                    (*in_names)[static_cast<size_t>(projections[i]->input_index)] == row_type.names[i];
+        items.push_back(same ? e : fmt::format("{} AS {}", e, row_type.names[i]));
+      }
+      std::string out = fmt::format("Calc(select=[{}]", fmt::join(items, ", "));
+      if (condition) out += fmt::format(", where=[{}]", condition->toString(in_names));
+      return out + ")";
+    }
+    case RelKind::kWatermarkAssigner:
+      return fmt::format("WatermarkAssigner(rowtime=[{}], watermark=[{}])", row_type.names[static_cast<size_t>(rowtime_index)],
+                         watermark_expr ? watermark_expr->toString(&row_type.names) : "?");
+    case RelKind::kGroupAggregate:
+    case RelKind::kWindowAggregate: {
+      std::vector<std::string> keys, sel;
+      for (int k : group_keys) keys.push_back(in_names ? (*in_names)[static_cast<size_t>(k)] : fmt::format("${}", k));
+      sel = keys;
+      for (size_t i = 0; i < aggregates.size(); ++i)
+        sel.push_back(fmt::format("{} AS {}", aggText(aggregates[i], in_names ? *in_names : std::vector<std::string>{}),
+                                  row_type.names[group_keys.size() + i]));
+      if (kind == RelKind::kGroupAggregate)
+        return fmt::format("GroupAggregate(groupBy=[{}], select=[{}])", fmt::join(keys, ", "), fmt::join(sel, ", "));
+      std::string time = in_names ? (*in_names)[static_cast<size_t>(window.time_index)] : "?";
+      std::string w = window.kind == WindowSpec::Kind::kTumble
+                          ? fmt::format("TUMBLE(time_col=[{}], size=[{}])", time, durationText(window.size_ms))
+                          : fmt::format("HOP(time_col=[{}], size=[{}], slide=[{}])", time, durationText(window.size_ms),
+                                        durationText(window.slide_ms));
+      sel.push_back("window_start");
+      sel.push_back("window_end");
+      return fmt::format("WindowAggregate(groupBy=[{}], window=[{}], select=[{}])", fmt::join(keys, ", "), w,
+                         fmt::join(sel, ", "));
+    }
+    case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
+    case RelKind::kSink:
+      if (!sink) return fmt::format("Collect(fields=[{}])", fmt::join(row_type.names, ", "));
+      return fmt::format("Sink(table=[default_catalog.default_database.{}], fields=[{}])", sink_name,
+                         fmt::join(row_type.names, ", "));
+  }
+  return "?";
+}
+
+namespace {
+void explainInto(const RelNode& n, const std::string& prefix, bool root, bool last, std::string& out) {
+  out += prefix;
+  if (!root) out += "+- ";
+  out += n.describe();
+  if (n.produces_updates) out += "  [changelog: +I,-U,+U,-D]";
+  out += '\n';
+  std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    explainInto(*n.inputs[i], child_prefix, false, i + 1 == n.inputs.size(), out);
+}
+}  // namespace
+
+std::string explainPlan(const RelNode& root) {
+  std::string out;
+  explainInto(root, "", true, true, out);
+  return out;
+}
+
+}  // namespace sluice::table

@@ -1,0 +1,64 @@
+#pragma once
+/// The physical plan of a SQL statement (Flink's FlinkPhysicalRel / ExecNode role): a tree of
+/// relational nodes, each with its output schema and changelog mode, before it becomes
+/// Transformations. Built and read on the client thread only.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "table/catalog/table_factory.h"
+#include "table/functions/expression.h"
+#include "table/runtime/aggregate_call.h"
+#include "types/logical_type.h"
+
+namespace sluice::table {
+
+enum class RelKind {
+  kTableSourceScan,   ///< a connector source (physical columns)
+  kCalc,              ///< optional condition + projections (fused filter/project)
+  kWatermarkAssigner, ///< emits watermarks from a column holding the watermark expression value
+  kGroupAggregate,    ///< GROUP BY without windows: emits a changelog (+I, -U/+U, -D)
+  kWindowAggregate,   ///< GROUP BY window_start, window_end over TUMBLE/HOP: +I per fired window
+  kUnion,             ///< UNION ALL
+  kSink,              ///< a connector sink, or the collect sink of a bare SELECT
+};
+
+struct RelNode;
+using RelNodePtr = std::shared_ptr<RelNode>;
+
+/// One plan node. Fields are used per kind as commented.
+struct RelNode {
+  RelKind kind = RelKind::kCalc;
+  types::RowType row_type;          ///< output schema (names are the SQL names)
+  std::vector<bool> rowtime;        ///< per output column: an event-time attribute (watermarked)
+  bool produces_updates = false;    ///< changelog mode: false = insert-only, true = +I/-U/+U/-D
+  std::vector<RelNodePtr> inputs;
+  int parallelism = -1;             ///< -1 = parallelism.default
+
+  // kTableSourceScan
+  std::string table_name;
+  std::shared_ptr<ScanTableSource> source;
+  // kCalc
+  ExprPtr condition;                ///< may be null
+  std::vector<ExprPtr> projections;
+  // kWatermarkAssigner
+  int rowtime_index = -1;
+  int watermark_index = -1;
+  ExprPtr watermark_expr;           ///< for explain only
+  // kGroupAggregate / kWindowAggregate
+  std::vector<int> group_keys;
+  std::vector<AggregateCall> aggregates;
+  WindowSpec window;
+  // kSink
+  std::shared_ptr<DynamicTableSink> sink;  ///< null for the collect sink
+  std::string sink_name;
+
+  /// Flink-like one-line description: "Calc(select=[a, +(b, 1) AS c], where=[>(b, 0)])".
+  std::string describe() const;
+};
+
+/// Multi-line tree text, as Flink's EXPLAIN "Optimized Physical Plan" ("+- " children).
+std::string explainPlan(const RelNode& root);
+
+}  // namespace sluice::table
