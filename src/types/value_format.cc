@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -69,6 +70,26 @@ void formatDecimal(int64_t unscaled, int32_t scale, std::string& out) {
   }
 }
 
+void formatDecimalJava(int64_t unscaled, int32_t scale, std::string& out) {
+  const bool neg = unscaled < 0;
+  const uint64_t mag = neg ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
+  const std::string digits = std::to_string(mag);
+  const int64_t adjusted = static_cast<int64_t>(digits.size()) - 1 - scale;
+  if (scale >= 0 && adjusted >= -6) {
+    formatDecimal(unscaled, scale, out);
+    return;
+  }
+  if (neg) out += '-';
+  out += digits[0];
+  if (digits.size() > 1) {
+    out += '.';
+    out.append(digits, 1, std::string::npos);
+  }
+  out += 'E';
+  if (adjusted > 0) out += '+';
+  out += std::to_string(adjusted);
+}
+
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -126,6 +147,152 @@ void formatTimestampSql(int64_t ms, int32_t precision, std::string& out) {
   }
 }
 
+namespace {
+std::string_view trimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Reads 1..max_digits digits at `pos` into `v`; false when there is no digit.
+bool readNumber(std::string_view s, size_t& pos, size_t max_digits, int64_t& v) {
+  size_t start = pos;
+  v = 0;
+  while (pos < s.size() && pos - start < max_digits && s[pos] >= '0' && s[pos] <= '9') v = v * 10 + (s[pos++] - '0');
+  return pos > start;
+}
+
+bool isLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+}  // namespace
+
+bool parseTimestamp(std::string_view text, int64_t& epoch_ms, int* fraction_digits) {
+  std::string_view s = trimBlanks(text);
+  size_t pos = 0;
+  int64_t y, mo, d, h = 0, mi = 0, sec = 0, ms = 0;
+  int frac = 0;
+  if (!readNumber(s, pos, 4, y) || pos != 4) return false;
+  if (pos >= s.size() || s[pos++] != '-' || !readNumber(s, pos, 2, mo)) return false;
+  if (pos >= s.size() || s[pos++] != '-' || !readNumber(s, pos, 2, d)) return false;
+  if (pos < s.size()) {
+    if (s[pos] != ' ' && s[pos] != 'T') return false;
+    ++pos;
+    if (!readNumber(s, pos, 2, h)) return false;
+    if (pos >= s.size() || s[pos++] != ':' || !readNumber(s, pos, 2, mi)) return false;
+    if (pos < s.size()) {
+      if (s[pos++] != ':' || !readNumber(s, pos, 2, sec)) return false;
+      if (pos < s.size()) {
+        if (s[pos++] != '.') return false;
+        size_t start = pos;
+        while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+          if (pos - start < 3) ms = ms * 10 + (s[pos] - '0');
+          ++pos;
+        }
+        frac = static_cast<int>(pos - start);
+        if (frac == 0 || frac > 9 || pos != s.size()) return false;
+        for (int i = frac; i < 3; ++i) ms *= 10;
+      }
+    }
+  }
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1) return false;
+  if (d > kDays[mo - 1] + (mo == 2 && isLeap(y) ? 1 : 0)) return false;
+  if (h > 23 || mi > 59 || sec > 59) return false;
+  DateTimeParts p{y, static_cast<unsigned>(mo), static_cast<unsigned>(d), static_cast<unsigned>(h),
+                  static_cast<unsigned>(mi), static_cast<unsigned>(sec), static_cast<unsigned>(ms)};
+  epoch_ms = joinTimestamp(p);
+  if (fraction_digits) *fraction_digits = frac;
+  return true;
+}
+
+bool parseDecimal(std::string_view text, int32_t scale, int64_t& unscaled) {
+  std::string_view s = trimBlanks(text);
+  size_t pos = 0;
+  bool neg = false;
+  if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) neg = s[pos++] == '-';
+  // Collect significant digits and the decimal exponent of the last one.
+  std::string digits;
+  int64_t exp10 = 0;
+  bool any = false, dot = false;
+  for (; pos < s.size(); ++pos) {
+    char c = s[pos];
+    if (c >= '0' && c <= '9') {
+      any = true;
+      if (!(digits.empty() && c == '0')) digits += c;
+      if (dot) --exp10;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (!any) return false;
+  if (pos < s.size() && (s[pos] == 'e' || s[pos] == 'E')) {
+    ++pos;
+    bool eneg = false;
+    if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) eneg = s[pos++] == '-';
+    int64_t e = 0;
+    size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9' && e < 100000) e = e * 10 + (s[pos++] - '0');
+    if (pos == start) return false;
+    exp10 += eneg ? -e : e;
+  }
+  if (pos != s.size()) return false;
+  if (digits.empty()) { unscaled = 0; return true; }
+  // value = digits * 10^exp10; we want round(value * 10^scale).
+  const int64_t shift = exp10 + scale;
+  if (shift >= 0) {
+    if (static_cast<int64_t>(digits.size()) + shift > 19) return false;
+    digits.append(static_cast<size_t>(shift), '0');
+    __int128 v = 0;
+    for (char c : digits) v = v * 10 + (c - '0');
+    if (v > std::numeric_limits<int64_t>::max()) return false;
+    unscaled = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    return true;
+  }
+  const size_t drop = static_cast<size_t>(-shift);
+  if (drop > digits.size()) { unscaled = 0; return true; }
+  const std::string keep = digits.substr(0, digits.size() - drop);
+  const bool round_up = digits[digits.size() - drop] >= '5';  // HALF_UP looks at the first dropped digit
+  if (keep.size() > 19) return false;
+  __int128 v = 0;
+  for (char c : keep) v = v * 10 + (c - '0');
+  if (round_up) ++v;
+  if (v > std::numeric_limits<int64_t>::max()) return false;
+  unscaled = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
+bool parseInt64(std::string_view text, int64_t& value) {
+  std::string_view s = trimBlanks(text);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto res = std::from_chars(s.data(), s.data() + s.size(), value);
+  return res.ec == std::errc() && res.ptr == s.data() + s.size();
+}
+
+bool parseDouble(std::string_view text, double& value) {
+  std::string_view s = trimBlanks(text);
+  if (s.empty()) return false;
+  bool neg = false;
+  std::string_view body = s;
+  if (body.front() == '+' || body.front() == '-') {
+    neg = body.front() == '-';
+    body.remove_prefix(1);
+  }
+  if (body == "NaN") { value = std::numeric_limits<double>::quiet_NaN(); return true; }
+  if (body == "Infinity") { value = neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity(); return true; }
+  // Java accepts a trailing d/D/f/F type suffix.
+  if (!body.empty() && (body.back() == 'd' || body.back() == 'D' || body.back() == 'f' || body.back() == 'F')) body.remove_suffix(1);
+  if (body.empty() || !((body.front() >= '0' && body.front() <= '9') || body.front() == '.')) return false;
+  double v = 0;
+  auto res = std::from_chars(body.data(), body.data() + body.size(), v);
+  if (res.ec != std::errc() || res.ptr != body.data() + body.size()) {
+    if (res.ec != std::errc::result_out_of_range || res.ptr != body.data() + body.size()) return false;
+  }
+  value = neg ? -v : v;
+  return true;
+}
+
 void formatField(const Column& c, size_t row, std::string& out) {
   if (c.isNull(row)) { out += "null"; return; }
   const LogicalType& t = c.type();
@@ -135,7 +302,7 @@ void formatField(const Column& c, size_t row, std::string& out) {
     case TypeId::kInt:
     case TypeId::kBigInt: out += std::to_string(c.getLong(row)); break;
     case TypeId::kDouble: formatDouble(c.getDouble(row), out); break;
-    case TypeId::kDecimal: formatDecimal(c.getLong(row), t.scale, out); break;
+    case TypeId::kDecimal: formatDecimalJava(c.getLong(row), t.scale, out); break;
     case TypeId::kVarchar:
     case TypeId::kChar: out += c.getString(row); break;
     case TypeId::kTimestamp: formatTimestampIso(c.getLong(row), out); break;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "types/row_batch.h"
 
@@ -13,6 +14,9 @@ namespace sluice::types {
 void formatDouble(double v, std::string& out);
 /// DECIMAL with exactly `scale` fraction digits: (375, 3) -> "0.375", (-5, 2) -> "-0.05".
 void formatDecimal(int64_t unscaled, int32_t scale, std::string& out);
+/// Java's BigDecimal.toString of a DECIMAL: plain as formatDecimal unless the adjusted exponent
+/// (digits - 1 - scale) is below -6, then scientific: (0, 7) -> "0E-7", (15, 9) -> "1.5E-8".
+void formatDecimalJava(int64_t unscaled, int32_t scale, std::string& out);
 
 /// Civil date <-> days since 1970-01-01 (proleptic Gregorian).
 int64_t daysFromCivil(int64_t y, unsigned m, unsigned d);
@@ -32,6 +36,26 @@ void formatTimestampIso(int64_t epoch_ms, std::string& out);
 /// SQL format of a TIMESTAMP(p) as CAST(... AS STRING) gives: "2015-01-01 00:05:00", with `precision`
 /// fraction digits when precision > 0 ("2015-01-01 00:05:00.000").
 void formatTimestampSql(int64_t epoch_ms, int32_t precision, std::string& out);
+
+/// Parses a SQL timestamp "yyyy-[M]M-[d]d[( |T)[H]H:[m]m[:[s]s[.fraction]]]" (Flink's default
+/// TIMESTAMP text, as CAST(s AS TIMESTAMP) and TO_TIMESTAMP(s) accept it; surrounding blanks ignored)
+/// into ms since the epoch. Fraction digits beyond milliseconds are truncated; `fraction_digits`
+/// (when given) receives how many were written. Returns false when the text is malformed or a field
+/// is out of range (month 13, Feb 30, hour 24, ...). Never throws.
+bool parseTimestamp(std::string_view text, int64_t& epoch_ms, int* fraction_digits = nullptr);
+
+/// Parses decimal text "[+-]digits[.digits][(e|E)[+-]digits]" (blanks around ignored) into an unscaled
+/// value with `scale` fraction digits, rounding HALF_UP like Java's BigDecimal.setScale. Returns false
+/// when malformed or when the result does not fit in int64. Never throws.
+bool parseDecimal(std::string_view text, int32_t scale, int64_t& unscaled);
+
+/// Parses a whole integer "[+-]digits" (blanks around ignored, as Flink's BinaryStringDataUtil.toLong
+/// trims) into `value`; false when malformed or outside int64. Never throws.
+bool parseInt64(std::string_view text, int64_t& value);
+
+/// Parses a double as Java's Double.parseDouble does for ordinary text (blanks around ignored; also
+/// "NaN", "Infinity", "-Infinity"); false when malformed. Never throws.
+bool parseDouble(std::string_view text, double& value);
 
 /// Appends one field in Flink's print format (see flink-print-format rules): "null" for NULL.
 void formatField(const Column& column, size_t row, std::string& out);

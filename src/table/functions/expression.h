@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -32,6 +33,10 @@ enum class ScalarOp {
   kCoalesce, kConcat,
   kUpper, kLower, kTrim, kCharLength, kSubstring, kLpad, kRpad,
   kToTimestamp, kDateFormat, kHour, kAbs, kRound,
+  // Additions (after the original list so existing values keep their numbers):
+  kTryCast,               ///< args: value; target = Expr::type (always nullable); NULL instead of an error
+  kLtrim, kRtrim,         ///< args: value [, characters]; kTrim trims both ends
+  kYear, kMonth, kDayOfMonth, kMinute, kSecond,  ///< args: timestamp; BIGINT like HOUR
 };
 
 struct Expr;
@@ -60,5 +65,46 @@ ExprPtr makeLiteral(LiteralValue value, const types::LogicalType& type);
 ExprPtr makeCall(ScalarOp op, std::vector<ExprPtr> args);
 /// CAST(value AS target); throws UserError when the cast is not supported.
 ExprPtr makeCast(ExprPtr value, const types::LogicalType& target);
+
+/// TRY_CAST(value AS target): like makeCast, but the result is nullable and a value that does not
+/// convert gives NULL instead of failing the job (Flink 1.15+).
+ExprPtr makeTryCast(ExprPtr value, const types::LogicalType& target);
+
+/// Literal builders typed by Flink's rules for SQL literals (Calcite's SqlLiteral typing):
+///  - integer "42" -> INT NOT NULL, BIGINT NOT NULL when it does not fit INT, DECIMAL(p,0) beyond BIGINT
+///    (precision <= 18 only; larger throws UserError);
+///  - exact "1.50" -> DECIMAL(3, 2) NOT NULL (precision = all digits, at least the scale + 1 for "0.5");
+///  - approximate "1e3" -> DOUBLE NOT NULL;
+///  - string 'abc' -> CHAR(3) NOT NULL (length in characters; '' is CHAR(0));
+///  - TIMESTAMP '2015-01-01 00:00:00[.fff]' -> TIMESTAMP(p) NOT NULL with p = fraction digits (max 3 kept);
+///  - INTERVAL -> INTERVAL DAY TO SECOND NOT NULL holding milliseconds.
+/// Text is as written without sign. Throws UserError naming the text when it is malformed.
+ExprPtr makeIntegerLiteral(const std::string& digits);
+ExprPtr makeDecimalLiteral(const std::string& text);
+ExprPtr makeApproxLiteral(const std::string& text);
+ExprPtr makeStringLiteral(std::string text);
+ExprPtr makeBooleanLiteral(bool value);
+/// NULL literal of type NULL (any call gives it a real type by inference).
+ExprPtr makeNullLiteral();
+ExprPtr makeTimestampLiteral(const std::string& text);
+ExprPtr makeIntervalLiteral(int64_t millis);
+
+/// Looks up a function written by name in SQL (upper case): UPPER, LOWER, TRIM, LTRIM, RTRIM,
+/// CHAR_LENGTH, CHARACTER_LENGTH, SUBSTRING, SUBSTR, LPAD, RPAD, CONCAT, MOD, ROUND, ABS, COALESCE,
+/// TO_TIMESTAMP, DATE_FORMAT, HOUR, MINUTE, SECOND, YEAR, MONTH, DAYOFMONTH. Operators (+, =, AND,
+/// LIKE, ...) are not listed: the planner maps them from the AST directly.
+std::optional<ScalarOp> scalarFunctionByName(const std::string& name);
+
+/// The name an operator or function prints with in explain and errors: "+", "=", "AND", "UPPER",
+/// "CHAR_LENGTH", "IS NULL", "CAST", ...
+const char* scalarOpName(ScalarOp op);
+
+/// Flink's LogicalTypeMerging.findCommonType (the least restrictive type) over `types`, e.g.
+/// INT, BIGINT -> BIGINT; INT, DECIMAL(5,2) -> DECIMAL(12,2); CHAR(1), CHAR(3) -> VARCHAR(3);
+/// NOT NULL only when every input is NOT NULL. Empty when there is none (e.g. INT and STRING).
+std::optional<types::LogicalType> findCommonType(const std::vector<types::LogicalType>& types);
+
+/// True when CAST(from AS to) is supported (Flink's explicit cast table, for the types of this engine).
+bool supportsExplicitCast(const types::LogicalType& from, const types::LogicalType& to);
 
 }  // namespace sluice::table

@@ -24,7 +24,8 @@
 
 namespace sluice::table::sql {
 
-/// A place in the SQL script: 1-based line and column (column counts bytes). 0/0 = unknown.
+/// A place in the SQL script: 1-based line and column (column counts characters, i.e. UTF-8 code
+/// points, as Flink does). 0/0 = unknown.
 struct SourcePos {
   int line = 0;
   int column = 0;
@@ -60,6 +61,11 @@ enum class ExprKind : uint8_t {
                 ///<    children = {s, a} or {s, a, b}.
                 ///<  TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and TRIM(s): name "TRIM",
                 ///<    children = {s} or {s, chars}; trim_mode = kBoth unless written.
+                ///<  POSITION(a IN b): name "POSITION", children = {a, b}.
+                ///<  EXTRACT(unit FROM x): name "EXTRACT", children = {kString literal with the unit
+                ///<    upper-cased, e.g. 'HOUR', x}.
+                ///<  CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME written
+                ///<    without parentheses: a call with no children.
                 ///<  Window TVFs inside TABLE(...): name "TUMBLE"/"HOP"/"CUMULATE", children =
                 ///<    {kTableArg, kDescriptor, interval...}.
   kDescriptor,  ///< DESCRIPTOR(a, b): `names` = the column names (unqualified)
