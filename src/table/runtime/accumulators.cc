@@ -1,0 +1,439 @@
+#include "table/runtime/accumulators_internal.h"
+
+#include <cstring>
+#include <map>
+
+#include "common/error.h"
+
+namespace sluice::table::agg {
+
+using types::Column;
+using types::LogicalType;
+using types::RowBatch;
+using types::TypeId;
+
+Phys physOf(const LogicalType& t) {
+  if (t.isString()) return Phys::kString;
+  if (t.id == TypeId::kDouble) return Phys::kDouble;
+  return Phys::kLong;
+}
+
+namespace {
+
+double bitsToDouble(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+int64_t doubleToBits(double d) {
+  int64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+
+// Java's Double.compare order: -0.0 < 0.0 and NaN above +Infinity, all NaNs equal. It is a strict weak
+// order (unlike operator<), so doubles can key a std::map; MIN/MAX over DOUBLE follow Double.compareTo.
+struct JavaDoubleLess {
+  bool operator()(double a, double b) const {
+    if (a < b) return true;
+    if (a > b) return false;
+    const int64_t ba = a != a ? INT64_C(0x7ff8000000000000) : doubleToBits(a);
+    const int64_t bb = b != b ? INT64_C(0x7ff8000000000000) : doubleToBits(b);
+    return ba < bb;
+  }
+};
+
+template <typename T, typename Less>
+class ValueCounterImpl final : public ValueCounter {
+ public:
+  int64_t add(const Column& column, size_t row, int64_t delta) override {
+    auto [it, inserted] = map_.try_emplace(get(column, row), 0);
+    (void)inserted;
+    it->second += delta;
+    const int64_t count = it->second;
+    if (count == 0) map_.erase(it);
+    return count;
+  }
+
+  bool extreme(bool max, AggValue& out) const override {
+    // Negative counts only come from retractions of values never accumulated; they are skipped.
+    if (max) {
+      for (auto it = map_.rbegin(); it != map_.rend(); ++it) {
+        if (it->second > 0) return set(it->first, out);
+      }
+    } else {
+      for (auto it = map_.begin(); it != map_.end(); ++it) {
+        if (it->second > 0) return set(it->first, out);
+      }
+    }
+    return false;
+  }
+
+  void keepOnlyExtreme(bool max) override {
+    if (map_.size() <= 1) return;
+    if (max) map_.erase(map_.begin(), std::prev(map_.end()));
+    else map_.erase(std::next(map_.begin()), map_.end());
+  }
+
+  size_t size() const override { return map_.size(); }
+
+ private:
+  static T get(const Column& c, size_t row) {
+    if constexpr (std::is_same_v<T, int64_t>) return c.getLong(row);
+    else if constexpr (std::is_same_v<T, double>) return c.getDouble(row);
+    else return std::string(c.getString(row));
+  }
+  static bool set(const T& v, AggValue& out) {
+    out.is_null = false;
+    if constexpr (std::is_same_v<T, int64_t>) out.l = v;
+    else if constexpr (std::is_same_v<T, double>) out.d = v;
+    else out.s = v;
+    return true;
+  }
+
+  std::map<T, int64_t, Less> map_;
+};
+
+std::unique_ptr<ValueCounter> makeCounter(Phys p) {
+  switch (p) {
+    case Phys::kLong: return std::make_unique<ValueCounterImpl<int64_t, std::less<int64_t>>>();
+    case Phys::kDouble: return std::make_unique<ValueCounterImpl<double, JavaDoubleLess>>();
+    case Phys::kString: return std::make_unique<ValueCounterImpl<std::string, std::less<>>>();
+  }
+  return nullptr;
+}
+
+// Java int / long arithmetic wraps on overflow; SUM(INT) keeps an INT sum (IntSumAggFunction) and
+// SUM(BIGINT) / AVG(INT|BIGINT) keep a BIGINT sum (LongSumAggFunction, AvgAggFunction.getSumType).
+int64_t wrapAdd32(int64_t a, int64_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+int64_t wrapAdd64(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+int64_t pow10(int32_t n) {
+  int64_t r = 1;
+  for (int32_t i = 0; i < n; ++i) r *= 10;
+  return r;
+}
+
+}  // namespace
+
+AggsHandler::AggsHandler(const types::RowType& input, const std::vector<AggregateCall>& calls,
+                         bool with_retraction)
+    : with_retraction_(with_retraction) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const AggregateCall& c = calls[i];
+    Desc d;
+    d.kind = c.kind;
+    d.arg = c.kind == AggKind::kCountStar ? -1 : c.arg_index;
+    d.name = c.name.empty() ? fmt::format("aggregate #{}", i + 1) : c.name;
+    LogicalType arg_type = LogicalType::bigint(false);
+    if (c.kind != AggKind::kCountStar) {
+      SLUICE_USER_CHECK(c.arg_index >= 0 && static_cast<size_t>(c.arg_index) < input.size(),
+                        "{}: argument column {} out of range (input has {} columns)", d.name, c.arg_index,
+                        input.size());
+      arg_type = input.types[c.arg_index];
+    }
+    d.arg_phys = physOf(arg_type);
+    d.arg_id = arg_type.id;
+    d.arg_scale = arg_type.scale;
+    const LogicalType result = AggregateCall::resultType(c.kind, arg_type);
+    if (c.result_type.id != TypeId::kNull) {
+      SLUICE_CHECK(c.result_type.sameRoot(result), "{}: planner result type {} differs from Flink's {}", d.name,
+                   c.result_type.toString(), result.toString());
+    }
+    d.result_phys = physOf(result);
+    // DISTINCT only changes COUNT/SUM/AVG; MIN/MAX of distinct values equal MIN/MAX of all values.
+    d.distinct = c.distinct && (c.kind == AggKind::kCount || c.kind == AggKind::kSum || c.kind == AggKind::kAvg);
+    const bool minmax = c.kind == AggKind::kMin || c.kind == AggKind::kMax;
+    if (d.distinct || (minmax && (with_retraction || d.arg_phys == Phys::kString))) {
+      d.counter = static_cast<int>(counter_phys_.size());
+      counter_phys_.push_back(d.arg_phys);
+    }
+    descs_.push_back(std::move(d));
+    result_types_.push_back(result);
+  }
+}
+
+void AggsHandler::init(Accumulators& acc) const {
+  acc.record_count = 0;
+  acc.slots.assign(descs_.size(), AggSlot{});
+  acc.counters.clear();
+  acc.counters.reserve(counter_phys_.size());
+  for (Phys p : counter_phys_) acc.counters.push_back(makeCounter(p));
+}
+
+void AggsHandler::accumulate(Accumulators& acc, const RowBatch& batch, size_t row) const {
+  update(acc, batch, row, 1);
+}
+
+void AggsHandler::retract(Accumulators& acc, const RowBatch& batch, size_t row) const {
+  SLUICE_CHECK(with_retraction_, "retract() on an aggregate handler built without retraction");
+  update(acc, batch, row, -1);
+}
+
+void AggsHandler::update(Accumulators& acc, const RowBatch& batch, size_t row, int64_t delta) const {
+  acc.record_count += delta;
+  for (size_t i = 0; i < descs_.size(); ++i) {
+    const Desc& d = descs_[i];
+    AggSlot& slot = acc.slots[i];
+    if (d.kind == AggKind::kCountStar) {
+      slot.count += delta;
+      continue;
+    }
+    const Column& col = batch.column(static_cast<size_t>(d.arg));
+    // Every built-in aggregate but COUNT(*) skips NULL arguments.
+    if (col.isNull(row)) continue;
+    ValueCounter* counter = d.counter >= 0 ? acc.counters[static_cast<size_t>(d.counter)].get() : nullptr;
+    if (d.distinct) {
+      // The distinct view forwards a value to the inner aggregate only when it appears (count 0 -> 1)
+      // or disappears (1 -> 0).
+      const int64_t n = counter->add(col, row, delta);
+      if (delta > 0 ? n != 1 : n != 0) continue;
+      applyValue(d, slot, nullptr, col, row, delta);
+    } else {
+      applyValue(d, slot, counter, col, row, delta);
+    }
+  }
+}
+
+void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter, const Column& col, size_t row,
+                             int64_t delta) const {
+  switch (d.kind) {
+    case AggKind::kCountStar:
+    case AggKind::kCount:
+      slot.count += delta;
+      return;
+    case AggKind::kSum:
+    case AggKind::kAvg: {
+      slot.count += delta;
+      if (d.arg_phys == Phys::kDouble) {
+        const double v = col.getDouble(row);
+        slot.value = doubleToBits(bitsToDouble(slot.value) + (delta > 0 ? v : -v));
+        return;
+      }
+      const int64_t v = col.getLong(row);
+      if (d.arg_id == TypeId::kDecimal) {
+        // Values live in 64 bits (logical_type.h); overflow is an error, not a wrap.
+        int64_t r;
+        const bool overflow = delta > 0 ? __builtin_add_overflow(slot.value, v, &r)
+                                        : __builtin_sub_overflow(slot.value, v, &r);
+        SLUICE_USER_CHECK(!overflow, "{}: DECIMAL sum overflows 64-bit storage", d.name);
+        slot.value = r;
+      } else if (d.kind == AggKind::kSum && d.arg_id == TypeId::kInt) {
+        slot.value = wrapAdd32(slot.value, delta > 0 ? v : wrapAdd32(0, -v));
+      } else {
+        slot.value = wrapAdd64(slot.value, delta > 0 ? v : static_cast<int64_t>(0 - static_cast<uint64_t>(v)));
+      }
+      return;
+    }
+    case AggKind::kMin:
+    case AggKind::kMax: {
+      const bool max = d.kind == AggKind::kMax;
+      if (counter != nullptr) {
+        counter->add(col, row, delta);
+        if (!with_retraction_) counter->keepOnlyExtreme(max);
+        return;
+      }
+      // Insert-only MIN/MAX over a fixed-width type (MinAggFunction / MaxAggFunction).
+      if (d.arg_phys == Phys::kDouble) {
+        const double v = col.getDouble(row);
+        const double cur = bitsToDouble(slot.value);
+        if (slot.count == 0 || (max ? JavaDoubleLess()(cur, v) : JavaDoubleLess()(v, cur))) {
+          slot.value = doubleToBits(v);
+        }
+      } else {
+        const int64_t v = col.getLong(row);
+        if (slot.count == 0 || (max ? v > slot.value : v < slot.value)) slot.value = v;
+      }
+      ++slot.count;
+      return;
+    }
+  }
+}
+
+void AggsHandler::getValue(const Accumulators& acc, std::vector<AggValue>& out) const {
+  out.resize(descs_.size());
+  for (size_t i = 0; i < descs_.size(); ++i) {
+    const Desc& d = descs_[i];
+    const AggSlot& slot = acc.slots[i];
+    AggValue& v = out[i];
+    v.is_null = false;
+    switch (d.kind) {
+      case AggKind::kCountStar:
+      case AggKind::kCount:
+        v.l = slot.count;
+        break;
+      case AggKind::kSum:
+        // SumWithRetractAggFunction: NULL when no non-NULL value is left (count == 0);
+        // SumAggFunction: NULL until the first non-NULL value. Both are `count == 0`.
+        if (slot.count == 0) {
+          v.is_null = true;
+        } else if (d.result_phys == Phys::kDouble) {
+          v.d = bitsToDouble(slot.value);
+        } else {
+          v.l = slot.value;
+        }
+        break;
+      case AggKind::kAvg:
+        // AvgAggFunction.getValueExpression: count == 0 ? NULL : CAST(sum / count AS result type).
+        if (slot.count == 0) {
+          v.is_null = true;
+        } else if (d.arg_phys == Phys::kDouble) {
+          v.d = bitsToDouble(slot.value) / static_cast<double>(slot.count);
+        } else if (d.arg_id == TypeId::kDecimal) {
+          // DECIMAL(38, s) sum / BIGINT count, cast to DECIMAL(38, max(6, s)) rounding HALF_UP
+          // (DecimalData's cast uses RoundingMode.HALF_UP).
+          const int32_t scale = d.arg_scale < 6 ? 6 : d.arg_scale;
+          const __int128 num = static_cast<__int128>(slot.value) * pow10(scale - d.arg_scale);
+          const __int128 den = slot.count;
+          __int128 q = num / den;
+          const __int128 rem = num % den;
+          const __int128 abs_rem = rem < 0 ? -rem : rem;
+          const __int128 abs_den = den < 0 ? -den : den;
+          if (2 * abs_rem >= abs_den) q += ((num < 0) != (den < 0)) ? -1 : 1;
+          SLUICE_USER_CHECK(q >= INT64_MIN && q <= INT64_MAX, "{}: DECIMAL average overflows 64-bit storage",
+                            d.name);
+          v.l = static_cast<int64_t>(q);
+        } else {
+          // Java long division truncates toward zero, like C++; AVG(INT) casts the BIGINT quotient to INT.
+          int64_t q = (slot.count == -1) ? wrapAdd64(0, -slot.value) : slot.value / slot.count;
+          if (d.arg_id == TypeId::kInt) q = static_cast<int32_t>(static_cast<uint32_t>(q));
+          v.l = q;
+        }
+        break;
+      case AggKind::kMin:
+      case AggKind::kMax:
+        if (d.counter >= 0) {
+          if (!acc.counters[static_cast<size_t>(d.counter)]->extreme(d.kind == AggKind::kMax, v)) v.is_null = true;
+        } else if (slot.count <= 0) {
+          v.is_null = true;
+        } else if (d.arg_phys == Phys::kDouble) {
+          v.d = bitsToDouble(slot.value);
+        } else {
+          v.l = slot.value;
+        }
+        break;
+    }
+  }
+}
+
+bool AggsHandler::equal(const std::vector<AggValue>& a, const std::vector<AggValue>& b) const {
+  for (size_t i = 0; i < descs_.size(); ++i) {
+    if (a[i].is_null != b[i].is_null) return false;
+    if (a[i].is_null) continue;
+    switch (descs_[i].result_phys) {
+      case Phys::kLong:
+        if (a[i].l != b[i].l) return false;
+        break;
+      case Phys::kDouble:
+        if (a[i].d != b[i].d) return false;
+        break;
+      case Phys::kString:
+        if (a[i].s != b[i].s) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+void AggsHandler::appendValues(const std::vector<AggValue>& values, RowBatch& out, size_t first_column) const {
+  for (size_t i = 0; i < descs_.size(); ++i) {
+    Column& col = out.column(first_column + i);
+    const AggValue& v = values[i];
+    if (v.is_null) {
+      col.appendNull();
+      continue;
+    }
+    switch (descs_[i].result_phys) {
+      case Phys::kLong: col.appendLong(v.l); break;
+      case Phys::kDouble: col.appendDouble(v.d); break;
+      case Phys::kString: col.appendString(v.s); break;
+    }
+  }
+}
+
+KeyCodec::KeyCodec(const types::RowType& input, std::vector<int> key_columns)
+    : key_columns_(std::move(key_columns)) {
+  for (int k : key_columns_) {
+    SLUICE_USER_CHECK(k >= 0 && static_cast<size_t>(k) < input.size(),
+                      "group key column {} out of range (input has {} columns)", k, input.size());
+    phys_.push_back(physOf(input.types[static_cast<size_t>(k)]));
+  }
+}
+
+void KeyCodec::encode(const RowBatch& batch, size_t row, std::string& out) const {
+  out.clear();
+  for (size_t i = 0; i < key_columns_.size(); ++i) {
+    const Column& c = batch.column(static_cast<size_t>(key_columns_[i]));
+    if (c.isNull(row)) {
+      out.push_back('\0');
+      continue;
+    }
+    out.push_back('\1');
+    char buf[8];
+    switch (phys_[i]) {
+      case Phys::kLong: {
+        const int64_t v = c.getLong(row);
+        std::memcpy(buf, &v, 8);
+        out.append(buf, 8);
+        break;
+      }
+      case Phys::kDouble: {
+        const double v = c.getDouble(row);
+        std::memcpy(buf, &v, 8);
+        out.append(buf, 8);
+        break;
+      }
+      case Phys::kString: {
+        const std::string_view s = c.getString(row);
+        const uint32_t n = static_cast<uint32_t>(s.size());
+        std::memcpy(buf, &n, 4);
+        out.append(buf, 4);
+        out.append(s.data(), s.size());
+        break;
+      }
+    }
+  }
+}
+
+void KeyCodec::decodeAppend(std::string_view key, RowBatch& out, size_t first_column) const {
+  size_t pos = 0;
+  for (size_t i = 0; i < key_columns_.size(); ++i) {
+    Column& c = out.column(first_column + i);
+    SLUICE_CHECK(pos < key.size(), "truncated group key");
+    if (key[pos++] == '\0') {
+      c.appendNull();
+      continue;
+    }
+    switch (phys_[i]) {
+      case Phys::kLong: {
+        int64_t v;
+        std::memcpy(&v, key.data() + pos, 8);
+        pos += 8;
+        c.appendLong(v);
+        break;
+      }
+      case Phys::kDouble: {
+        double v;
+        std::memcpy(&v, key.data() + pos, 8);
+        pos += 8;
+        c.appendDouble(v);
+        break;
+      }
+      case Phys::kString: {
+        uint32_t n;
+        std::memcpy(&n, key.data() + pos, 4);
+        pos += 4;
+        c.appendString(key.substr(pos, n));
+        pos += n;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace sluice::table::agg

@@ -1,0 +1,132 @@
+#pragma once
+/// Module-internal: the accumulators of the aggregation operators (Flink's generated AggsHandleFunction
+/// plus the built-in *AggFunctions), and the byte encoding of group keys. Used by GroupAggregateOperator
+/// and WindowAggregateOperator only; other modules must not include this header.
+/// Threading: none of these types is shared; each operator instance owns its own.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "table/runtime/aggregate_call.h"
+#include "types/row_batch.h"
+
+namespace sluice::table::agg {
+
+/// How a value is held in a column: int64_t, double or string bytes (see logical_type.h).
+enum class Phys : uint8_t { kLong, kDouble, kString };
+
+/// Physical class of `t`.
+Phys physOf(const types::LogicalType& t);
+
+/// One aggregate result (or a MIN/MAX candidate), of the physical class of its type.
+struct AggValue {
+  bool is_null = true;
+  int64_t l = 0;
+  double d = 0;
+  std::string s;
+};
+
+/// The running state of one aggregate of one group: `count` of the accumulated non-NULL values (rows
+/// for COUNT(*)) and `value` (a sum, or the current MIN/MAX; a DOUBLE is held by its bit pattern).
+struct AggSlot {
+  int64_t count = 0;
+  int64_t value = 0;
+};
+
+/// An ordered value -> count map over one column (Flink's MapView in MinWithRetractAggFunction /
+/// MaxWithRetractAggFunction and in the distinct view of DistinctAggCodeGen). A count that drops to 0
+/// removes the value.
+class ValueCounter {
+ public:
+  virtual ~ValueCounter() = default;
+  /// Adds `delta` to the count of the (non-NULL) value at `row` of `column`; returns the new count.
+  virtual int64_t add(const types::Column& column, size_t row, int64_t delta) = 0;
+  /// The smallest (`max` false) or largest value with a positive count, into `out`; false when none.
+  virtual bool extreme(bool max, AggValue& out) const = 0;
+  /// Drops every value but the extreme one (MIN/MAX over insert-only input needs no history).
+  virtual void keepOnlyExtreme(bool max) = 0;
+  /// Number of distinct values held.
+  virtual size_t size() const = 0;
+};
+
+/// All accumulators of one group (one key, or one key in one window). `record_count` is the number of
+/// accumulated minus retracted rows: Flink's RecordCounter over the COUNT(*) the planner adds when the
+/// input may retract.
+struct Accumulators {
+  int64_t record_count = 0;
+  std::vector<AggSlot> slots;                            ///< one per aggregate call
+  std::vector<std::unique_ptr<ValueCounter>> counters;   ///< only for calls that need a value map
+};
+
+/// Evaluates a list of aggregate calls over rows of one input type (Flink's AggsHandleFunction).
+/// `with_retraction` selects Flink's *WithRetract variants: MIN/MAX keep every value with its count so
+/// the next value takes over when the current extreme is retracted. Without it, retract() is an
+/// internal error and MIN/MAX keep only the current extreme.
+class AggsHandler {
+ public:
+  /// Throws UserError when an argument index is out of range or a type is not supported (via
+  /// AggregateCall::resultType), and InternalError when a call's `result_type` is set and differs from
+  /// the type Flink derives.
+  AggsHandler(const types::RowType& input, const std::vector<AggregateCall>& calls, bool with_retraction);
+
+  size_t numAggs() const { return descs_.size(); }
+  /// The result type of each call (AggregateCall::resultType of its argument).
+  const std::vector<types::LogicalType>& resultTypes() const { return result_types_; }
+
+  /// Fresh accumulators (Flink's createAccumulators).
+  void init(Accumulators& acc) const;
+  /// Adds row `row` of `batch` (an input row) to `acc`.
+  void accumulate(Accumulators& acc, const types::RowBatch& batch, size_t row) const;
+  /// Takes row `row` of `batch` out of `acc`. Only with `with_retraction`.
+  void retract(Accumulators& acc, const types::RowBatch& batch, size_t row) const;
+  /// The current results, one per call (Flink's getValue). Throws UserError on DECIMAL overflow.
+  void getValue(const Accumulators& acc, std::vector<AggValue>& out) const;
+  /// Field-by-field equality of two results (Flink's generated RecordEqualiser).
+  bool equal(const std::vector<AggValue>& a, const std::vector<AggValue>& b) const;
+  /// Appends `values` as one row to columns first_column.. of `out` (kinds are not touched).
+  void appendValues(const std::vector<AggValue>& values, types::RowBatch& out, size_t first_column) const;
+
+ private:
+  struct Desc {
+    AggKind kind;
+    int arg;
+    bool distinct;       ///< COUNT/SUM/AVG DISTINCT: the counter is the distinct view
+    Phys arg_phys;
+    types::TypeId arg_id;
+    int32_t arg_scale;
+    Phys result_phys;
+    int counter = -1;    ///< index into Accumulators::counters, or -1
+    std::string name;
+  };
+
+  void update(Accumulators& acc, const types::RowBatch& batch, size_t row, int64_t delta) const;
+  void applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter, const types::Column& col, size_t row,
+                  int64_t delta) const;
+
+  std::vector<Desc> descs_;
+  std::vector<types::LogicalType> result_types_;
+  std::vector<Phys> counter_phys_;  ///< physical class of each counter's values
+  bool with_retraction_;
+};
+
+/// Encodes the group-key columns of a row into a compact byte string usable as a hash-map key:
+/// per column one NULL byte, then 8 value bytes (int64/double) or a u32 length and the bytes.
+class KeyCodec {
+ public:
+  /// Throws UserError when a key index is out of range.
+  KeyCodec(const types::RowType& input, std::vector<int> key_columns);
+  /// Replaces `out` with the key of row `row` of `batch`.
+  void encode(const types::RowBatch& batch, size_t row, std::string& out) const;
+  /// Appends the key columns decoded from `key` to columns first_column.. of `out`.
+  void decodeAppend(std::string_view key, types::RowBatch& out, size_t first_column) const;
+  const std::vector<int>& keyColumns() const { return key_columns_; }
+
+ private:
+  std::vector<int> key_columns_;
+  std::vector<Phys> phys_;
+};
+
+}  // namespace sluice::table::agg

@@ -1,0 +1,57 @@
+#include "table/runtime/aggregate_call.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace sluice::table {
+
+using types::LogicalType;
+using types::TypeId;
+
+// Flink's rules, per aggregate:
+//  - COUNT(*) / COUNT(x): Count1AggFunction / CountAggFunction, getResultType() = BIGINT NOT NULL.
+//  - SUM: SumAggFunction.IntSumAggFunction -> INT, LongSumAggFunction -> BIGINT, DoubleSumAggFunction ->
+//    DOUBLE, DecimalSumAggFunction -> LogicalTypeMerging.findSumAggType = DECIMAL(38, s).
+//  - AVG: AvgAggFunction.IntAvgAggFunction -> INT (sum kept as BIGINT), LongAvgAggFunction -> BIGINT,
+//    DoubleAvgAggFunction -> DOUBLE, DecimalAvgAggFunction -> LogicalTypeMerging.findAvgAggType =
+//    DECIMAL(38, max(6, s)).
+//  - MIN / MAX (MinAggFunction, MaxWithRetractAggFunction): the argument type.
+LogicalType AggregateCall::resultType(AggKind kind, const LogicalType& arg) {
+  switch (kind) {
+    case AggKind::kCountStar:
+    case AggKind::kCount:
+      return LogicalType::bigint(false);
+    case AggKind::kSum:
+      switch (arg.id) {
+        case TypeId::kInt: return LogicalType::integer();
+        case TypeId::kBigInt: return LogicalType::bigint();
+        case TypeId::kDouble: return LogicalType::doubleType();
+        case TypeId::kDecimal: return LogicalType::decimal(types::kMaxDecimalPrecision, arg.scale);
+        default:
+          throw UserError(fmt::format("SUM does not support argument type {}; it needs a numeric type",
+                                      arg.toString()));
+      }
+    case AggKind::kAvg:
+      switch (arg.id) {
+        case TypeId::kInt: return LogicalType::integer();
+        case TypeId::kBigInt: return LogicalType::bigint();
+        case TypeId::kDouble: return LogicalType::doubleType();
+        case TypeId::kDecimal:
+          return LogicalType::decimal(types::kMaxDecimalPrecision, std::max<int32_t>(6, arg.scale));
+        default:
+          throw UserError(fmt::format("AVG does not support argument type {}; it needs a numeric type",
+                                      arg.toString()));
+      }
+    case AggKind::kMin:
+    case AggKind::kMax:
+      if (arg.id == TypeId::kNull) {
+        throw UserError(fmt::format("{} does not support an argument of type NULL",
+                                    kind == AggKind::kMin ? "MIN" : "MAX"));
+      }
+      return arg.withNullable(true);
+  }
+  throw InternalError("unknown AggKind");
+}
+
+}  // namespace sluice::table

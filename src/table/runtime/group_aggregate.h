@@ -1,0 +1,57 @@
+#pragma once
+/// GROUP BY aggregation over an unbounded changelog (Flink's GroupAggFunction inside a
+/// KeyedProcessFunction, without mini-batch and without state TTL).
+
+#include <memory>
+#include <vector>
+
+#include "runtime/operators/stream_operator.h"
+#include "table/runtime/aggregate_call.h"
+
+namespace sluice::table {
+
+/// Keeps one set of accumulators per group key and emits the changelog of the aggregate result.
+///
+/// Output row: the group key columns (in the order given), then one column per aggregate call (types
+/// from AggregateCall::resultType). Per input row, in order (GroupAggFunction.processElement):
+///  - no state for the key and the row retracts (-U/-D): ignored;
+///  - otherwise +I/+U accumulate, -U/-D retract; then
+///  - first row of the key: emit +I(new result);
+///  - record count of the key is 0: emit -D(previous result) and drop the key's state;
+///  - new result equals the previous one: emit nothing;
+///  - else emit -U(previous) (only when `generate_update_before`) and +U(new).
+/// Rows produced by one input batch leave as one output batch. endInput emits nothing: every update
+/// was emitted when it happened. Watermarks are forwarded.
+/// Threading: task thread only.
+class GroupAggregateOperator : public runtime::StreamOperator {
+ public:
+  /// `group_keys`: input column indexes; may be empty (a global aggregate: one group).
+  /// Throws UserError on an out-of-range column or an unsupported aggregate argument type.
+  GroupAggregateOperator(types::RowType input_type, std::vector<int> group_keys,
+                         std::vector<AggregateCall> calls, bool generate_update_before = true);
+  ~GroupAggregateOperator() override;
+
+  /// The output row type: key columns (names and types of the input) then the aggregates (named by
+  /// AggregateCall::name, or "EXPR$<i>" when empty). Throws like the constructor.
+  static types::RowType outputType(const types::RowType& input_type, const std::vector<int>& group_keys,
+                                   const std::vector<AggregateCall>& calls);
+  const types::RowType& outputType() const { return output_type_; }
+
+  void processBatch(types::RowBatch&& batch) override;
+
+  /// Number of keys with state (for tests and metrics).
+  size_t numKeys() const;
+
+ private:
+  struct Impl;  // accumulators and key map (accumulators_internal.h stays out of this header)
+  types::RowType output_type_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Factory for GroupAggregateOperator (see its constructor). Validates the arguments now, so errors
+/// surface at plan time (UserError).
+std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
+    types::RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
+    bool generate_update_before = true);
+
+}  // namespace sluice::table

@@ -1,0 +1,87 @@
+#include "table/runtime/watermark_assigner.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace sluice::table {
+
+using types::RowBatch;
+
+WatermarkAssignerOperator::WatermarkAssignerOperator(int rowtime_index, int watermark_index,
+                                                     std::vector<int> output_columns)
+    : rowtime_index_(rowtime_index), watermark_index_(watermark_index), output_columns_(std::move(output_columns)) {
+  SLUICE_USER_CHECK(rowtime_index_ >= 0, "watermark assigner: row-time column index {} is negative", rowtime_index_);
+  SLUICE_USER_CHECK(watermark_index_ >= 0, "watermark assigner: watermark column index {} is negative",
+                    watermark_index_);
+  for (int c : output_columns_) {
+    SLUICE_USER_CHECK(c >= 0, "watermark assigner: output column index {} is negative", c);
+  }
+}
+
+void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
+  const size_t rows = batch.numRows();
+  SLUICE_CHECK(static_cast<size_t>(std::max(rowtime_index_, watermark_index_)) < batch.numColumns(),
+               "watermark assigner columns {} / {} beyond a batch of {} columns", rowtime_index_, watermark_index_,
+               batch.numColumns());
+  const types::Column& rowtime = batch.column(static_cast<size_t>(rowtime_index_));
+  const types::Column& wm = batch.column(static_cast<size_t>(watermark_index_));
+  for (size_t r = 0; r < rows; ++r) {
+    if (rowtime.isNull(r)) {
+      throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
+    }
+    if (!wm.isNull(r)) current_watermark_ = std::max(current_watermark_, wm.getLong(r));
+  }
+
+  if (output_columns_.empty()) {
+    output_->collect(std::move(batch));
+  } else {
+    RowBatch out;
+    out.columns().reserve(output_columns_.size());
+    for (size_t i = 0; i < output_columns_.size(); ++i) {
+      const auto c = static_cast<size_t>(output_columns_[i]);
+      SLUICE_CHECK(c < batch.numColumns(), "watermark assigner output column {} beyond a batch of {} columns", c,
+                   batch.numColumns());
+      // A column listed twice is copied; otherwise its vectors move over.
+      const bool repeated = std::count(output_columns_.begin(), output_columns_.end(), output_columns_[i]) > 1;
+      if (repeated) {
+        out.columns().push_back(batch.column(c));
+      } else {
+        out.columns().push_back(std::move(batch.column(c)));
+      }
+    }
+    out.kinds() = std::move(batch.kinds());
+    output_->collect(std::move(out));
+  }
+
+  // Emitted after the rows, never smaller than the last one.
+  if (current_watermark_ > last_watermark_) {
+    last_watermark_ = current_watermark_;
+    output_->emitWatermark(runtime::Watermark{current_watermark_});
+  }
+}
+
+void WatermarkAssignerOperator::processWatermark(runtime::Watermark mark) {
+  // Upstream watermarks are ignored; only the end-of-input MAX watermark passes.
+  if (mark.timestamp == runtime::Watermark::kMaxTimestamp) emitMax();
+}
+
+void WatermarkAssignerOperator::endInput() { emitMax(); }
+
+void WatermarkAssignerOperator::emitMax() {
+  if (current_watermark_ == runtime::Watermark::kMaxTimestamp) return;
+  current_watermark_ = runtime::Watermark::kMaxTimestamp;
+  last_watermark_ = current_watermark_;
+  output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
+}
+
+std::shared_ptr<const runtime::StreamOperatorFactory> makeWatermarkAssignerFactory(int rowtime_index,
+                                                                                    int watermark_index,
+                                                                                    std::vector<int> output_columns) {
+  WatermarkAssignerOperator probe(rowtime_index, watermark_index, output_columns);
+  return runtime::makeOperatorFactory([rowtime_index, watermark_index, output_columns = std::move(output_columns)] {
+    return std::make_unique<WatermarkAssignerOperator>(rowtime_index, watermark_index, output_columns);
+  });
+}
+
+}  // namespace sluice::table

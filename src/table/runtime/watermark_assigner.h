@@ -1,0 +1,59 @@
+#pragma once
+/// The operator behind `WATERMARK FOR rowtime AS expr` (Flink's WatermarkAssignerOperator).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/operators/stream_operator.h"
+
+namespace sluice::table {
+
+/// Forwards every row unchanged and in order, and emits watermarks from a column that already holds
+/// the evaluated watermark expression (the planner computes `rowtime - INTERVAL ...` in a Calc in
+/// front of this operator, so no expression is evaluated here).
+///
+/// Rules (WatermarkAssignerOperator):
+///  - the candidate watermark is the maximum non-NULL value of the watermark column seen so far; it
+///    starts at 0, so a watermark <= 0 is never emitted (Flink's `currentWatermark = 0` in open());
+///  - after each batch, a Watermark is emitted when the candidate exceeds the last emitted one (Flink
+///    emits every `pipeline.auto-watermark-interval`; per batch is finer and never goes backwards);
+///  - a NULL watermark value is ignored; a NULL row time fails the job (UserError);
+///  - watermarks from upstream are swallowed, except Watermark::kMaxTimestamp, which is forwarded once;
+///  - endInput emits Watermark::kMaxTimestamp unless already forwarded (Flink's finish()), so the
+///    end of a bounded input fires every event-time window downstream whichever comes first.
+/// The extra watermark column is usually dropped afterwards: pass `output_columns` to forward only
+/// those input columns (in that order), or leave it empty to forward the rows as they are.
+/// Threading: task thread only.
+class WatermarkAssignerOperator : public runtime::StreamOperator {
+ public:
+  /// `rowtime_index`: the row-time column (TIMESTAMP(3), ms); `watermark_index`: the column holding
+  /// the watermark value (TIMESTAMP(3) or BIGINT, ms). Throws UserError on a negative index.
+  WatermarkAssignerOperator(int rowtime_index, int watermark_index, std::vector<int> output_columns = {});
+
+  /// Throws UserError ("RowTime field should not be null, ...") on a NULL row time, and InternalError
+  /// when a configured column index is beyond the batch.
+  void processBatch(types::RowBatch&& batch) override;
+  void processWatermark(runtime::Watermark mark) override;
+  void endInput() override;
+
+  /// The largest watermark candidate seen (0 before any; kMaxTimestamp after the end of input).
+  int64_t currentWatermark() const { return current_watermark_; }
+  /// The last watermark emitted (0 before any).
+  int64_t lastEmittedWatermark() const { return last_watermark_; }
+
+ private:
+  void emitMax();
+
+  int rowtime_index_;
+  int watermark_index_;
+  std::vector<int> output_columns_;
+  int64_t current_watermark_ = 0;
+  int64_t last_watermark_ = 0;
+};
+
+/// Factory for WatermarkAssignerOperator (see its constructor). Throws UserError like it.
+std::shared_ptr<const runtime::StreamOperatorFactory> makeWatermarkAssignerFactory(
+    int rowtime_index, int watermark_index, std::vector<int> output_columns = {});
+
+}  // namespace sluice::table
