@@ -1,0 +1,315 @@
+#include "cluster/mini_cluster.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/error.h"
+#include "runtime/network/input_gate.h"
+#include "runtime/task/stream_task.h"
+
+namespace sluice::cluster {
+
+const char* jobStatusName(JobStatus s) {
+  switch (s) {
+    case JobStatus::kFinished: return "FINISHED";
+    case JobStatus::kCanceled: return "CANCELED";
+    case JobStatus::kFailed: return "FAILED";
+  }
+  return "?";
+}
+
+using Clock = std::chrono::steady_clock;
+
+/// Everything a running job owns. Tasks and gates live until the handle is destroyed, after every
+/// thread has been joined.
+class JobHandle::State {
+ public:
+  graph::JobGraph job;
+  Configuration config;
+  SubmitOptions options;
+  int slots_required = 0;
+  int slots_configured = 0;
+
+  std::vector<std::vector<std::unique_ptr<runtime::InputGate>>> gates;   // [vertex][subtask]
+  std::vector<std::vector<std::unique_ptr<runtime::StreamTask>>> tasks;  // [vertex][subtask]
+  std::vector<std::unique_ptr<std::atomic<int>>> finished;               // per vertex
+  std::vector<std::thread> threads;
+  std::thread monitor;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  int running = 0;
+  bool done = false;
+  bool cancel_requested = false;
+  std::exception_ptr failure;
+  Clock::time_point start_time;
+  Clock::time_point end_time;
+
+  std::mutex join_mu;
+  bool joined = false;
+
+  void cancelAll() {
+    for (auto& per_vertex : tasks) {
+      for (auto& t : per_vertex) t->cancel();
+    }
+    for (auto& per_vertex : gates) {
+      for (auto& g : per_vertex) {
+        if (g) g->cancel();
+      }
+    }
+  }
+
+  void requestCancel() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (done) return;
+      cancel_requested = true;
+    }
+    cancelAll();
+  }
+
+  void onFailure(std::exception_ptr ep) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure && !cancel_requested) {
+        failure = ep;
+        first = true;
+      }
+    }
+    if (first) cancelAll();
+  }
+
+  void runTask(size_t v, size_t s) {
+    runtime::StreamTask& task = *tasks[v][s];
+    const std::string thread_name = task.name().substr(0, 15);
+    pthread_setname_np(pthread_self(), thread_name.c_str());
+    try {
+      task.invoke();
+      finished[v]->fetch_add(1, std::memory_order_relaxed);
+    } catch (const runtime::CancelTaskException&) {
+    } catch (...) {
+      onFailure(std::current_exception());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (--running == 0) {
+        done = true;
+        end_time = Clock::now();
+      }
+    }
+    cv.notify_all();
+  }
+
+  void runMonitor() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!done) {
+      if (cv.wait_for(lock, options.progress_interval, [&] { return done; })) break;
+      lock.unlock();
+      try {
+        options.on_progress(progress());
+      } catch (...) {
+        // A failing progress printer must not take the job down.
+      }
+      lock.lock();
+    }
+  }
+
+  JobProgress progress() const {
+    JobProgress p;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      p.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>((done ? end_time : Clock::now()) - start_time)
+                         .count();
+    }
+    for (size_t v = 0; v < job.vertices.size(); ++v) {
+      const graph::JobVertex& vertex = job.vertices[v];
+      VertexProgress vp;
+      vp.vertex_id = vertex.id;
+      vp.name = vertex.name;
+      vp.parallelism = vertex.parallelism;
+      vp.finished_subtasks = finished[v]->load(std::memory_order_relaxed);
+      vp.operators.resize(vertex.operators.size());
+      for (size_t i = 0; i < vertex.operators.size(); ++i) {
+        vp.operators[i].node_id = vertex.operators[i].node_id;
+        vp.operators[i].name = vertex.operators[i].name;
+      }
+      for (const auto& t : tasks[v]) {
+        for (size_t i = 0; i < vertex.operators.size(); ++i) {
+          const runtime::OperatorMetrics& m = t->operatorMetrics(i);
+          vp.operators[i].records_in += m.num_records_in.load(std::memory_order_relaxed);
+          vp.operators[i].records_out += m.num_records_out.load(std::memory_order_relaxed);
+        }
+        vp.records_out += t->networkRecordsOut();
+      }
+      vp.records_in = vp.operators.empty() ? 0 : vp.operators[0].records_in;
+      p.vertices.push_back(std::move(vp));
+    }
+    return p;
+  }
+
+  void joinAll() {
+    std::lock_guard<std::mutex> lock(join_mu);
+    if (joined) return;
+    for (auto& t : threads) {
+      if (t.joinable()) t.join();
+    }
+    if (monitor.joinable()) monitor.join();
+    joined = true;
+  }
+};
+
+JobHandle::JobHandle(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+JobHandle::~JobHandle() {
+  if (!isDone()) state_->requestCancel();
+  state_->joinAll();
+}
+
+void JobHandle::cancel() { state_->requestCancel(); }
+
+bool JobHandle::isDone() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->done;
+}
+
+bool JobHandle::waitFor(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  return state_->cv.wait_for(lock, timeout, [&] { return state_->done; });
+}
+
+JobProgress JobHandle::progress() const { return state_->progress(); }
+
+const std::string& JobHandle::jobId() const { return state_->job.job_id; }
+
+JobExecutionResult JobHandle::wait() {
+  {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    state_->cv.wait(lock, [&] { return state_->done; });
+  }
+  state_->joinAll();
+  if (state_->failure) std::rethrow_exception(state_->failure);
+  JobExecutionResult r;
+  r.job_id = state_->job.job_id;
+  r.job_name = state_->job.name;
+  r.status = state_->cancel_requested ? JobStatus::kCanceled : JobStatus::kFinished;
+  r.wall_time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(state_->end_time - state_->start_time).count();
+  r.slots_required = state_->slots_required;
+  r.slots_configured = state_->slots_configured;
+  r.vertices = state_->progress().vertices;
+  return r;
+}
+
+MiniCluster::MiniCluster(Configuration config) : config_(std::move(config)) {}
+
+int MiniCluster::requiredSlots(const graph::JobGraph& job) {
+  std::map<std::string, int> per_group;
+  for (const auto& v : job.vertices) per_group[v.slot_sharing_group] = std::max(per_group[v.slot_sharing_group], v.parallelism);
+  int total = 0;
+  for (const auto& [group, p] : per_group) total += p;
+  return total;
+}
+
+int MiniCluster::configuredSlots(const Configuration& config) {
+  return config.get(options::kNumberOfTaskSlots) * config.get(options::kNumberOfTaskManagers);
+}
+
+std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const Configuration& config,
+                                              SubmitOptions submit) {
+  auto st = std::make_shared<JobHandle::State>();
+  st->job = job;
+  st->config = config;
+  st->options = std::move(submit);
+  st->slots_required = requiredSlots(job);
+  st->slots_configured = configuredSlots(config_);
+  const graph::JobGraph& g = st->job;
+
+  const int capacity = st->config.get(options::kChannelCapacity);
+  if (capacity < 1) {
+    throw ConfigError(fmt::format("Invalid value '{}' for configuration key '{}': must be at least 1", capacity,
+                                  options::kChannelCapacity.key()));
+  }
+
+  // Channel layout of every consumer gate: the inputs in order, per input the connected producers ascending.
+  // offset[e][j] = first channel of edge e in the gate of consumer subtask j.
+  std::vector<std::vector<int>> offset(g.edges.size());
+  st->gates.resize(g.vertices.size());
+  for (size_t v = 0; v < g.vertices.size(); ++v) {
+    const graph::JobVertex& vertex = g.vertices[v];
+    st->gates[v].resize(static_cast<size_t>(vertex.parallelism));
+    if (vertex.inputs.empty()) continue;
+    for (int e : vertex.inputs) offset[static_cast<size_t>(e)].assign(static_cast<size_t>(vertex.parallelism), 0);
+    for (int j = 0; j < vertex.parallelism; ++j) {
+      int channels = 0;
+      for (int e : vertex.inputs) {
+        const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
+        offset[static_cast<size_t>(e)][static_cast<size_t>(j)] = channels;
+        channels += static_cast<int>(graph::connectedProducers(edge.partitioner.strategy,
+                                                               g.vertices[static_cast<size_t>(edge.source_vertex)].parallelism,
+                                                               vertex.parallelism, j)
+                                         .size());
+      }
+      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, capacity);
+    }
+  }
+
+  st->tasks.resize(g.vertices.size());
+  for (size_t v = 0; v < g.vertices.size(); ++v) {
+    const graph::JobVertex& vertex = g.vertices[v];
+    st->finished.push_back(std::make_unique<std::atomic<int>>(0));
+    for (int i = 0; i < vertex.parallelism; ++i) {
+      runtime::StreamTaskSetup setup;
+      setup.job = &g;
+      setup.vertex_index = static_cast<int>(v);
+      setup.subtask_index = i;
+      setup.config = &st->config;
+      setup.input_gate = st->gates[v][static_cast<size_t>(i)].get();
+      for (int e : vertex.outputs) {
+        const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
+        const graph::JobVertex& target = g.vertices[static_cast<size_t>(edge.target_vertex)];
+        runtime::ResultPartition partition;
+        partition.consumer_parallelism = target.parallelism;
+        partition.consumer_max_parallelism = target.max_parallelism;
+        for (int j : graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism, target.parallelism, i)) {
+          const std::vector<int> producers =
+              graph::connectedProducers(edge.partitioner.strategy, vertex.parallelism, target.parallelism, j);
+          const int pos = static_cast<int>(std::find(producers.begin(), producers.end(), i) - producers.begin());
+          SLUICE_CHECK(pos < static_cast<int>(producers.size()), "inconsistent pointwise connection");
+          partition.subpartitions.push_back({st->gates[static_cast<size_t>(edge.target_vertex)][static_cast<size_t>(j)].get(),
+                                             offset[static_cast<size_t>(e)][static_cast<size_t>(j)] + pos, j});
+        }
+        setup.partitions.push_back(std::move(partition));
+      }
+      st->tasks[v].push_back(std::make_unique<runtime::StreamTask>(std::move(setup)));
+    }
+  }
+
+  // Every task exists before any thread starts, so cancellation always reaches all of them.
+  st->start_time = Clock::now();
+  size_t total = 0;
+  for (const auto& per_vertex : st->tasks) total += per_vertex.size();
+  st->running = static_cast<int>(total);
+  if (total == 0) {
+    st->done = true;
+    st->end_time = st->start_time;
+  }
+  JobHandle::State* raw = st.get();
+  for (size_t v = 0; v < st->tasks.size(); ++v) {
+    for (size_t s = 0; s < st->tasks[v].size(); ++s) st->threads.emplace_back([raw, v, s] { raw->runTask(v, s); });
+  }
+  if (st->options.on_progress) st->monitor = std::thread([raw] { raw->runMonitor(); });
+  return std::make_unique<JobHandle>(std::move(st));
+}
+
+JobExecutionResult MiniCluster::execute(const graph::JobGraph& job, const Configuration& config, SubmitOptions options) {
+  auto handle = start(job, config, std::move(options));
+  return handle->wait();
+}
+
+}  // namespace sluice::cluster

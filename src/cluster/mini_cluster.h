@@ -1,0 +1,124 @@
+#pragma once
+/// MiniCluster: runs a JobGraph inside this process, one thread per subtask (Flink's MiniCluster).
+///
+/// Slots: the cluster has `taskmanager.numberOfTaskSlots` x `local.number-taskmanager` slots. In STREAMING
+/// every vertex of a slot sharing group shares slots, so a job needs, summed over its slot sharing groups,
+/// the largest parallelism in the group. When fewer slots are configured, the embedded cluster grows to
+/// fit, as Flink's MiniCluster does for local execution (it sizes its slots to the job's parallelism);
+/// the result reports both numbers.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "graph/job_graph.h"
+
+namespace sluice::cluster {
+
+/// Counters of one operator, summed over its subtasks.
+struct OperatorProgress {
+  int node_id = 0;
+  std::string name;
+  int64_t records_in = 0;
+  int64_t records_out = 0;
+};
+
+/// Counters of one vertex, summed over its subtasks (Flink's vertex metrics: records read by the head,
+/// records written to the network; a sink vertex writes none).
+struct VertexProgress {
+  std::string vertex_id;
+  std::string name;
+  int parallelism = 1;
+  int64_t records_in = 0;
+  int64_t records_out = 0;
+  int finished_subtasks = 0;
+  std::vector<OperatorProgress> operators;  ///< chain order
+};
+
+/// A snapshot of a running (or finished) job.
+struct JobProgress {
+  int64_t elapsed_ms = 0;
+  std::vector<VertexProgress> vertices;  ///< JobGraph vertex order
+};
+
+enum class JobStatus { kFinished, kCanceled, kFailed };
+
+/// "FINISHED", "CANCELED", "FAILED" (Flink's JobStatus names).
+const char* jobStatusName(JobStatus s);
+
+/// The outcome of a job that ended without failure.
+struct JobExecutionResult {
+  std::string job_id;
+  std::string job_name;
+  JobStatus status = JobStatus::kFinished;
+  int64_t wall_time_ms = 0;            ///< from start to the last task's end
+  int slots_required = 0;              ///< sum over slot sharing groups of the max parallelism
+  int slots_configured = 0;            ///< numberOfTaskSlots x number-taskmanager
+  std::vector<VertexProgress> vertices;
+};
+
+/// Called every `interval` from a cluster thread (never a task thread) while the job runs.
+using ProgressCallback = std::function<void(const JobProgress&)>;
+
+/// Options of one submission.
+struct SubmitOptions {
+  ProgressCallback on_progress;                          ///< optional
+  std::chrono::milliseconds progress_interval{1000};
+};
+
+/// A submitted job (Flink's JobClient). Thread-safe; destroying a running handle cancels and joins it.
+class JobHandle {
+ public:
+  class State;
+  explicit JobHandle(std::shared_ptr<State> state);
+  ~JobHandle();
+  JobHandle(const JobHandle&) = delete;
+  JobHandle& operator=(const JobHandle&) = delete;
+
+  /// Cancels every task (any thread; returns at once). Tasks blocked on input or backpressure end promptly.
+  void cancel();
+  /// Blocks until every task thread has stopped. Returns the result (status FINISHED or CANCELED) or
+  /// rethrows the first task failure with its original type and message (a UserError stays a UserError).
+  /// May be called more than once (same outcome).
+  JobExecutionResult wait();
+  /// Like wait, with a limit; returns false when the job is still running after `timeout`.
+  bool waitFor(std::chrono::milliseconds timeout);
+  bool isDone() const;
+  /// Current counters (any thread).
+  JobProgress progress() const;
+  const std::string& jobId() const;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// The embedded cluster.
+class MiniCluster {
+ public:
+  /// `config` provides the slot settings (and is the default job configuration).
+  explicit MiniCluster(Configuration config = Configuration());
+
+  /// Starts `job` (copied) with `config` (copied; tasks read it). Throws UserError/ConfigError when the
+  /// job cannot be deployed (e.g. an unsupported partitioner); task failures surface in wait().
+  std::unique_ptr<JobHandle> start(const graph::JobGraph& job, const Configuration& config,
+                                   SubmitOptions options = {});
+  /// start + wait: runs the job to its end and returns the result; rethrows the first task failure
+  /// (original type) after all task threads stopped.
+  JobExecutionResult execute(const graph::JobGraph& job, const Configuration& config, SubmitOptions options = {});
+  /// Same, with the cluster's configuration.
+  JobExecutionResult execute(const graph::JobGraph& job) { return execute(job, config_); }
+
+  /// Slots `job` needs in STREAMING: summed over slot sharing groups, the max parallelism in the group.
+  static int requiredSlots(const graph::JobGraph& job);
+  /// numberOfTaskSlots x number-taskmanager of `config`.
+  static int configuredSlots(const Configuration& config);
+
+ private:
+  Configuration config_;
+};
+
+}  // namespace sluice::cluster

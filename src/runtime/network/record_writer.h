@@ -1,0 +1,76 @@
+#pragma once
+/// RecordWriter: sends a producing subtask's batches to the subpartitions of one ResultPartition, chosen
+/// by the edge's ship strategy (Flink's RecordWriter + ChannelSelector / StreamPartitioner), with output
+/// batching (Flink's buffer timeout): small batches are coalesced up to `sluice.batch.size` rows per
+/// target and flushed when full, on a watermark, at end of input, or when the task's flush deadline
+/// (`execution.buffer-timeout`) passes.
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "graph/transformation.h"
+#include "runtime/network/input_gate.h"
+#include "types/row_batch.h"
+
+namespace sluice::runtime {
+
+/// Hash of the key columns of row `row`, the code from which HASH exchanges and keyed state compute key
+/// groups: `assignToKeyGroup(hashKey(...), maxParallelism)` (common/hash.h). NULL hashes to a fixed value;
+/// strings hash their bytes; integral/decimal/timestamp values hash their int64 value; doubles their value
+/// (-0.0 == 0.0, all NaNs equal). Column order matters. Pure, any thread.
+uint64_t hashKey(const types::RowBatch& batch, size_t row, const std::vector<int>& key_columns);
+
+/// hashKey of every row of `batch`, into `out` (resized to numRows()); column-at-a-time.
+void hashKeys(const types::RowBatch& batch, const std::vector<int>& key_columns, std::vector<uint64_t>& out);
+
+/// Appends rows `rows[0..n)` of `src` to `dst` column-at-a-time (dst gets src's column types when it
+/// has no columns yet).
+void appendRows(types::RowBatch& dst, const types::RowBatch& src, const uint32_t* rows, size_t n);
+/// Appends all rows of `src` to `dst` (same column types).
+void appendBatch(types::RowBatch& dst, const types::RowBatch& src);
+
+/// Writes one out edge of one subtask. Task thread only, except `recordsOut()`.
+class RecordWriter {
+ public:
+  /// `producer_index`: this subtask (seeds round-robin and shuffle). `batch_size` rows: coalescing
+  /// target. `coalesce` false (buffer timeout 0): every batch is sent at once.
+  /// Throws UserError for the CUSTOM strategy (not supported).
+  RecordWriter(ResultPartition partition, graph::PartitionerSpec partitioner, int producer_index, size_t batch_size,
+               bool coalesce);
+
+  /// Routes a batch (empty batches are dropped). May block on backpressure; throws CancelTaskException.
+  void emit(types::RowBatch&& batch);
+  /// Flushes, then sends the watermark to every subpartition.
+  void broadcastWatermark(Watermark mark);
+  /// Sends all coalesced batches.
+  void flush();
+  /// Flushes, then sends EndOfPartition to every subpartition.
+  void endOfPartition();
+  /// True when coalesced rows wait for a flush.
+  bool hasPending() const { return pending_rows_ > 0; }
+  /// Rows handed to emit so far (any thread).
+  int64_t recordsOut() const { return records_out_.load(std::memory_order_relaxed); }
+
+ private:
+  void sendTo(size_t target, types::RowBatch&& batch);
+  void emitTo(size_t target, types::RowBatch&& batch);
+  void emitHashed(types::RowBatch&& batch);
+  void advanceRoundRobin();
+  size_t nextShuffle();
+
+  ResultPartition partition_;
+  graph::PartitionerSpec partitioner_;
+  size_t batch_size_;
+  bool coalesce_;
+  size_t num_targets_;
+  size_t round_robin_ = 0;
+  uint64_t rng_state_;
+  std::vector<types::RowBatch> pending_;
+  size_t pending_rows_ = 0;
+  std::vector<uint64_t> hashes_;
+  std::vector<std::vector<uint32_t>> rows_per_target_;
+  std::atomic<int64_t> records_out_{0};
+};
+
+}  // namespace sluice::runtime

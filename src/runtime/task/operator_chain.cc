@@ -1,0 +1,167 @@
+#include "runtime/task/operator_chain.h"
+
+#include "common/error.h"
+
+namespace sluice::runtime {
+
+namespace {
+
+// Direct call into the next chained operator (Flink's ChainingOutput). `self` is null inside a fan-out,
+// which counts its operator's output once itself.
+class ChainingOutput final : public Output {
+ public:
+  ChainingOutput(StreamOperator* next, OperatorMetrics* self, OperatorMetrics* next_metrics)
+      : next_(next), self_(self), next_metrics_(next_metrics) {}
+  void collect(types::RowBatch&& batch) override {
+    const int64_t n = static_cast<int64_t>(batch.numRows());
+    if (n == 0) return;
+    if (self_) addCount(self_->num_records_out, n);
+    addCount(next_metrics_->num_records_in, n);
+    next_->processBatch(std::move(batch));
+  }
+  void emitWatermark(Watermark mark) override { next_->processWatermark(mark); }
+
+ private:
+  StreamOperator* next_;
+  OperatorMetrics* self_;
+  OperatorMetrics* next_metrics_;
+};
+
+// The tail of a chain towards one network edge (Flink's RecordWriterOutput).
+class RecordWriterOutput final : public Output {
+ public:
+  RecordWriterOutput(RecordWriter* writer, OperatorMetrics* self) : writer_(writer), self_(self) {}
+  void collect(types::RowBatch&& batch) override {
+    if (batch.empty()) return;
+    if (self_) addCount(self_->num_records_out, static_cast<int64_t>(batch.numRows()));
+    writer_->emit(std::move(batch));
+  }
+  void emitWatermark(Watermark mark) override { writer_->broadcastWatermark(mark); }
+
+ private:
+  RecordWriter* writer_;
+  OperatorMetrics* self_;
+};
+
+// Fan-out to several outputs (Flink's CopyingBroadcastingOutputCollector): all but the last get a copy.
+class BroadcastingOutput final : public Output {
+ public:
+  BroadcastingOutput(std::vector<Output*> outputs, OperatorMetrics* self) : outputs_(std::move(outputs)), self_(self) {}
+  void collect(types::RowBatch&& batch) override {
+    if (batch.empty()) return;
+    addCount(self_->num_records_out, static_cast<int64_t>(batch.numRows()));
+    for (size_t i = 0; i + 1 < outputs_.size(); ++i) outputs_[i]->collect(types::RowBatch(batch));
+    outputs_.back()->collect(std::move(batch));
+  }
+  void emitWatermark(Watermark mark) override {
+    for (Output* o : outputs_) o->emitWatermark(mark);
+  }
+
+ private:
+  std::vector<Output*> outputs_;
+  OperatorMetrics* self_;
+};
+
+// The output of an operator with no downstream (a sink): counts and drops.
+class DiscardingOutput final : public Output {
+ public:
+  explicit DiscardingOutput(OperatorMetrics* self) : self_(self) {}
+  void collect(types::RowBatch&& batch) override { addCount(self_->num_records_out, static_cast<int64_t>(batch.numRows())); }
+  void emitWatermark(Watermark) override {}
+
+ private:
+  OperatorMetrics* self_;
+};
+
+}  // namespace
+
+OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers,
+                             const OperatorContext& base, OperatorMetrics* metrics)
+    : metrics_(metrics) {
+  const size_t n = vertex.operators.size();
+  SLUICE_CHECK(n > 0, "vertex '{}' has no operators", vertex.name);
+  SLUICE_CHECK(writers.size() == vertex.outputs.size(), "vertex '{}': {} writers for {} out edges", vertex.name,
+               writers.size(), vertex.outputs.size());
+  operators_.reserve(n);
+  for (const graph::ChainedOperator& op : vertex.operators) {
+    const auto* factory = dynamic_cast<const StreamOperatorFactory*>(op.factory.get());
+    SLUICE_CHECK(factory != nullptr, "operator '{}' has no StreamOperatorFactory", op.name);
+    operators_.push_back(factory->createOperator());
+    SLUICE_CHECK(operators_.back() != nullptr, "factory of operator '{}' returned null", op.name);
+  }
+  head_ = operators_[0].get();
+  if (vertex.is_source) {
+    source_head_ = dynamic_cast<SourceOperator*>(head_);
+    SLUICE_CHECK(source_head_ != nullptr, "source vertex '{}' does not start with a SourceOperator", vertex.name);
+  }
+
+  // Writers by JobGraph edge index.
+  auto writerFor = [&](int edge) -> RecordWriter* {
+    for (size_t k = 0; k < vertex.outputs.size(); ++k) {
+      if (vertex.outputs[k] == edge) return writers[k];
+    }
+    SLUICE_CHECK(false, "edge {} is not an output of vertex '{}'", edge, vertex.name);
+    return nullptr;
+  };
+
+  outputs_of_.assign(n, nullptr);
+  contexts_.assign(n, base);
+  for (size_t i = 0; i < n; ++i) {
+    const graph::ChainedOperator& op = vertex.operators[i];
+    const size_t fan_out = op.chained_outputs.size() + op.network_outputs.size();
+    OperatorMetrics* self = fan_out == 1 ? &metrics_[i] : nullptr;
+    std::vector<Output*> outs;
+    for (int child : op.chained_outputs) {
+      owned_outputs_.push_back(std::make_unique<ChainingOutput>(operators_[static_cast<size_t>(child)].get(), self,
+                                                                &metrics_[static_cast<size_t>(child)]));
+      outs.push_back(owned_outputs_.back().get());
+    }
+    for (int edge : op.network_outputs) {
+      owned_outputs_.push_back(std::make_unique<RecordWriterOutput>(writerFor(edge), self));
+      outs.push_back(owned_outputs_.back().get());
+    }
+    if (outs.empty()) {
+      owned_outputs_.push_back(std::make_unique<DiscardingOutput>(&metrics_[i]));
+      outputs_of_[i] = owned_outputs_.back().get();
+    } else if (outs.size() == 1) {
+      outputs_of_[i] = outs[0];
+    } else {
+      owned_outputs_.push_back(std::make_unique<BroadcastingOutput>(std::move(outs), &metrics_[i]));
+      outputs_of_[i] = owned_outputs_.back().get();
+    }
+    contexts_[i].operator_name = op.name;
+    contexts_[i].metrics = &metrics_[i];
+  }
+}
+
+OperatorChain::~OperatorChain() = default;
+
+void OperatorChain::open() {
+  for (size_t k = operators_.size(); k-- > 0;) {
+    operators_[k]->open(contexts_[k], outputs_of_[k]);
+    ++opened_;
+  }
+}
+
+void OperatorChain::endInput() {
+  for (auto& op : operators_) op->endInput();
+}
+
+void OperatorChain::close(bool swallow) {
+  if (closed_) return;
+  closed_ = true;
+  const size_t n = operators_.size();
+  // Opened operators are the last `opened_` ones.
+  for (size_t k = n - opened_; k < n; ++k) {
+    if (swallow) {
+      try {
+        operators_[k]->close();
+      } catch (...) {
+      }
+    } else {
+      operators_[k]->close();
+    }
+  }
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,64 @@
+#pragma once
+/// OperatorChain: the operators of one JobVertex in one subtask, wired by Outputs (Flink's OperatorChain):
+/// a chained edge is a direct call into the next operator (no copy), a fan-out copies the batch for all
+/// but the last output, and a network edge ends in a RecordWriterOutput. Counts records in/out per operator.
+/// Built, used and destroyed on the task thread.
+
+#include <memory>
+#include <vector>
+
+#include "graph/job_graph.h"
+#include "runtime/network/record_writer.h"
+#include "runtime/operators/stream_operator.h"
+
+namespace sluice::runtime {
+
+/// Adds `n` to a counter that only the task thread writes (no atomic read-modify-write needed).
+inline void addCount(std::atomic<int64_t>& counter, int64_t n) {
+  counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+/// The running operators of one subtask of a vertex.
+class OperatorChain {
+ public:
+  /// Instantiates every operator of `vertex` from its factory (which must be a StreamOperatorFactory;
+  /// a source vertex's head must be a SourceOperator). `writers[k]` writes JobGraph edge `vertex.outputs[k]`;
+  /// `metrics[i]` belongs to operator i and outlives the chain. `base` carries the subtask facts; the
+  /// operator name is filled in per operator. Throws InternalError on a wrong factory type.
+  OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers, const OperatorContext& base,
+                OperatorMetrics* metrics);
+  ~OperatorChain();
+  OperatorChain(const OperatorChain&) = delete;
+  OperatorChain& operator=(const OperatorChain&) = delete;
+
+  /// Opens all operators, tail first (Flink's order: downstream is ready before upstream emits).
+  void open();
+  /// Feeds a batch to the head (counts its records in).
+  void processBatch(types::RowBatch&& batch) {
+    addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch.numRows()));
+    head_->processBatch(std::move(batch));
+  }
+  /// Feeds an advanced task watermark to the head.
+  void processWatermark(Watermark mark) { head_->processWatermark(mark); }
+  /// The head as a source, or nullptr when the vertex is not a source.
+  SourceOperator* sourceHead() const { return source_head_; }
+  /// The output the head writes to (used to emit the final watermark of a source task).
+  Output* headOutput() const { return outputs_of_[0]; }
+  /// endInput on every operator, head first (Flink's finishOperators order).
+  void endInput();
+  /// close on every opened operator, head first. With `swallow`, exceptions are dropped (failure path).
+  void close(bool swallow);
+
+ private:
+  std::vector<std::unique_ptr<StreamOperator>> operators_;
+  std::vector<std::unique_ptr<Output>> owned_outputs_;
+  std::vector<Output*> outputs_of_;  ///< the Output handed to operator i
+  std::vector<OperatorContext> contexts_;
+  OperatorMetrics* metrics_;
+  StreamOperator* head_ = nullptr;
+  SourceOperator* source_head_ = nullptr;
+  size_t opened_ = 0;  ///< operators opened, counted from the tail
+  bool closed_ = false;
+};
+
+}  // namespace sluice::runtime

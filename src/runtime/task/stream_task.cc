@@ -1,0 +1,166 @@
+#include "runtime/task/stream_task.h"
+
+#include <fmt/format.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "runtime/task/operator_chain.h"
+#include "runtime/task/watermark_valve.h"
+
+namespace sluice::runtime {
+
+StreamTask::StreamTask(StreamTaskSetup setup) : setup_(std::move(setup)) {
+  SLUICE_CHECK(setup_.job != nullptr && setup_.config != nullptr, "incomplete StreamTaskSetup");
+  vertex_ = &setup_.job->vertices[static_cast<size_t>(setup_.vertex_index)];
+  name_ = fmt::format("{} ({}/{})", vertex_->name, setup_.subtask_index + 1, vertex_->parallelism);
+  SLUICE_CHECK(vertex_->is_source == (setup_.input_gate == nullptr), "task '{}': input gate does not match vertex",
+               name_);
+  SLUICE_CHECK(setup_.partitions.size() == vertex_->outputs.size(), "task '{}': {} partitions for {} out edges",
+               name_, setup_.partitions.size(), vertex_->outputs.size());
+  metrics_ = std::make_unique<OperatorMetrics[]>(vertex_->operators.size());
+
+  const int32_t batch_size = setup_.config->get(options::kBatchSize);
+  if (batch_size < 1) {
+    throw ConfigError(fmt::format("Invalid value '{}' for configuration key '{}': must be at least 1", batch_size,
+                                  options::kBatchSize.key()));
+  }
+  batch_size_ = static_cast<size_t>(batch_size);
+  buffer_timeout_ms_ = setup_.config->get(options::kBufferTimeout);
+  const bool coalesce = buffer_timeout_ms_ != 0;
+  for (size_t k = 0; k < setup_.partitions.size(); ++k) {
+    const graph::JobEdge& edge = setup_.job->edges[static_cast<size_t>(vertex_->outputs[k])];
+    writers_.push_back(std::make_unique<RecordWriter>(std::move(setup_.partitions[k]), edge.partitioner,
+                                                      setup_.subtask_index, batch_size_, coalesce));
+  }
+  setup_.partitions.clear();
+  if (setup_.input_gate != nullptr) {
+    InputGate* gate = setup_.input_gate;
+    mailbox_.setWakeupHook([gate] { gate->wakeup(); });
+  }
+}
+
+StreamTask::~StreamTask() = default;
+
+int64_t StreamTask::networkRecordsOut() const {
+  int64_t n = 0;
+  for (const auto& w : writers_) n += w->recordsOut();
+  return n;
+}
+
+void StreamTask::cancel() {
+  cancelled_.store(true, std::memory_order_relaxed);
+  if (setup_.input_gate != nullptr) setup_.input_gate->cancel();
+  mailbox_.put([] {});  // wakes a source task waiting for mail
+}
+
+void StreamTask::invoke() {
+  try {
+    OperatorContext base;
+    base.subtask_index = setup_.subtask_index;
+    base.parallelism = vertex_->parallelism;
+    base.max_parallelism = vertex_->max_parallelism;
+    base.task_name = name_;
+    base.config = setup_.config;
+    std::vector<RecordWriter*> writers;
+    for (auto& w : writers_) writers.push_back(w.get());
+    chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get());
+    throwIfCancelled();
+    chain_->open();
+    if (vertex_->is_source) runSource();
+    else runInput();
+    endOfInput();
+    chain_->close(false);
+    chain_.reset();
+  } catch (...) {
+    if (chain_) {
+      chain_->close(true);
+      chain_.reset();
+    }
+    throw;
+  }
+}
+
+void StreamTask::runSource() {
+  SourceOperator* source = chain_->sourceHead();
+  while (true) {
+    if (mailbox_.hasMail()) mailbox_.runAll();
+    throwIfCancelled();
+    const InputStatus status = source->emitNext();
+    if (status == InputStatus::kEndOfInput) break;
+    if (status == InputStatus::kNothingAvailable) {
+      // An idle source flushes at once so slow inputs keep a low latency, then waits briefly for mail.
+      flushAll();
+      mailbox_.waitForMail(std::chrono::milliseconds(1));
+    } else {
+      checkFlush();
+    }
+  }
+  // Flink's final watermark: every event-time window fires before the end.
+  chain_->headOutput()->emitWatermark(Watermark{Watermark::kMaxTimestamp});
+}
+
+void StreamTask::runInput() {
+  InputGate* gate = setup_.input_gate;
+  const int channels = gate->numChannels();
+  SLUICE_CHECK(channels > 0, "task '{}' has an input gate without channels", name_);
+  valve_ = std::make_unique<StatusWatermarkValve>(channels);
+  channel_ended_.assign(static_cast<size_t>(channels), 0);
+  while (channels_ended_ < channels) {
+    if (mailbox_.hasMail()) mailbox_.runAll();
+    throwIfCancelled();
+    const auto deadline = checkFlush();
+    const InputGate::PollResult r = gate->pollAll(inbox_, deadline);
+    if (r == InputGate::PollResult::kCancelled) throw CancelTaskException();
+    if (r != InputGate::PollResult::kData) continue;
+    for (InputGate::Entry& e : inbox_) dispatch(e);
+    inbox_.clear();
+  }
+}
+
+void StreamTask::dispatch(InputGate::Entry& entry) {
+  if (auto* batch = std::get_if<types::RowBatch>(&entry.element)) {
+    if (!batch->empty()) chain_->processBatch(std::move(*batch));
+  } else if (const auto* mark = std::get_if<Watermark>(&entry.element)) {
+    if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) chain_->processWatermark(Watermark{*wm});
+  } else {
+    char& ended = channel_ended_[static_cast<size_t>(entry.channel)];
+    if (ended) return;
+    ended = 1;
+    ++channels_ended_;
+    if (auto wm = valve_->endOfInput(entry.channel)) chain_->processWatermark(Watermark{*wm});
+  }
+}
+
+void StreamTask::endOfInput() {
+  chain_->endInput();
+  for (auto& w : writers_) w->endOfPartition();
+}
+
+bool StreamTask::anyPending() const {
+  for (const auto& w : writers_) {
+    if (w->hasPending()) return true;
+  }
+  return false;
+}
+
+void StreamTask::flushAll() {
+  for (auto& w : writers_) w->flush();
+  flush_deadline_.reset();
+}
+
+std::optional<std::chrono::steady_clock::time_point> StreamTask::checkFlush() {
+  if (buffer_timeout_ms_ <= 0 || !anyPending()) {
+    flush_deadline_.reset();
+    return std::nullopt;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (!flush_deadline_) {
+    flush_deadline_ = now + std::chrono::milliseconds(buffer_timeout_ms_);
+  } else if (now >= *flush_deadline_) {
+    flushAll();
+    return std::nullopt;
+  }
+  return flush_deadline_;
+}
+
+}  // namespace sluice::runtime

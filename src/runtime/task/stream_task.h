@@ -1,0 +1,102 @@
+#pragma once
+/// StreamTask: one subtask of a JobVertex, run on its own thread (Flink's StreamTask with its
+/// MailboxProcessor). A source task loops SourceOperator::emitNext(); other tasks read their InputGate and
+/// feed batches and advanced watermarks (StatusWatermarkValve) to the chain head. Mails run between two
+/// default actions.
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/job_graph.h"
+#include "runtime/network/input_gate.h"
+#include "runtime/network/record_writer.h"
+#include "runtime/operators/stream_operator.h"
+#include "runtime/task/mailbox.h"
+
+namespace sluice {
+class Configuration;
+}
+
+namespace sluice::runtime {
+
+class OperatorChain;
+class StatusWatermarkValve;
+
+/// What a task needs from its cluster. Pointers must outlive the task.
+struct StreamTaskSetup {
+  const graph::JobGraph* job = nullptr;
+  int vertex_index = 0;
+  int subtask_index = 0;
+  const Configuration* config = nullptr;
+  InputGate* input_gate = nullptr;            ///< null for source vertices
+  std::vector<ResultPartition> partitions;    ///< one per JobVertex::outputs entry, same order
+};
+
+/// One subtask. `invoke` runs on the task's thread; `cancel`, `mailbox().put` and the metric getters may be
+/// called from any thread.
+class StreamTask {
+ public:
+  /// Reads `sluice.batch.size` and `execution.buffer-timeout` from the config (buffer timeout 0: no output
+  /// coalescing; -1: flush only when full, on watermarks and at the end).
+  explicit StreamTask(StreamTaskSetup setup);
+  ~StreamTask();
+  StreamTask(const StreamTask&) = delete;
+  StreamTask& operator=(const StreamTask&) = delete;
+
+  /// Runs the subtask to completion: instantiate and open the chain, process input until every input
+  /// channel ended (or the source reported kEndOfInput: then the final Watermark::kMaxTimestamp), endInput
+  /// head first, EndOfPartition downstream, close. Rethrows an operator's exception unchanged (after
+  /// closing the operators); throws CancelTaskException when cancelled.
+  void invoke();
+  /// Asks the task to stop promptly (any thread): the loop throws CancelTaskException at its next check;
+  /// the task's input gate is cancelled so a blocked read returns. A producer blocked on a full
+  /// downstream channel is released by cancelling that channel's gate (the cluster does it for all gates).
+  void cancel();
+  bool isCancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+  Mailbox& mailbox() { return mailbox_; }
+  /// "Source: a -> Calc (2/4)" (Flink's task name with subtask index + 1 and parallelism).
+  const std::string& name() const { return name_; }
+  const graph::JobVertex& vertex() const { return *vertex_; }
+  int subtaskIndex() const { return setup_.subtask_index; }
+  /// Counters of operator `i` of the chain (any thread).
+  const OperatorMetrics& operatorMetrics(size_t i) const { return metrics_[i]; }
+  /// Records this subtask handed to its network outputs (any thread).
+  int64_t networkRecordsOut() const;
+
+ private:
+  void runSource();
+  void runInput();
+  void dispatch(InputGate::Entry& entry);
+  void endOfInput();
+  bool anyPending() const;
+  void flushAll();
+  /// Flushes when the buffer timeout passed since data became pending; returns the next deadline.
+  std::optional<std::chrono::steady_clock::time_point> checkFlush();
+  void throwIfCancelled() const {
+    if (cancelled_.load(std::memory_order_relaxed)) throw CancelTaskException();
+  }
+
+  StreamTaskSetup setup_;
+  const graph::JobVertex* vertex_;
+  std::string name_;
+  Mailbox mailbox_;
+  std::atomic<bool> cancelled_{false};
+  std::unique_ptr<OperatorMetrics[]> metrics_;
+  std::vector<std::unique_ptr<RecordWriter>> writers_;
+  std::unique_ptr<OperatorChain> chain_;
+  size_t batch_size_ = 1024;
+  int64_t buffer_timeout_ms_ = 100;
+  std::optional<std::chrono::steady_clock::time_point> flush_deadline_;
+  std::unique_ptr<StatusWatermarkValve> valve_;
+  std::deque<InputGate::Entry> inbox_;
+  std::vector<char> channel_ended_;
+  int channels_ended_ = 0;
+};
+
+}  // namespace sluice::runtime

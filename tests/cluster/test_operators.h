@@ -1,0 +1,183 @@
+#pragma once
+// Tiny operators for engine tests: a number source, a map, a keyed sum, a collecting sink.
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#include "common/error.h"
+#include "graph/transformation.h"
+#include "runtime/operators/stream_operator.h"
+
+namespace sluice::testing {
+
+inline types::RowType bigintRow(int columns) {
+  types::RowType t;
+  for (int i = 0; i < columns; ++i) {
+    t.names.push_back("f" + std::to_string(i));
+    t.types.push_back(types::LogicalType::bigint());
+  }
+  return t;
+}
+
+// Emits the numbers 1..n (n < 0: forever) whose (v - 1) % parallelism == subtask, `batch` rows per batch,
+// as one BIGINT column; a watermark equal to the last value after every batch.
+class NumberSource : public runtime::SourceOperator {
+ public:
+  NumberSource(int64_t n, size_t batch) : n_(n), batch_(batch) {}
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
+    SourceOperator::open(ctx, output);
+    next_ = 1 + ctx.subtask_index;
+  }
+  runtime::InputStatus emitNext() override {
+    if (n_ >= 0 && next_ > n_) return runtime::InputStatus::kEndOfInput;
+    types::RowBatch b(bigintRow(1));
+    for (size_t i = 0; i < batch_ && (n_ < 0 || next_ <= n_); ++i) {
+      b.column(0).appendLong(next_);
+      b.kinds().push_back(types::RowKind::kInsert);
+      next_ += ctx_.parallelism;
+    }
+    const int64_t last = b.column(0).getLong(b.numRows() - 1);
+    output_->collect(std::move(b));
+    output_->emitWatermark(runtime::Watermark{last});
+    return runtime::InputStatus::kMoreAvailable;
+  }
+
+ private:
+  int64_t n_;
+  size_t batch_;
+  int64_t next_ = 1;
+};
+
+// (v) -> (v % 5, 2 * v); throws UserError on value `fail_at` when > 0.
+class KeyAndDoubleMap : public runtime::StreamOperator {
+ public:
+  explicit KeyAndDoubleMap(int64_t fail_at = 0) : fail_at_(fail_at) {}
+  void processBatch(types::RowBatch&& in) override {
+    types::RowBatch out(bigintRow(2));
+    for (size_t r = 0; r < in.numRows(); ++r) {
+      const int64_t v = in.column(0).getLong(r);
+      if (v == fail_at_) throw UserError("bad value " + std::to_string(v) + " at test.csv:7");
+      out.column(0).appendLong(v % 5);
+      out.column(1).appendLong(2 * v);
+      out.kinds().push_back(in.kind(r));
+    }
+    output_->collect(std::move(out));
+  }
+
+ private:
+  int64_t fail_at_;
+};
+
+// Shared observations of the keyed sum subtasks.
+struct KeyedSumLog {
+  std::mutex mu;
+  std::map<int64_t, std::vector<int>> subtasks_of_key;  // every subtask that saw the key
+  std::vector<int64_t> max_watermark_per_subtask = std::vector<int64_t>(16, INT64_MIN);
+};
+
+// Sums column 1 per key of column 0; emits (key, sum) rows at endInput.
+class KeyedSum : public runtime::StreamOperator {
+ public:
+  explicit KeyedSum(KeyedSumLog* log) : log_(log) {}
+  void processBatch(types::RowBatch&& in) override {
+    std::lock_guard<std::mutex> lock(log_->mu);
+    for (size_t r = 0; r < in.numRows(); ++r) {
+      const int64_t k = in.column(0).getLong(r);
+      sums_[k] += in.column(1).getLong(r);
+      auto& subs = log_->subtasks_of_key[k];
+      if (std::find(subs.begin(), subs.end(), ctx_.subtask_index) == subs.end()) subs.push_back(ctx_.subtask_index);
+    }
+  }
+  void processWatermark(runtime::Watermark mark) override {
+    {
+      std::lock_guard<std::mutex> lock(log_->mu);
+      log_->max_watermark_per_subtask[static_cast<size_t>(ctx_.subtask_index)] = mark.timestamp;
+    }
+    output_->emitWatermark(mark);
+  }
+  void endInput() override {
+    types::RowBatch out(bigintRow(2));
+    for (const auto& [k, s] : sums_) {
+      out.column(0).appendLong(k);
+      out.column(1).appendLong(s);
+      out.kinds().push_back(types::RowKind::kInsert);
+    }
+    output_->collect(std::move(out));
+  }
+
+ private:
+  KeyedSumLog* log_;
+  std::map<int64_t, int64_t> sums_;
+};
+
+// Collects every row (all columns as int64) and can signal the first batch.
+struct Collected {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::vector<int64_t>> rows;
+  int64_t batches = 0;
+  bool ended = false;
+
+  void waitForBatches(int64_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return batches >= n; });
+  }
+};
+
+class CollectSink : public runtime::StreamOperator {
+ public:
+  CollectSink(Collected* out, int64_t fail_after_batches = -1) : out_(out), fail_after_(fail_after_batches) {}
+  void processBatch(types::RowBatch&& in) override {
+    {
+      std::lock_guard<std::mutex> lock(out_->mu);
+      for (size_t r = 0; r < in.numRows(); ++r) {
+        std::vector<int64_t> row;
+        for (size_t c = 0; c < in.numColumns(); ++c) row.push_back(in.column(c).getLong(r));
+        out_->rows.push_back(std::move(row));
+      }
+      ++out_->batches;
+    }
+    out_->cv.notify_all();
+    if (fail_after_ >= 0 && ++seen_ > fail_after_) throw std::runtime_error("sink exploded");
+  }
+  void endInput() override {
+    std::lock_guard<std::mutex> lock(out_->mu);
+    out_->ended = true;
+  }
+
+ private:
+  Collected* out_;
+  int64_t fail_after_;
+  int64_t seen_ = 0;
+};
+
+inline graph::TransformationPtr makeTransformation(int id, std::string name, graph::TransformationKind kind,
+                                                   int parallelism,
+                                                   std::shared_ptr<const graph::OperatorFactory> factory,
+                                                   std::vector<graph::TransformationPtr> inputs = {}) {
+  auto t = std::make_shared<graph::Transformation>();
+  t->id = id;
+  t->name = std::move(name);
+  t->kind = kind;
+  t->parallelism = parallelism;
+  t->factory = std::move(factory);
+  t->inputs = std::move(inputs);
+  return t;
+}
+
+inline graph::TransformationPtr makeHashPartition(int id, graph::TransformationPtr input, std::vector<int> keys) {
+  auto t = std::make_shared<graph::Transformation>();
+  t->id = id;
+  t->name = "Exchange";
+  t->kind = graph::TransformationKind::kPartition;
+  t->partitioner.strategy = graph::ShipStrategy::kHash;
+  t->partitioner.key_columns = std::move(keys);
+  t->inputs = {std::move(input)};
+  return t;
+}
+
+}  // namespace sluice::testing
