@@ -1,0 +1,18 @@
+#include "connectors/builtin.h"
+
+#include <memory>
+
+#include "connectors/datagen_connector.h"
+#include "connectors/filesystem_connector.h"
+#include "connectors/print_connector.h"
+
+namespace sluice::connectors {
+
+void registerBuiltinConnectors(table::FactoryRegistry& registry) {
+  registry.add(std::make_shared<FileSystemTableFactory>());
+  registry.add(std::make_shared<DataGenTableFactory>());
+  registry.add(std::make_shared<PrintTableFactory>());
+  registry.add(std::make_shared<BlackHoleTableFactory>());
+}
+
+}  // namespace sluice::connectors

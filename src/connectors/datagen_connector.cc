@@ -1,0 +1,324 @@
+#include "connectors/datagen_connector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/connector_options.h"
+#include "connectors/operator_util.h"
+
+namespace sluice::connectors {
+
+using types::LogicalType;
+using types::TypeId;
+
+namespace {
+
+int64_t nowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t wallClockMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t pow10(int32_t n) {
+  int64_t v = 1;
+  for (int32_t i = 0; i < n && i < 18; ++i) v *= 10;
+  return v;
+}
+
+// Share of `total` for subtask i of p: total / p, plus one for the first total % p subtasks.
+int64_t shareOf(int64_t total, int i, int p) { return total / p + (total % p > i ? 1 : 0); }
+
+}  // namespace
+
+DataGenSourceOperator::DataGenSourceOperator(std::shared_ptr<const DataGenSpec> spec) : spec_(std::move(spec)) {}
+
+void DataGenSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  SourceOperator::open(ctx, output);
+  batch_size_ = batchSizeOf(ctx);
+  const int p = std::max(1, ctx.parallelism);
+  const int i = ctx.subtask_index;
+  stride_ = p;
+  rate_ = std::max<int64_t>(1, shareOf(spec_->rows_per_second, i, p));
+  limit_ = spec_->number_of_rows ? shareOf(*spec_->number_of_rows, i, p) : -1;
+  state_.clear();
+  state_.resize(spec_->fields.size());
+  for (size_t f = 0; f < spec_->fields.size(); ++f) {
+    const DataGenFieldSpec& fs = spec_->fields[f];
+    FieldState& st = state_[f];
+    st.rng.seed(0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(i + 1) ^ (0xBF58476D1CE4E5B9ULL * (f + 1)));
+    if (fs.kind == DataGenFieldSpec::Kind::kSequence) {
+      // Flink's SequenceGenerator: congruence start + i, step p.
+      const __int128 total = static_cast<__int128>(fs.end) - fs.start + 1;
+      const __int128 count = total / p + (total % p > i ? 1 : 0);
+      st.next = fs.start + i;
+      st.remaining = static_cast<int64_t>(std::min<__int128>(count, std::numeric_limits<int64_t>::max()));
+      limit_ = limit_ < 0 ? st.remaining : std::min(limit_, st.remaining);
+    }
+  }
+  emitted_ = 0;
+  start_ns_ = nowNanos();
+}
+
+runtime::InputStatus DataGenSourceOperator::emitNext() {
+  if (limit_ >= 0 && emitted_ >= limit_) return runtime::InputStatus::kEndOfInput;
+  const int64_t elapsed = nowNanos() - start_ns_;
+  const int64_t due_total =
+      static_cast<int64_t>(static_cast<__int128>(elapsed) * rate_ / 1'000'000'000 + 1);  // first row at once
+  int64_t due = due_total - emitted_;
+  if (limit_ >= 0) due = std::min(due, limit_ - emitted_);
+  if (due <= 0) {
+    // Wait for the next row, but never longer than 1 ms so the task can run its mails.
+    const int64_t next_ns = static_cast<int64_t>(static_cast<__int128>(emitted_) * 1'000'000'000 / rate_);
+    const int64_t wait = std::clamp<int64_t>(next_ns - elapsed, 0, 1'000'000);
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+    return runtime::InputStatus::kNothingAvailable;
+  }
+  const size_t rows = static_cast<size_t>(std::min<int64_t>(due, static_cast<int64_t>(batch_size_)));
+  types::RowBatch batch(spec_->row_type);
+  batch.reserve(rows);
+  generate(batch, rows);
+  emitted_ += static_cast<int64_t>(rows);
+  addRecordsOut(ctx_, static_cast<int64_t>(rows));
+  output_->collect(std::move(batch));
+  return runtime::InputStatus::kMoreAvailable;
+}
+
+void DataGenSourceOperator::generate(types::RowBatch& batch, size_t rows) {
+  const int64_t now_ms = wallClockMillis();
+  for (size_t f = 0; f < spec_->fields.size(); ++f) {
+    const DataGenFieldSpec& fs = spec_->fields[f];
+    FieldState& st = state_[f];
+    types::Column& col = batch.column(f);
+    const TypeId id = fs.type.id;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (size_t r = 0; r < rows; ++r) {
+      if (fs.kind == DataGenFieldSpec::Kind::kSequence) {
+        const int64_t v = st.next;
+        st.next += stride_;
+        --st.remaining;
+        switch (id) {
+          case TypeId::kDouble: col.appendDouble(static_cast<double>(v)); break;
+          case TypeId::kDecimal: col.appendLong(v * pow10(fs.type.scale)); break;
+          case TypeId::kVarchar:
+          case TypeId::kChar: col.appendString(std::to_string(v)); break;
+          default: col.appendLong(v); break;
+        }
+        continue;
+      }
+      if (fs.null_rate > 0 && unit(st.rng) < fs.null_rate) {
+        col.appendNull();
+        continue;
+      }
+      switch (id) {
+        case TypeId::kBoolean: col.appendLong(static_cast<int64_t>(st.rng() & 1)); break;
+        case TypeId::kInt:
+        case TypeId::kBigInt:
+        case TypeId::kDecimal:
+          col.appendLong(std::uniform_int_distribution<int64_t>(fs.min_long, fs.max_long)(st.rng));
+          break;
+        case TypeId::kDouble: {
+          double span = fs.max_double - fs.min_double;
+          double v;
+          if (std::isfinite(span)) {
+            v = fs.min_double + unit(st.rng) * span;
+          } else {
+            // The span overflows (e.g. -MAX..MAX): add two half steps.
+            const double half = unit(st.rng) * (fs.max_double / 2 - fs.min_double / 2);
+            v = fs.min_double + half + half;
+          }
+          col.appendDouble(v);
+          break;
+        }
+        case TypeId::kVarchar:
+        case TypeId::kChar: {
+          static const char kHex[] = "0123456789abcdef";
+          int32_t len = fs.length;
+          if (fs.var_len && len > 1) len = std::uniform_int_distribution<int32_t>(1, len)(st.rng);
+          scratch_.resize(static_cast<size_t>(len));
+          for (int32_t k = 0; k < len; ++k) scratch_[k] = kHex[st.rng() & 15];
+          col.appendString(scratch_);
+          break;
+        }
+        case TypeId::kTimestamp: {
+          int64_t past = fs.max_past_ms > 0 ? std::uniform_int_distribution<int64_t>(0, fs.max_past_ms)(st.rng) : 0;
+          col.appendLong(now_ms - past);
+          break;
+        }
+        default: col.appendNull(); break;
+      }
+    }
+  }
+  batch.kinds().insert(batch.kinds().end(), rows, types::RowKind::kInsert);
+}
+
+DataGenTableSource::DataGenTableSource(std::shared_ptr<const DataGenSpec> spec, std::optional<int> parallelism)
+    : spec_(std::move(spec)), parallelism_(parallelism) {}
+
+std::shared_ptr<const runtime::StreamOperatorFactory> DataGenTableSource::operatorFactory() const {
+  auto spec = spec_;
+  return runtime::makeOperatorFactory([spec] { return std::make_unique<DataGenSourceOperator>(spec); }, true);
+}
+
+bool DataGenTableSource::isBounded() const {
+  if (spec_->number_of_rows) return true;
+  for (const auto& f : spec_->fields)
+    if (f.kind == DataGenFieldSpec::Kind::kSequence) return true;
+  return false;
+}
+
+std::string DataGenTableSource::summary() const {
+  return spec_->number_of_rows ? fmt::format("datagen rows-per-second={}, number-of-rows={}", spec_->rows_per_second,
+                                             *spec_->number_of_rows)
+                               : fmt::format("datagen rows-per-second={}", spec_->rows_per_second);
+}
+
+std::set<std::string> DataGenTableFactory::supportedOptions() const {
+  return {"rows-per-second", "number-of-rows", "scan.parallelism", "fields.#.kind",  "fields.#.min",
+          "fields.#.max",    "fields.#.max-past", "fields.#.length", "fields.#.var-len", "fields.#.start",
+          "fields.#.end",    "fields.#.null-rate"};
+}
+
+std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const table::ResolvedTable& table,
+                                                                          const Configuration&) const {
+  const OptionMap& o = table.options;
+  const std::string& t = table.name;
+  auto spec = std::make_shared<DataGenSpec>();
+  spec->table_name = t;
+  spec->row_type = table.physical_type;
+  spec->rows_per_second = longOption(o, "rows-per-second", 10000, t);
+  if (spec->rows_per_second <= 0)
+    throw UserError(fmt::format("Option 'rows-per-second' of table '{}' must be positive, but was {}.", t,
+                                spec->rows_per_second));
+  if (o.count("number-of-rows")) {
+    spec->number_of_rows = longOption(o, "number-of-rows", 0, t);
+    if (*spec->number_of_rows < 0)
+      throw UserError(fmt::format("Option 'number-of-rows' of table '{}' must not be negative.", t));
+  }
+  // Options for fields that the table does not have.
+  for (const auto& kv : o) {
+    if (kv.first.rfind("fields.", 0) != 0) continue;
+    const size_t dot = kv.first.rfind('.');
+    const std::string name = kv.first.substr(7, dot > 7 ? dot - 7 : 0);
+    if (table.physical_type.indexOf(name) < 0)
+      throw UserError(fmt::format("Unsupported option '{}' for the datagen table '{}': it has no column '{}'.", kv.first,
+                                  t, name));
+  }
+  for (size_t c = 0; c < table.physical_type.size(); ++c) {
+    const std::string& name = table.physical_type.names[c];
+    const LogicalType& type = table.physical_type.types[c];
+    const std::string prefix = "fields." + name + ".";
+    DataGenFieldSpec f;
+    f.type = type;
+    std::string kind = findOption(o, prefix + "kind").value_or("random");
+    if (kind == "sequence") {
+      f.kind = DataGenFieldSpec::Kind::kSequence;
+    } else if (kind != "random") {
+      throw UserError(fmt::format("Unknown value '{}' for option '{}kind' of table '{}': expected random or sequence.",
+                                  kind, prefix, t));
+    }
+    f.null_rate = doubleOption(o, prefix + "null-rate", 0.0, t);
+    if (f.null_rate < 0 || f.null_rate > 1)
+      throw UserError(fmt::format("Option '{}null-rate' of table '{}' must be between 0 and 1.", prefix, t));
+    if (f.kind == DataGenFieldSpec::Kind::kSequence) {
+      if (!o.count(prefix + "start") || !o.count(prefix + "end"))
+        throw UserError(fmt::format(
+            "Could not find the required options '{0}start' and '{0}end' for the sequence column '{1}' of table '{2}'.",
+            prefix, name, t));
+      f.start = longOption(o, prefix + "start", 0, t);
+      f.end = longOption(o, prefix + "end", 0, t);
+      if (f.start > f.end)
+        throw UserError(fmt::format("Option '{0}start' ({1}) of table '{2}' must not be greater than '{0}end' ({3}).",
+                                    prefix, f.start, t, f.end));
+      switch (type.id) {
+        case TypeId::kInt:
+          if (f.start < std::numeric_limits<int32_t>::min() || f.end > std::numeric_limits<int32_t>::max())
+            throw UserError(fmt::format("The sequence of column '{}' of table '{}' exceeds the INT range.", name, t));
+          break;
+        case TypeId::kBigInt:
+        case TypeId::kDouble:
+        case TypeId::kVarchar:
+        case TypeId::kChar:
+          break;
+        case TypeId::kDecimal: {
+          const int64_t limit = pow10(std::min(type.precision - type.scale, 18 - type.scale));
+          if (f.start <= -limit || f.end >= limit)
+            throw UserError(fmt::format("The sequence of column '{}' of table '{}' exceeds {}.", name, t,
+                                        type.toString()));
+          break;
+        }
+        default:
+          throw UserError(fmt::format("The datagen sequence generator does not support type {} (column '{}' of table '{}').",
+                                      type.toString(), name, t));
+      }
+      spec->fields.push_back(f);
+      continue;
+    }
+    switch (type.id) {
+      case TypeId::kBoolean:
+        break;
+      case TypeId::kInt:
+        f.min_long = longOption(o, prefix + "min", std::numeric_limits<int32_t>::min(), t);
+        f.max_long = longOption(o, prefix + "max", std::numeric_limits<int32_t>::max(), t);
+        if (f.min_long < std::numeric_limits<int32_t>::min() || f.max_long > std::numeric_limits<int32_t>::max())
+          throw UserError(fmt::format("Options '{0}min'/'{0}max' of table '{1}' exceed the INT range.", prefix, t));
+        break;
+      case TypeId::kBigInt:
+        f.min_long = longOption(o, prefix + "min", std::numeric_limits<int64_t>::min(), t);
+        f.max_long = longOption(o, prefix + "max", std::numeric_limits<int64_t>::max(), t);
+        break;
+      case TypeId::kDouble:
+        f.min_double = doubleOption(o, prefix + "min", std::numeric_limits<double>::denorm_min(), t);
+        f.max_double = doubleOption(o, prefix + "max", std::numeric_limits<double>::max(), t);
+        if (f.min_double > f.max_double)
+          throw UserError(fmt::format("Option '{0}min' of table '{1}' must not be greater than '{0}max'.", prefix, t));
+        break;
+      case TypeId::kDecimal: {
+        const int32_t digits = std::min(type.precision, 18);
+        const double scale = std::pow(10.0, type.scale);
+        const double bound = static_cast<double>(pow10(digits)) - 1;
+        double lo = doubleOption(o, prefix + "min", std::numeric_limits<double>::denorm_min(), t) * scale;
+        double hi = doubleOption(o, prefix + "max", std::numeric_limits<double>::max(), t) * scale;
+        lo = std::max(std::ceil(lo), -bound);
+        hi = std::min(std::floor(hi), bound);
+        if (lo > hi)
+          throw UserError(fmt::format("Options '{0}min'/'{0}max' of table '{1}' leave no {2} value.", prefix, t,
+                                      type.toString()));
+        f.min_long = static_cast<int64_t>(lo);
+        f.max_long = static_cast<int64_t>(hi);
+        break;
+      }
+      case TypeId::kVarchar:
+      case TypeId::kChar: {
+        int64_t fallback = type.id == TypeId::kChar || type.precision != types::kMaxVarcharLength ? type.precision : 100;
+        int64_t len = longOption(o, prefix + "length", fallback, t);
+        if (len < 0 || len > (1 << 24))
+          throw UserError(fmt::format("Option '{}length' of table '{}' is out of range: {}.", prefix, t, len));
+        f.length = static_cast<int32_t>(len);
+        f.var_len = boolOption(o, prefix + "var-len", false, t);
+        break;
+      }
+      case TypeId::kTimestamp:
+        f.max_past_ms = durationOption(o, prefix + "max-past", 0, t);
+        break;
+      default:
+        throw UserError(fmt::format("The datagen connector does not support type {} (column '{}' of table '{}').",
+                                    type.toString(), name, t));
+    }
+    if (f.type.isIntegral() && f.min_long > f.max_long)
+      throw UserError(fmt::format("Option '{0}min' of table '{1}' must not be greater than '{0}max'.", prefix, t));
+    spec->fields.push_back(f);
+  }
+  return std::make_unique<DataGenTableSource>(std::move(spec), parallelismOption(o, "scan.parallelism", t));
+}
+
+}  // namespace sluice::connectors

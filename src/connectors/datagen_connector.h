@@ -1,0 +1,116 @@
+#pragma once
+/// The `datagen` connector (Flink's DataGenTableSourceFactory, RandomGeneratorVisitor,
+/// SequenceGeneratorVisitor, DataGeneratorSource).
+///  - `rows-per-second` (default 10000) is the rate of the whole source; subtask i gets
+///    rate / parallelism (+1 for the first rate % parallelism subtasks). Throttling never blocks:
+///    emitNext returns kNothingAvailable (after at most a 1 ms pause) until rows are due.
+///  - `number-of-rows`: total rows, split like the rate (subtask i gets n / p, +1 for i < n % p).
+///    Unset: unbounded unless a field is a sequence.
+///  - `fields.#.kind` = random (default) | sequence. A sequence needs `start` and `end` (inclusive);
+///    subtask i emits start + i, start + i + p, ... (Flink's SequenceGenerator), so the union over the
+///    subtasks is exactly start..end. The source ends when any sequence is exhausted.
+///  - random: INT/BIGINT in [min, max] (defaults: the type's range), DOUBLE in [min, max), DECIMAL in
+///    [min, max] clipped to the type's range, BOOLEAN, STRING/VARCHAR of `length` (default 100 for
+///    STRING, n for VARCHAR(n)/CHAR(n)) lowercase hex characters (`var-len` picks a length 1..length),
+///    TIMESTAMP = now minus a random duration up to `max-past` (default 0). `null-rate` in [0, 1].
+/// Random values use a fixed seed per subtask and field, so runs are repeatable (TIMESTAMP follows the
+/// clock). Threading: used by the task thread only.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/operators/stream_operator.h"
+#include "table/catalog/table_factory.h"
+
+namespace sluice::connectors {
+
+/// How one column is generated.
+struct DataGenFieldSpec {
+  enum class Kind { kRandom, kSequence };
+  Kind kind = Kind::kRandom;
+  types::LogicalType type;
+  // random, integral / DECIMAL as unscaled at the column scale
+  int64_t min_long = 0;
+  int64_t max_long = 0;
+  double min_double = 0;
+  double max_double = 0;
+  int64_t max_past_ms = 0;
+  int32_t length = 100;
+  bool var_len = false;
+  double null_rate = 0;
+  // sequence (values in the column's own unit; DECIMAL sequences count whole numbers)
+  int64_t start = 0;
+  int64_t end = 0;
+};
+
+/// The whole table's generation plan, shared read-only by the subtasks.
+struct DataGenSpec {
+  std::string table_name;
+  types::RowType row_type;
+  std::vector<DataGenFieldSpec> fields;
+  int64_t rows_per_second = 10000;
+  std::optional<int64_t> number_of_rows;
+};
+
+/// One subtask of the datagen source.
+class DataGenSourceOperator : public runtime::SourceOperator {
+ public:
+  explicit DataGenSourceOperator(std::shared_ptr<const DataGenSpec> spec);
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
+  /// Emits the rows that are due (at most `sluice.batch.size`), kNothingAvailable when none is due
+  /// yet, kEndOfInput when number-of-rows or a sequence is exhausted.
+  runtime::InputStatus emitNext() override;
+
+  /// Rows this subtask will emit in total, or -1 when unbounded (valid after open).
+  int64_t rowLimit() const { return limit_; }
+
+ private:
+  struct FieldState {
+    int64_t next = 0;       ///< sequence: next value
+    int64_t remaining = 0;  ///< sequence: values left
+    std::mt19937_64 rng;
+  };
+  void generate(types::RowBatch& batch, size_t rows);
+
+  std::shared_ptr<const DataGenSpec> spec_;
+  std::vector<FieldState> state_;
+  size_t batch_size_ = 1024;
+  int64_t rate_ = 0;
+  int64_t limit_ = -1;
+  int64_t emitted_ = 0;
+  int64_t start_ns_ = 0;
+  int stride_ = 1;
+  std::string scratch_;
+};
+
+/// The datagen source the planner gets.
+class DataGenTableSource : public table::ScanTableSource {
+ public:
+  DataGenTableSource(std::shared_ptr<const DataGenSpec> spec, std::optional<int> parallelism);
+  std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
+  std::optional<int> parallelism() const override { return parallelism_; }
+  /// True with number-of-rows or any sequence field.
+  bool isBounded() const override;
+  std::string summary() const override;
+
+ private:
+  std::shared_ptr<const DataGenSpec> spec_;
+  std::optional<int> parallelism_;
+};
+
+/// Factory for `'connector' = 'datagen'`.
+class DataGenTableFactory : public table::DynamicTableFactory {
+ public:
+  std::string identifier() const override { return "datagen"; }
+  std::set<std::string> supportedOptions() const override;
+  /// Throws UserError naming the table and option: unknown kind, a sequence without start/end,
+  /// min > max, an unsupported column type, a bad number.
+  std::unique_ptr<table::ScanTableSource> createSource(const table::ResolvedTable& table,
+                                                       const Configuration& config) const override;
+};
+
+}  // namespace sluice::connectors

@@ -1,0 +1,384 @@
+#include "connectors/filesystem_connector.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/connector_options.h"
+#include "connectors/operator_util.h"
+
+namespace sluice::connectors {
+
+namespace fs = std::filesystem;
+
+std::string stripFileScheme(const std::string& path) {
+  if (path.rfind("file://", 0) == 0) return path.substr(7);
+  if (path.rfind("file:/", 0) == 0) return path.substr(5);
+  return path;
+}
+
+namespace {
+
+std::string absolutePath(const std::string& path) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(fs::path(path), ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// Regular files under `dir`, relative paths sorted; hidden ('.', '_') entries skipped like Flink's
+// DefaultFileFilter, also for directories.
+std::vector<std::string> listFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
+  if (ec) throw UserError(fmt::format("Cannot list directory '{}': {}", dir, ec.message()));
+  for (auto end = fs::recursive_directory_iterator(); it != end; it.increment(ec)) {
+    if (ec) throw UserError(fmt::format("Cannot list directory '{}': {}", dir, ec.message()));
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && (name[0] == '.' || name[0] == '_')) {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec)) out.push_back(fs::relative(it->path(), dir, ec).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string joinPath(const std::string& dir, const std::string& rel) {
+  if (dir.empty() || dir.back() == '/') return dir + rel;
+  return dir + "/" + rel;
+}
+
+void writeAll(int fd, const char* data, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw UserError(fmt::format("Cannot write '{}': {}", path, std::strerror(errno)));
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+constexpr size_t kSinkFlushBytes = 1 << 20;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Source
+
+FileSystemSourceOperator::FileSystemSourceOperator(std::shared_ptr<const FileSystemSourceSpec> spec)
+    : spec_(std::move(spec)) {}
+
+FileSystemSourceOperator::~FileSystemSourceOperator() { closeFile(); }
+
+void FileSystemSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  SourceOperator::open(ctx, output);
+  batch_size_ = batchSizeOf(ctx);
+  deserializer_ = std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv);
+  const int n = std::max(1, ctx.parallelism);
+  const int i = ctx.subtask_index;
+  std::error_code ec;
+  fs::file_status st = fs::status(spec_->absolute_path, ec);
+  if (ec || !fs::exists(st))
+    throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", spec_->path, spec_->table_name));
+  units_.clear();
+  if (fs::is_directory(st)) {
+    std::vector<std::string> files = listFiles(spec_->absolute_path);
+    for (size_t k = static_cast<size_t>(i); k < files.size(); k += static_cast<size_t>(n)) {
+      units_.push_back({joinPath(spec_->absolute_path, files[k]), joinPath(spec_->path, files[k]), false});
+    }
+  } else {
+    units_.push_back({spec_->absolute_path, spec_->path, n > 1});
+  }
+  next_unit_ = 0;
+  finished_ = false;
+}
+
+void FileSystemSourceOperator::closeFile() {
+  if (map_ != nullptr) {
+    ::munmap(const_cast<char*>(map_), map_size_);
+    map_ = nullptr;
+    map_size_ = 0;
+  }
+  owned_data_.clear();
+  owned_data_.shrink_to_fit();
+  data_ = {};
+  file_open_ = false;
+}
+
+bool FileSystemSourceOperator::openNextUnit() {
+  closeFile();
+  if (next_unit_ >= units_.size()) return false;
+  const WorkUnit& u = units_[next_unit_++];
+  display_path_ = u.display_path;
+  int fd = ::open(u.open_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw UserError(fmt::format("Cannot open file '{}' of table '{}': {}", u.display_path, spec_->table_name,
+                                std::strerror(errno)));
+  struct stat sb {};
+  size_t size = 0;
+  if (::fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) size = static_cast<size_t>(sb.st_size);
+  if (size > 0) {
+    void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      ::madvise(m, size, MADV_SEQUENTIAL);
+      map_ = static_cast<const char*>(m);
+      map_size_ = size;
+      data_ = std::string_view(map_, map_size_);
+    }
+  }
+  if (map_ == nullptr && (size > 0 || !S_ISREG(sb.st_mode))) {
+    // Not mappable (a pipe, a special file): read it whole.
+    char buf[1 << 16];
+    while (true) {
+      ssize_t r = ::read(fd, buf, sizeof(buf));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        int err = errno;
+        ::close(fd);
+        throw UserError(fmt::format("Cannot read file '{}': {}", u.display_path, std::strerror(err)));
+      }
+      if (r == 0) break;
+      owned_data_.append(buf, static_cast<size_t>(r));
+    }
+    data_ = owned_data_;
+  }
+  ::close(fd);
+  file_open_ = true;
+  if (u.split) {
+    const size_t n = static_cast<size_t>(std::max(1, ctx_.parallelism));
+    const size_t i = static_cast<size_t>(ctx_.subtask_index);
+    const size_t total = data_.size();
+    // 128-bit products: size * i must not overflow for huge files.
+    const size_t begin = static_cast<size_t>(static_cast<unsigned __int128>(total) * i / n);
+    const size_t end = static_cast<size_t>(static_cast<unsigned __int128>(total) * (i + 1) / n);
+    pos_ = alignToLineStart(data_, begin);
+    range_end_ = end;
+    line_number_ = countNewlines(data_, pos_) + 1;
+  } else {
+    pos_ = 0;
+    range_end_ = data_.size();
+    line_number_ = 1;
+  }
+  return true;
+}
+
+runtime::InputStatus FileSystemSourceOperator::emitNext() {
+  if (finished_) return runtime::InputStatus::kEndOfInput;
+  types::RowBatch batch(spec_->row_type);
+  batch.reserve(batch_size_);
+  size_t rows = 0;
+  while (rows < batch_size_) {
+    if (!file_open_ || pos_ >= range_end_ || pos_ >= data_.size()) {
+      if (!openNextUnit()) {
+        finished_ = true;
+        break;
+      }
+      continue;
+    }
+    rows += readCsvLines(data_, pos_, range_end_, line_number_, *deserializer_, batch, batch_size_ - rows,
+                         display_path_);
+  }
+  parse_errors_.store(deserializer_->parseErrors(), std::memory_order_relaxed);
+  if (finished_) closeFile();
+  if (rows == 0) return finished_ ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
+  rows_emitted_.fetch_add(static_cast<int64_t>(rows), std::memory_order_relaxed);
+  addRecordsOut(ctx_, static_cast<int64_t>(rows));
+  output_->collect(std::move(batch));
+  return runtime::InputStatus::kMoreAvailable;
+}
+
+void FileSystemSourceOperator::close() { closeFile(); }
+
+FileSystemTableSource::FileSystemTableSource(std::shared_ptr<const FileSystemSourceSpec> spec,
+                                             std::optional<int> parallelism)
+    : spec_(std::move(spec)), parallelism_(parallelism) {}
+
+std::shared_ptr<const runtime::StreamOperatorFactory> FileSystemTableSource::operatorFactory() const {
+  auto spec = spec_;
+  return runtime::makeOperatorFactory([spec] { return std::make_unique<FileSystemSourceOperator>(spec); }, true);
+}
+
+std::string FileSystemTableSource::summary() const {
+  return fmt::format("filesystem path={}, format=csv", spec_->path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sink
+
+FileSystemSinkOperator::FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec)
+    : spec_(std::move(spec)) {}
+
+FileSystemSinkOperator::~FileSystemSinkOperator() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  StreamOperator::open(ctx, output);
+  serializer_ = std::make_unique<CsvRowSerializer>(spec_->row_type, spec_->csv);
+  std::error_code ec;
+  if (spec_->directory) {
+    fs::create_directories(spec_->absolute_path, ec);
+    if (ec)
+      throw UserError(fmt::format("Cannot create directory '{}' of table '{}': {}", spec_->path, spec_->table_name,
+                                  ec.message()));
+    file_path_ = joinPath(spec_->absolute_path, fmt::format("part-{}-0.csv", ctx.subtask_index));
+    fd_ = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  } else {
+    file_path_ = spec_->absolute_path;
+    fs::path parent = fs::path(file_path_).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    std::call_once(spec_->truncate_once, [&] {
+      int t = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (t >= 0) ::close(t);
+    });
+    fd_ = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  }
+  if (fd_ < 0)
+    throw UserError(fmt::format("Cannot open '{}' of table '{}' for writing: {}", file_path_, spec_->table_name,
+                                std::strerror(errno)));
+}
+
+void FileSystemSinkOperator::processBatch(types::RowBatch&& batch) {
+  const size_t n = batch.numRows();
+  for (size_t r = 0; r < n; ++r) {
+    SLUICE_CHECK(batch.kind(r) == types::RowKind::kInsert,
+                 "filesystem sink of table '{}' received a {} row; it accepts only inserts", spec_->table_name,
+                 types::shortString(batch.kind(r)));
+    serializer_->appendRow(batch, r, buffer_);
+  }
+  addRecordsIn(ctx_, static_cast<int64_t>(n));
+  if (buffer_.size() >= kSinkFlushBytes) flush();
+}
+
+void FileSystemSinkOperator::flush() {
+  if (buffer_.empty() || fd_ < 0) return;
+  if (spec_->directory) {
+    writeAll(fd_, buffer_.data(), buffer_.size(), file_path_);
+  } else {
+    // Whole lines under one lock: subtasks sharing the file never interleave within a line.
+    std::lock_guard<std::mutex> lock(spec_->append_mutex);
+    writeAll(fd_, buffer_.data(), buffer_.size(), file_path_);
+  }
+  buffer_.clear();
+}
+
+void FileSystemSinkOperator::endInput() { flush(); }
+
+void FileSystemSinkOperator::close() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  buffer_.clear();
+}
+
+FileSystemTableSink::FileSystemTableSink(std::shared_ptr<const FileSystemSinkSpec> spec, std::optional<int> parallelism)
+    : spec_(std::move(spec)), parallelism_(parallelism) {}
+
+std::shared_ptr<const runtime::StreamOperatorFactory> FileSystemTableSink::operatorFactory() const {
+  auto spec = spec_;
+  return runtime::makeOperatorFactory([spec] { return std::make_unique<FileSystemSinkOperator>(spec); });
+}
+
+std::string FileSystemTableSink::summary() const { return fmt::format("filesystem path={}, format=csv", spec_->path); }
+
+// ---------------------------------------------------------------------------------------------
+// Factory
+
+std::set<std::string> FileSystemTableFactory::supportedOptions() const {
+  std::set<std::string> keys = {"path",
+                                "format",
+                                "source.monitor-interval",
+                                "source.path.regex-pattern",
+                                "partition.default-name",
+                                "sink.rolling-policy.file-size",
+                                "sink.rolling-policy.rollover-interval",
+                                "sink.rolling-policy.check-interval",
+                                "sink.rolling-policy.inactivity-interval",
+                                "sink.shuffle-by-partition.enable",
+                                "auto-compaction",
+                                "compaction.file-size",
+                                "scan.parallelism",
+                                "sink.parallelism"};
+  for (const auto& k : csvFormatOptionKeys()) keys.insert(k);
+  return keys;
+}
+
+namespace {
+
+struct CommonFs {
+  std::string path;
+  std::string absolute;
+  CsvFormatOptions csv;
+};
+
+CommonFs commonOptions(const table::ResolvedTable& table) {
+  auto path = findOption(table.options, "path");
+  if (!path || path->empty())
+    throw UserError(fmt::format("Missing required option 'path' for the filesystem table '{}'.", table.name));
+  auto format = findOption(table.options, "format");
+  if (!format)
+    throw UserError(fmt::format("Could not find required option 'format' for the filesystem table '{}'.", table.name));
+  if (*format != "csv")
+    throw UserError(fmt::format(
+        "Could not find any format factory for identifier '{}' (table '{}', option 'format'). Available format "
+        "identifiers are: csv",
+        *format, table.name));
+  // Accepted for compatibility; a bounded read ignores them.
+  durationOption(table.options, "source.monitor-interval", 0, table.name);
+  CommonFs c;
+  c.path = stripFileScheme(*path);
+  c.absolute = absolutePath(c.path);
+  c.csv = parseCsvFormatOptions(table.options, table.name);
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(const table::ResolvedTable& table,
+                                                                              const Configuration&) const {
+  CommonFs c = commonOptions(table);
+  std::error_code ec;
+  if (!fs::exists(c.absolute, ec))
+    throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", c.path, table.name));
+  auto spec = std::make_shared<FileSystemSourceSpec>();
+  spec->table_name = table.name;
+  spec->path = c.path;
+  spec->absolute_path = c.absolute;
+  spec->row_type = table.physical_type;
+  spec->csv = c.csv;
+  // Fails early on a column type the format cannot read.
+  CsvRowDeserializer check(spec->row_type, spec->csv);
+  return std::make_unique<FileSystemTableSource>(std::move(spec),
+                                                 parallelismOption(table.options, "scan.parallelism", table.name));
+}
+
+std::unique_ptr<table::DynamicTableSink> FileSystemTableFactory::createSink(const table::ResolvedTable& table,
+                                                                             const Configuration&) const {
+  CommonFs c = commonOptions(table);
+  auto spec = std::make_shared<FileSystemSinkSpec>();
+  spec->table_name = table.name;
+  spec->path = c.path;
+  spec->absolute_path = c.absolute;
+  std::error_code ec;
+  spec->directory = (!c.path.empty() && c.path.back() == '/') || fs::is_directory(c.absolute, ec);
+  spec->row_type = table.physical_type;
+  spec->csv = c.csv;
+  return std::make_unique<FileSystemTableSink>(std::move(spec),
+                                               parallelismOption(table.options, "sink.parallelism", table.name));
+}
+
+}  // namespace sluice::connectors

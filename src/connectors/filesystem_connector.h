@@ -1,0 +1,170 @@
+#pragma once
+/// The `filesystem` connector with the `csv` format (Flink's FileSystemTableFactory, FileSource,
+/// FileSink). Source: reads a file or every file under a directory; sink: writes CSV files.
+///
+/// Parallel reading (deterministic, every line read exactly once):
+///  - `path` is a directory: the regular files under it (recursively; names starting with '.' or '_'
+///    skipped, as Flink's default file filter) sorted by relative path, file k read whole by subtask
+///    k % parallelism;
+///  - `path` is a file: split into parallelism byte ranges [size*i/N, size*(i+1)/N); subtask i reads the
+///    lines that start in its range. Error line numbers count the newlines before the range.
+/// Files are memory-mapped and parsed in place (no per-line copies).
+///
+/// Sink: `path` an existing directory or ending with '/': subtask i writes `<path>/part-<i>-0.csv`;
+/// otherwise `path` is one file that all subtasks append whole lines to (truncated by the first
+/// subtask that opens it). Rows are buffered and written in large blocks, the rest on endInput.
+/// Threading: operators are used by their task thread only; the counters are atomics readable anywhere.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "connectors/csv_format.h"
+#include "runtime/operators/stream_operator.h"
+#include "table/catalog/table_factory.h"
+
+namespace sluice::connectors {
+
+/// "file:///a/b" -> "/a/b", "file:/a/b" -> "/a/b"; other paths unchanged (relative ones stay relative
+/// to the current directory).
+std::string stripFileScheme(const std::string& path);
+
+/// What every source subtask needs: fixed at planning time, shared read-only.
+struct FileSystemSourceSpec {
+  std::string table_name;
+  std::string path;          ///< as the user wrote it, scheme stripped (used in messages)
+  std::string absolute_path; ///< resolved against the current directory at planning time
+  types::RowType row_type;
+  CsvFormatOptions csv;
+};
+
+/// One subtask of the filesystem source.
+class FileSystemSourceOperator : public runtime::SourceOperator {
+ public:
+  explicit FileSystemSourceOperator(std::shared_ptr<const FileSystemSourceSpec> spec);
+  ~FileSystemSourceOperator() override;
+
+  /// Lists the files and picks this subtask's share. Throws UserError when the path vanished.
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
+  /// Emits one batch of at most `sluice.batch.size` +I rows; kEndOfInput once every assigned line was
+  /// read. Throws InputError "<file>:<line>: ..." on a bad row without csv.ignore-parse-errors.
+  runtime::InputStatus emitNext() override;
+  void close() override;
+
+  /// Fields nulled plus rows dropped under csv.ignore-parse-errors so far (any thread).
+  int64_t parseErrors() const { return parse_errors_.load(std::memory_order_relaxed); }
+  /// Rows emitted so far (any thread).
+  int64_t rowsEmitted() const { return rows_emitted_.load(std::memory_order_relaxed); }
+
+ private:
+  struct WorkUnit {
+    std::string open_path;     ///< path passed to open(2)
+    std::string display_path;  ///< path shown in error messages
+    bool split = false;        ///< read only this subtask's byte range of the file
+  };
+  bool openNextUnit();
+  void closeFile();
+
+  std::shared_ptr<const FileSystemSourceSpec> spec_;
+  std::unique_ptr<CsvRowDeserializer> deserializer_;
+  std::vector<WorkUnit> units_;
+  size_t next_unit_ = 0;
+  size_t batch_size_ = 1024;
+  // The file being read: mapping, this subtask's range, cursor and line number of the cursor.
+  const char* map_ = nullptr;
+  size_t map_size_ = 0;
+  std::string owned_data_;  ///< used instead of a mapping for files that cannot be mapped
+  std::string_view data_;
+  std::string display_path_;
+  bool file_open_ = false;
+  size_t pos_ = 0;
+  size_t range_end_ = 0;
+  int64_t line_number_ = 1;
+  bool finished_ = false;
+  std::atomic<int64_t> parse_errors_{0};
+  std::atomic<int64_t> rows_emitted_{0};
+};
+
+/// The source the planner gets for a filesystem table.
+class FileSystemTableSource : public table::ScanTableSource {
+ public:
+  FileSystemTableSource(std::shared_ptr<const FileSystemSourceSpec> spec, std::optional<int> parallelism);
+  std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
+  std::optional<int> parallelism() const override { return parallelism_; }
+  bool isBounded() const override { return true; }
+  std::string summary() const override;
+
+ private:
+  std::shared_ptr<const FileSystemSourceSpec> spec_;
+  std::optional<int> parallelism_;
+};
+
+/// What every sink subtask needs; shared by the subtasks of one job.
+struct FileSystemSinkSpec {
+  std::string table_name;
+  std::string path;           ///< scheme stripped, as written
+  std::string absolute_path;
+  bool directory = false;     ///< one part file per subtask under `absolute_path`
+  types::RowType row_type;
+  CsvFormatOptions csv;
+  // Single-file mode: the first subtask truncates the file; appends are serialized.
+  mutable std::once_flag truncate_once;
+  mutable std::mutex append_mutex;
+};
+
+/// One subtask of the filesystem sink. Accepts only +I rows (throws InternalError otherwise, since the
+/// planner must have rejected an updating input).
+class FileSystemSinkOperator : public runtime::StreamOperator {
+ public:
+  explicit FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec);
+  ~FileSystemSinkOperator() override;
+  /// Creates/truncates this subtask's file. Throws UserError naming the path when it cannot.
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
+  void processBatch(types::RowBatch&& batch) override;
+  /// Writes the buffered rows.
+  void endInput() override;
+  void close() override;
+  /// The file this subtask writes (valid after open).
+  const std::string& filePath() const { return file_path_; }
+
+ private:
+  void flush();
+
+  std::shared_ptr<const FileSystemSinkSpec> spec_;
+  std::unique_ptr<CsvRowSerializer> serializer_;
+  std::string file_path_;
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+/// The sink the planner gets for a filesystem table (insert-only).
+class FileSystemTableSink : public table::DynamicTableSink {
+ public:
+  FileSystemTableSink(std::shared_ptr<const FileSystemSinkSpec> spec, std::optional<int> parallelism);
+  std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
+  std::optional<int> parallelism() const override { return parallelism_; }
+  bool acceptsUpdates() const override { return false; }
+  std::string summary() const override;
+
+ private:
+  std::shared_ptr<const FileSystemSinkSpec> spec_;
+  std::optional<int> parallelism_;
+};
+
+/// Factory for `'connector' = 'filesystem'`.
+class FileSystemTableFactory : public table::DynamicTableFactory {
+ public:
+  std::string identifier() const override { return "filesystem"; }
+  std::set<std::string> supportedOptions() const override;
+  /// Throws UserError when `path` or `format` is missing, the format is not csv, an option value is
+  /// bad, or the path does not exist ("... does not exist", naming the path).
+  std::unique_ptr<table::ScanTableSource> createSource(const table::ResolvedTable& table,
+                                                       const Configuration& config) const override;
+  std::unique_ptr<table::DynamicTableSink> createSink(const table::ResolvedTable& table,
+                                                      const Configuration& config) const override;
+};
+
+}  // namespace sluice::connectors

@@ -1,0 +1,143 @@
+#include "connectors/datagen_connector.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "test_util.h"
+
+namespace sluice::connectors {
+namespace {
+
+using testing::CollectingOutput;
+using testing::runSource;
+using types::LogicalType;
+using types::RowType;
+
+table::ResolvedTable genTable(RowType type, std::map<std::string, std::string> options) {
+  table::ResolvedTable t;
+  t.name = "gen";
+  t.physical_type = std::move(type);
+  t.options = std::move(options);
+  t.options["connector"] = "datagen";
+  return t;
+}
+
+TEST(DataGenTest, SequenceIsSplitAcrossSubtasks) {
+  // 'rows-per-second' high enough that the test never waits long for the throttle.
+  auto t = genTable(RowType{{"id", "s"}, {LogicalType::bigint(), LogicalType::string()}},
+                    {{"fields.id.kind", "sequence"}, {"fields.id.start", "5"}, {"fields.id.end", "1004"},
+                     {"rows-per-second", "100000000"}});
+  Configuration conf;
+  auto src = DataGenTableFactory().createSource(t, conf);
+  EXPECT_TRUE(src->isBounded());
+  for (int p = 1; p <= 4; ++p) {
+    std::multiset<int64_t> all;
+    for (int i = 0; i < p; ++i) {
+      CollectingOutput out;
+      runSource(*src, i, p, out);
+      for (const auto& b : out.batches) {
+        for (size_t r = 0; r < b.numRows(); ++r) {
+          int64_t v = b.column(0).getLong(r);
+          // Flink's SequenceGenerator: subtask i emits start + i, start + i + p, ...
+          EXPECT_EQ((v - 5) % p, i);
+          all.insert(v);
+          EXPECT_EQ(b.column(1).getString(r).size(), 100u);  // default random STRING length
+        }
+      }
+    }
+    // 5..1004 is 1000 values, each exactly once.
+    ASSERT_EQ(all.size(), 1000u) << p;
+    EXPECT_EQ(*all.begin(), 5);
+    EXPECT_EQ(*all.rbegin(), 1004);
+    EXPECT_EQ(std::set<int64_t>(all.begin(), all.end()).size(), 1000u);
+  }
+}
+
+TEST(DataGenTest, NumberOfRowsIsDividedAndRandomRespectsBounds) {
+  auto t = genTable(
+      RowType{{"a", "d", "m", "f", "c"},
+              {LogicalType::integer(), LogicalType::doubleType(), LogicalType::decimal(5, 2), LogicalType::boolean(),
+               LogicalType::charType(3)}},
+      {{"number-of-rows", "10"}, {"rows-per-second", "100000000"}, {"fields.a.min", "-3"}, {"fields.a.max", "3"},
+       {"fields.d.min", "1"}, {"fields.d.max", "2"}, {"fields.m.min", "0"}, {"fields.m.max", "1.5"}});
+  Configuration conf;
+  auto src = DataGenTableFactory().createSource(t, conf);
+  // 10 rows over 3 subtasks: 4, 3, 3.
+  const size_t expected[] = {4, 3, 3};
+  for (int i = 0; i < 3; ++i) {
+    CollectingOutput out;
+    runSource(*src, i, 3, out);
+    EXPECT_EQ(out.rows(), expected[i]);
+    for (const auto& b : out.batches) {
+      for (size_t r = 0; r < b.numRows(); ++r) {
+        EXPECT_GE(b.column(0).getLong(r), -3);
+        EXPECT_LE(b.column(0).getLong(r), 3);
+        EXPECT_GE(b.column(1).getDouble(r), 1.0);
+        EXPECT_LT(b.column(1).getDouble(r), 2.0);
+        EXPECT_GE(b.column(2).getLong(r), 0);
+        EXPECT_LE(b.column(2).getLong(r), 150);  // 1.5 at scale 2
+        EXPECT_EQ(b.column(4).getString(r).size(), 3u);  // CHAR(3)
+      }
+    }
+  }
+}
+
+TEST(DataGenTest, SameSubtaskGivesSameValues) {
+  auto t = genTable(RowType{{"a"}, {LogicalType::bigint()}}, {{"number-of-rows", "50"}, {"rows-per-second", "100000000"}});
+  Configuration conf;
+  auto src = DataGenTableFactory().createSource(t, conf);
+  CollectingOutput a, b;
+  runSource(*src, 1, 2, a);
+  runSource(*src, 1, 2, b);
+  // Batches are cut by the throttle's timing; compare the concatenated values.
+  auto values = [](const CollectingOutput& o) {
+    std::vector<int64_t> v;
+    for (const auto& batch : o.batches) v.insert(v.end(), batch.column(0).longs().begin(), batch.column(0).longs().end());
+    return v;
+  };
+  ASSERT_EQ(a.rows(), 25u);
+  EXPECT_EQ(values(a), values(b));
+}
+
+TEST(DataGenTest, NullRateOne) {
+  auto t = genTable(RowType{{"a"}, {LogicalType::integer()}},
+                    {{"number-of-rows", "5"}, {"fields.a.null-rate", "1"}, {"rows-per-second", "100000000"}});
+  Configuration conf;
+  CollectingOutput out;
+  runSource(*DataGenTableFactory().createSource(t, conf), 0, 1, out);
+  ASSERT_EQ(out.rows(), 5u);
+  for (size_t r = 0; r < 5; ++r) EXPECT_TRUE(out.batches[0].column(0).isNull(r));
+}
+
+TEST(DataGenTest, RateLimitReturnsNothingAvailable) {
+  auto t = genTable(RowType{{"a"}, {LogicalType::integer()}}, {{"rows-per-second", "1"}});
+  Configuration conf;
+  auto src = DataGenTableFactory().createSource(t, conf);
+  EXPECT_FALSE(src->isBounded());
+  auto op = src->operatorFactory()->createOperator();
+  CollectingOutput out;
+  op->open(runtime::OperatorContext{}, &out);
+  auto* s = dynamic_cast<runtime::SourceOperator*>(op.get());
+  // One row is due at once, the next only after a second: the second call has nothing.
+  EXPECT_EQ(s->emitNext(), runtime::InputStatus::kMoreAvailable);
+  EXPECT_EQ(s->emitNext(), runtime::InputStatus::kNothingAvailable);
+  EXPECT_EQ(out.rows(), 1u);
+}
+
+TEST(DataGenTest, BadOptions) {
+  Configuration conf;
+  DataGenTableFactory f;
+  RowType one{{"a"}, {LogicalType::integer()}};
+  EXPECT_THROW(f.createSource(genTable(one, {{"fields.a.kind", "sequence"}}), conf), UserError);
+  EXPECT_THROW(f.createSource(genTable(one, {{"fields.a.kind", "zigzag"}}), conf), UserError);
+  EXPECT_THROW(f.createSource(genTable(one, {{"fields.a.min", "5"}, {"fields.a.max", "1"}}), conf), UserError);
+  EXPECT_THROW(f.createSource(genTable(one, {{"fields.b.min", "5"}}), conf), UserError);
+  EXPECT_THROW(f.createSource(genTable(one, {{"scan.parallelism", "-1"}}), conf), UserError);
+  EXPECT_EQ(f.createSource(genTable(one, {{"scan.parallelism", "2"}}), conf)->parallelism(), 2);
+}
+
+}  // namespace
+}  // namespace sluice::connectors

@@ -1,0 +1,311 @@
+#include "connectors/filesystem_connector.h"
+
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "connectors/builtin.h"
+#include "test_util.h"
+
+namespace sluice::connectors {
+namespace {
+
+using testing::CollectingOutput;
+using testing::runSource;
+using testing::TempDir;
+using types::LogicalType;
+using types::RowType;
+
+table::ResolvedTable fsTable(const std::string& path, RowType type, std::map<std::string, std::string> extra = {}) {
+  table::ResolvedTable t;
+  t.name = "t";
+  t.physical_type = std::move(type);
+  t.options = {{"connector", "filesystem"}, {"path", path}, {"format", "csv"}};
+  for (auto& kv : extra) t.options[kv.first] = kv.second;
+  return t;
+}
+
+RowType idName() { return RowType{{"id", "name"}, {LogicalType::bigint(), LogicalType::string()}}; }
+
+TEST(FileSystemSourceTest, ReadsAFileWithQuotesCrLfAndNoFinalNewline) {
+  TempDir dir;
+  std::string p = dir.write("a.csv", "1,\"x, y\"\r\n2,plain\r\n3,last");
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable("file://" + p, idName()), conf);
+  EXPECT_TRUE(src->isBounded());
+  EXPECT_FALSE(src->parallelism().has_value());
+  CollectingOutput out;
+  runSource(*src, 0, 1, out);
+  ASSERT_EQ(out.batches.size(), 1u);
+  const auto& b = out.batches[0];
+  ASSERT_EQ(b.numRows(), 3u);
+  EXPECT_EQ(b.column(0).getLong(2), 3);
+  EXPECT_EQ(b.column(1).getString(0), "x, y");
+  EXPECT_EQ(b.column(1).getString(1), "plain");
+  EXPECT_EQ(b.column(1).getString(2), "last");
+}
+
+TEST(FileSystemSourceTest, MissingPathFailsAtCreation) {
+  Configuration conf;
+  try {
+    FileSystemTableFactory().createSource(fsTable("/nonexistent/dir/x.csv", idName()), conf);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("'/nonexistent/dir/x.csv'"));
+  }
+}
+
+TEST(FileSystemSourceTest, MissingFormatOrPathIsAUserError) {
+  Configuration conf;
+  table::ResolvedTable t = fsTable("/tmp", idName());
+  t.options.erase("format");
+  EXPECT_THROW(FileSystemTableFactory().createSource(t, conf), UserError);
+  t = fsTable("/tmp", idName(), {{"format", "json"}});
+  EXPECT_THROW(FileSystemTableFactory().createSource(t, conf), UserError);
+  t.options.erase("path");
+  EXPECT_THROW(FileSystemTableFactory().createSource(t, conf), UserError);
+}
+
+TEST(FileSystemSourceTest, ParseErrorNamesFileAndLine) {
+  TempDir dir;
+  std::string p = dir.write("bad.csv", "1,a\n2,b\n\nthree,c\n");
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(p, idName()), conf);
+  CollectingOutput out;
+  try {
+    runSource(*src, 0, 1, out);
+    FAIL();
+  } catch (const InputError& e) {
+    // Line 3 is blank; the bad row is on line 4.
+    EXPECT_EQ(std::string(e.what()), p + ":4: cannot parse 'three' as BIGINT for column 'id'");
+  }
+}
+
+TEST(FileSystemSourceTest, IgnoreParseErrorsCountsAndKeepsRows) {
+  TempDir dir;
+  std::string p = dir.write("bad.csv", "1,a\nx,b\n3\n4,d,extra\n");
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(p, idName(), {{"csv.ignore-parse-errors", "true"}}), conf);
+  CollectingOutput out;
+  auto op = runSource(*src, 0, 1, out);
+  auto* fsop = dynamic_cast<FileSystemSourceOperator*>(op.get());
+  ASSERT_NE(fsop, nullptr);
+  // Rows: (1,a), (NULL,b), (3,NULL); "4,d,extra" dropped. Errors: x, missing name, dropped row = 3.
+  EXPECT_EQ(out.rows(), 3u);
+  EXPECT_EQ(fsop->parseErrors(), 3);
+  EXPECT_EQ(fsop->rowsEmitted(), 3);
+  EXPECT_TRUE(out.batches[0].column(0).isNull(1));
+  EXPECT_TRUE(out.batches[0].column(1).isNull(2));
+}
+
+TEST(FileSystemSourceTest, BatchesRespectBatchSize) {
+  TempDir dir;
+  std::string content;
+  for (int i = 1; i <= 250; ++i) content += std::to_string(i) + ",n\n";
+  std::string p = dir.write("a.csv", content);
+  Configuration conf;
+  conf.set("sluice.batch.size", "100");
+  auto src = FileSystemTableFactory().createSource(fsTable(p, idName()), conf);
+  auto op = src->operatorFactory()->createOperator();
+  runtime::OperatorContext ctx;
+  ctx.config = &conf;
+  CollectingOutput out;
+  op->open(ctx, &out);
+  auto* s = dynamic_cast<runtime::SourceOperator*>(op.get());
+  while (s->emitNext() != runtime::InputStatus::kEndOfInput) {
+  }
+  // 250 rows in batches of at most 100: 100, 100, 50.
+  ASSERT_EQ(out.batches.size(), 3u);
+  EXPECT_EQ(out.batches[0].numRows(), 100u);
+  EXPECT_EQ(out.batches[2].numRows(), 50u);
+}
+
+// Lines 1..10007, one number each, of varying width; one subtask per byte range.
+TEST(FileSystemSourceTest, ParallelSplitReadsEveryLineOnce) {
+  TempDir dir;
+  const int64_t n = 10007;
+  std::string content;
+  for (int64_t i = 1; i <= n; ++i) content += std::to_string(i) + "," + std::string(static_cast<size_t>(i % 7), 'z') + "\n";
+  std::string p = dir.write("numbers.csv", content);
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(p, idName()), conf);
+  for (int parallelism = 1; parallelism <= 5; ++parallelism) {
+    std::set<int64_t> seen;
+    int64_t sum = 0;
+    size_t rows = 0;
+    for (int i = 0; i < parallelism; ++i) {
+      CollectingOutput out;
+      runSource(*src, i, parallelism, out);
+      for (const auto& b : out.batches) {
+        for (size_t r = 0; r < b.numRows(); ++r) {
+          seen.insert(b.column(0).getLong(r));
+          sum += b.column(0).getLong(r);
+          EXPECT_EQ(b.column(1).getString(r).size(), static_cast<size_t>(b.column(0).getLong(r) % 7));
+        }
+        rows += b.numRows();
+      }
+    }
+    EXPECT_EQ(rows, static_cast<size_t>(n)) << "parallelism " << parallelism;
+    EXPECT_EQ(seen.size(), static_cast<size_t>(n)) << "parallelism " << parallelism;
+    // 10007 * 10008 / 2 = 50075028
+    EXPECT_EQ(sum, 50075028) << "parallelism " << parallelism;
+  }
+}
+
+TEST(FileSystemSourceTest, ParallelSplitReportsTheRightLine) {
+  TempDir dir;
+  std::string content;
+  for (int i = 1; i <= 1000; ++i) content += (i == 777 ? std::string("bad") : std::to_string(i)) + ",v\n";
+  std::string p = dir.write("n.csv", content);
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(p, idName()), conf);
+  int errors = 0;
+  for (int i = 0; i < 3; ++i) {
+    CollectingOutput out;
+    try {
+      runSource(*src, i, 3, out);
+    } catch (const InputError& e) {
+      ++errors;
+      EXPECT_EQ(std::string(e.what()), p + ":777: cannot parse 'bad' as BIGINT for column 'id'");
+    }
+  }
+  EXPECT_EQ(errors, 1);
+}
+
+TEST(FileSystemSourceTest, DirectoryFilesAreAssignedRoundRobin) {
+  TempDir dir;
+  dir.write("in/a.csv", "1,a\n2,a\n");
+  dir.write("in/b.csv", "3,b\n");
+  dir.write("in/sub/c.csv", "4,c\n");
+  dir.write("in/_SUCCESS", "garbage\n");
+  dir.write("in/.hidden.csv", "garbage\n");
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(dir.path() + "/in", idName()), conf);
+  // Sorted files: a.csv, b.csv, sub/c.csv -> subtask 0: a.csv and sub/c.csv, subtask 1: b.csv.
+  CollectingOutput out0, out1;
+  runSource(*src, 0, 2, out0);
+  runSource(*src, 1, 2, out1);
+  std::multiset<int64_t> ids0, ids1;
+  for (const auto& b : out0.batches)
+    for (size_t r = 0; r < b.numRows(); ++r) ids0.insert(b.column(0).getLong(r));
+  for (const auto& b : out1.batches)
+    for (size_t r = 0; r < b.numRows(); ++r) ids1.insert(b.column(0).getLong(r));
+  EXPECT_EQ(ids0, (std::multiset<int64_t>{1, 2, 4}));
+  EXPECT_EQ(ids1, (std::multiset<int64_t>{3}));
+}
+
+TEST(FileSystemSourceTest, ErrorInDirectoryNamesTheFile) {
+  TempDir dir;
+  dir.write("in/a.csv", "1,a\n");
+  dir.write("in/b.csv", "2,b\nx,b\n");
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(dir.path() + "/in/", idName()), conf);
+  CollectingOutput out;
+  try {
+    runSource(*src, 0, 1, out);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + "/in/b.csv:2: cannot parse 'x' as BIGINT for column 'id'");
+  }
+}
+
+TEST(FileSystemSourceTest, ScanParallelism) {
+  TempDir dir;
+  std::string p = dir.write("a.csv", "1,a\n");
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(p, idName(), {{"scan.parallelism", "3"}}), conf);
+  EXPECT_EQ(src->parallelism(), 3);
+  try {
+    FileSystemTableFactory().createSource(fsTable(p, idName(), {{"scan.parallelism", "0"}}), conf);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "Invalid scan.parallelism value '0' for table 't': the parallelism must be a positive integer.");
+  }
+}
+
+TEST(FileSystemFactoryTest, UnknownOptionListsSupportedOnes) {
+  table::FactoryRegistry registry;
+  registerBuiltinConnectors(registry);
+  EXPECT_EQ(registry.identifiers(), (std::vector<std::string>{"blackhole", "datagen", "filesystem", "print"}));
+  table::ResolvedTable t = fsTable("/tmp", idName(), {{"csv.delimiter", ";"}, {"sink.rolling-policy.file-size", "1MB"}});
+  try {
+    registry.find(t);
+    FAIL();
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    EXPECT_THAT(msg, ::testing::HasSubstr("Unsupported options:\n\ncsv.delimiter\n"));
+    EXPECT_THAT(msg, ::testing::HasSubstr("csv.field-delimiter\n"));
+    EXPECT_THAT(msg, ::testing::Not(::testing::HasSubstr("Unsupported options:\n\ncsv.delimiter\nsink.")));
+  }
+}
+
+// Runs one sink subtask over `batch`.
+std::string runSink(const table::DynamicTableSink& sink, int subtask, int parallelism, types::RowBatch batch) {
+  auto op = sink.operatorFactory()->createOperator();
+  runtime::OperatorContext ctx;
+  ctx.subtask_index = subtask;
+  ctx.parallelism = parallelism;
+  op->open(ctx, nullptr);
+  op->processBatch(std::move(batch));
+  op->endInput();
+  op->close();
+  return dynamic_cast<FileSystemSinkOperator*>(op.get())->filePath();
+}
+
+types::RowBatch rows(const std::vector<std::pair<int64_t, std::string>>& values) {
+  types::RowBatch b(idName());
+  for (const auto& v : values) {
+    b.column(0).appendLong(v.first);
+    b.column(1).appendString(v.second);
+    b.kinds().push_back(types::RowKind::kInsert);
+  }
+  return b;
+}
+
+TEST(FileSystemSinkTest, DirectoryGetsOnePartFilePerSubtaskAndReadsBack) {
+  TempDir dir;
+  Configuration conf;
+  FileSystemTableFactory f;
+  auto sink = f.createSink(fsTable(dir.path() + "/out/", idName()), conf);
+  EXPECT_FALSE(sink->acceptsUpdates());
+  std::string p0 = runSink(*sink, 0, 2, rows({{1, "a b"}, {2, "x"}}));
+  std::string p1 = runSink(*sink, 1, 2, rows({{3, ""}}));
+  EXPECT_EQ(p0, dir.path() + "/out/part-0-0.csv");
+  EXPECT_EQ(testing::readFile(p0), "1,\"a b\"\n2,x\n");
+  EXPECT_EQ(testing::readFile(p1), "3,\n");
+  auto src = f.createSource(fsTable(dir.path() + "/out", idName()), conf);
+  CollectingOutput out;
+  runSource(*src, 0, 1, out);
+  ASSERT_EQ(out.rows(), 3u);
+  EXPECT_EQ(out.batches[0].column(1).getString(0), "a b");
+  EXPECT_EQ(out.batches[0].column(1).getString(2), "");
+}
+
+TEST(FileSystemSinkTest, SingleFileCollectsEverySubtask) {
+  TempDir dir;
+  std::string path = dir.path() + "/result.csv";
+  dir.write("result.csv", "stale content\n");
+  Configuration conf;
+  auto sink = FileSystemTableFactory().createSink(fsTable(path, idName()), conf);
+  runSink(*sink, 0, 2, rows({{1, "a"}}));
+  runSink(*sink, 1, 2, rows({{2, "b"}}));
+  EXPECT_EQ(testing::readFile(path), "1,a\n2,b\n");
+}
+
+TEST(FileSystemSinkTest, RejectsUpdates) {
+  TempDir dir;
+  Configuration conf;
+  auto sink = FileSystemTableFactory().createSink(fsTable(dir.path() + "/o/", idName()), conf);
+  auto op = sink->operatorFactory()->createOperator();
+  op->open(runtime::OperatorContext{}, nullptr);
+  types::RowBatch b = rows({{1, "a"}});
+  b.kinds()[0] = types::RowKind::kDelete;
+  EXPECT_THROW(op->processBatch(std::move(b)), InternalError);
+}
+
+}  // namespace
+}  // namespace sluice::connectors
