@@ -1,0 +1,339 @@
+#include "table/sql/ast.h"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace sluice::table::sql {
+
+std::string qualifiedNameToString(const QualifiedName& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (i) out += '.';
+    out += name[i];
+  }
+  return out;
+}
+
+const char* binaryOpToString(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kPlus: return "+";
+    case BinaryOp::kMinus: return "-";
+    case BinaryOp::kTimes: return "*";
+    case BinaryOp::kDivide: return "/";
+    case BinaryOp::kMod: return "%";
+    case BinaryOp::kConcat: return "||";
+    case BinaryOp::kEquals: return "=";
+    case BinaryOp::kNotEquals: return "<>";
+    case BinaryOp::kLess: return "<";
+    case BinaryOp::kLessOrEqual: return "<=";
+    case BinaryOp::kGreater: return ">";
+    case BinaryOp::kGreaterOrEqual: return ">=";
+    case BinaryOp::kAnd: return "AND";
+    case BinaryOp::kOr: return "OR";
+  }
+  return "?";
+}
+
+const char* intervalUnitToString(IntervalUnit unit) {
+  switch (unit) {
+    case IntervalUnit::kSecond: return "SECOND";
+    case IntervalUnit::kMinute: return "MINUTE";
+    case IntervalUnit::kHour: return "HOUR";
+    case IntervalUnit::kDay: return "DAY";
+  }
+  return "?";
+}
+
+ExprPtr Expr::clone() const {
+  auto out = std::make_unique<Expr>();
+  out->kind = kind;
+  out->pos = pos;
+  out->children.reserve(children.size());
+  for (const auto& c : children) out->children.push_back(c ? c->clone() : nullptr);
+  out->names = names;
+  out->name = name;
+  out->literal_kind = literal_kind;
+  out->text = text;
+  out->bool_value = bool_value;
+  out->interval_unit = interval_unit;
+  out->unary_op = unary_op;
+  out->binary_op = binary_op;
+  out->negated = negated;
+  out->case_has_operand = case_has_operand;
+  out->case_has_else = case_has_else;
+  out->cast_type = cast_type;
+  out->distinct = distinct;
+  out->star = star;
+  out->trim_mode = trim_mode;
+  return out;
+}
+
+bool Expr::equals(const Expr& o) const {
+  if (kind != o.kind || names != o.names || name != o.name || children.size() != o.children.size())
+    return false;
+  switch (kind) {
+    case ExprKind::kLiteral:
+      if (literal_kind != o.literal_kind || text != o.text || bool_value != o.bool_value ||
+          interval_unit != o.interval_unit)
+        return false;
+      break;
+    case ExprKind::kUnary:
+      if (unary_op != o.unary_op) return false;
+      break;
+    case ExprKind::kBinary:
+      if (binary_op != o.binary_op) return false;
+      break;
+    case ExprKind::kCase:
+      if (case_has_operand != o.case_has_operand || case_has_else != o.case_has_else) return false;
+      break;
+    case ExprKind::kCast:
+      if (!(cast_type == o.cast_type)) return false;
+      break;
+    case ExprKind::kCall:
+      if (distinct != o.distinct || star != o.star || trim_mode != o.trim_mode) return false;
+      break;
+    default:
+      break;
+  }
+  if (negated != o.negated) return false;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const Expr* a = children[i].get();
+    const Expr* b = o.children[i].get();
+    if ((a == nullptr) != (b == nullptr)) return false;
+    if (a && !a->equals(*b)) return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    out.push_back(c);
+    if (c == '\'') out.push_back('\'');
+  }
+  return out + "'";
+}
+
+std::string childText(const Expr& e, size_t i) {
+  return i < e.children.size() && e.children[i] ? e.children[i]->toString() : std::string("?");
+}
+
+std::string literalText(const Expr& e) {
+  switch (e.literal_kind) {
+    case LiteralKind::kInteger:
+    case LiteralKind::kDecimal:
+    case LiteralKind::kApproximate: return e.text;
+    case LiteralKind::kString: return quote(e.text);
+    case LiteralKind::kBoolean: return e.bool_value ? "TRUE" : "FALSE";
+    case LiteralKind::kNull: return "NULL";
+    case LiteralKind::kTimestamp: return "TIMESTAMP " + quote(e.text);
+    case LiteralKind::kInterval:
+      return fmt::format("INTERVAL {} {}", quote(e.text), intervalUnitToString(e.interval_unit));
+  }
+  return "?";
+}
+
+std::string callText(const Expr& e) {
+  if (e.star) return e.name + "(*)";
+  std::string out = e.name + "(";
+  if (e.distinct) out += "DISTINCT ";
+  if (e.name == "TRIM") {
+    static const char* const kModes[] = {"BOTH", "LEADING", "TRAILING"};
+    out += kModes[static_cast<int>(e.trim_mode)];
+    out += ' ';
+    if (e.children.size() > 1) out += childText(e, 1) + " ";
+    return out + "FROM " + childText(e, 0) + ")";
+  }
+  for (size_t i = 0; i < e.children.size(); ++i) {
+    if (i) out += ", ";
+    out += childText(e, i);
+  }
+  return out + ")";
+}
+
+}  // namespace
+
+std::string Expr::toString() const {
+  switch (kind) {
+    case ExprKind::kIdentifier: return qualifiedNameToString(names);
+    case ExprKind::kLiteral: return literalText(*this);
+    case ExprKind::kUnary: {
+      const char* op = unary_op == UnaryOp::kMinus ? "-" : unary_op == UnaryOp::kPlus ? "+" : "NOT ";
+      return fmt::format("({}{})", op, childText(*this, 0));
+    }
+    case ExprKind::kBinary:
+      return fmt::format("({} {} {})", childText(*this, 0), binaryOpToString(binary_op), childText(*this, 1));
+    case ExprKind::kBetween:
+      return fmt::format("({} {}BETWEEN {} AND {})", childText(*this, 0), negated ? "NOT " : "",
+                         childText(*this, 1), childText(*this, 2));
+    case ExprKind::kIn: {
+      std::string items;
+      for (size_t i = 1; i < children.size(); ++i) items += (i > 1 ? ", " : "") + childText(*this, i);
+      return fmt::format("({} {}IN ({}))", childText(*this, 0), negated ? "NOT " : "", items);
+    }
+    case ExprKind::kLike: {
+      std::string esc = children.size() > 2 ? " ESCAPE " + childText(*this, 2) : "";
+      return fmt::format("({} {}LIKE {}{})", childText(*this, 0), negated ? "NOT " : "", childText(*this, 1), esc);
+    }
+    case ExprKind::kIsNull:
+      return fmt::format("({} IS {}NULL)", childText(*this, 0), negated ? "NOT " : "");
+    case ExprKind::kIsTrue:
+      return fmt::format("({} IS {}TRUE)", childText(*this, 0), negated ? "NOT " : "");
+    case ExprKind::kIsFalse:
+      return fmt::format("({} IS {}FALSE)", childText(*this, 0), negated ? "NOT " : "");
+    case ExprKind::kCase: {
+      std::string out = "CASE";
+      size_t i = 0;
+      if (case_has_operand) out += " " + childText(*this, i++);
+      size_t pairs_end = children.size();
+      if (case_has_else && pairs_end > 0) --pairs_end;
+      for (; i + 2 <= pairs_end; i += 2)
+        out += fmt::format(" WHEN {} THEN {}", childText(*this, i), childText(*this, i + 1));
+      if (case_has_else) out += " ELSE " + childText(*this, children.size() - 1);
+      return out + " END";
+    }
+    case ExprKind::kCast:
+      return fmt::format("CAST({} AS {})", childText(*this, 0), cast_type.toString());
+    case ExprKind::kCall: return callText(*this);
+    case ExprKind::kDescriptor: {
+      std::string out = "DESCRIPTOR(";
+      for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
+      return out + ")";
+    }
+    case ExprKind::kTableArg: return "TABLE " + qualifiedNameToString(names);
+  }
+  return "?";
+}
+
+ExprPtr makeIdentifier(std::vector<std::string> names, SourcePos pos) {
+  auto e = std::make_unique<Expr>();
+  e->kind = ExprKind::kIdentifier;
+  e->names = std::move(names);
+  e->pos = pos;
+  return e;
+}
+
+ExprPtr makeLiteral(LiteralKind kind, std::string text, SourcePos pos) {
+  auto e = std::make_unique<Expr>();
+  e->kind = ExprKind::kLiteral;
+  e->literal_kind = kind;
+  e->text = std::move(text);
+  e->pos = pos;
+  return e;
+}
+
+ExprPtr makeCall(std::string name, std::vector<ExprPtr> args, SourcePos pos) {
+  auto e = std::make_unique<Expr>();
+  e->kind = ExprKind::kCall;
+  e->name = std::move(name);
+  e->children = std::move(args);
+  e->pos = pos;
+  return e;
+}
+
+int64_t intervalMillis(const Expr& lit) {
+  auto bad = [&](const char* why) -> SqlError {
+    return SqlError(fmt::format("SQL error at line {}, column {}: invalid interval literal '{}' ({})",
+                                lit.pos.line, lit.pos.column, lit.text, why),
+                    lit.pos.line, lit.pos.column);
+  };
+  SLUICE_CHECK(lit.kind == ExprKind::kLiteral && lit.literal_kind == LiteralKind::kInterval,
+               "intervalMillis on a non-interval expression {}", lit.toString());
+  int64_t unit_ms = 1000;
+  switch (lit.interval_unit) {
+    case IntervalUnit::kSecond: unit_ms = 1000; break;
+    case IntervalUnit::kMinute: unit_ms = 60 * 1000; break;
+    case IntervalUnit::kHour: unit_ms = 3600 * 1000; break;
+    case IntervalUnit::kDay: unit_ms = 24LL * 3600 * 1000; break;
+  }
+  std::string_view s = lit.text;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  bool negative = false;
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) throw bad("no digits");
+  int64_t whole = 0;
+  size_t i = 0;
+  const int64_t limit = std::numeric_limits<int64_t>::max() / unit_ms;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    whole = whole * 10 + (s[i] - '0');
+    if (whole > limit) throw bad("out of range");
+  }
+  if (i == 0) throw bad("not a number");
+  int64_t ms = whole * unit_ms;
+  if (i < s.size()) {
+    if (s[i] != '.' || lit.interval_unit != IntervalUnit::kSecond)
+      throw bad("expected an integer number");
+    ++i;
+    // Fractional seconds: keep millisecond precision, drop finer digits.
+    int64_t scale = 100;
+    for (; i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') throw bad("not a number");
+      ms += (s[i] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  return negative ? -ms : ms;
+}
+
+std::unique_ptr<TableRef> TableRef::clone() const {
+  auto out = std::make_unique<TableRef>();
+  out->kind = kind;
+  out->pos = pos;
+  out->name = name;
+  out->alias = alias;
+  if (subquery) out->subquery = subquery->clone();
+  if (call) out->call = call->clone();
+  out->join_type = join_type;
+  if (left) out->left = left->clone();
+  if (right) out->right = right->clone();
+  if (condition) out->condition = condition->clone();
+  return out;
+}
+
+SelectStmt SelectStmt::clone() const {
+  SelectStmt out;
+  out.pos = pos;
+  out.distinct = distinct;
+  for (const auto& item : select_list) {
+    SelectItem c;
+    c.pos = item.pos;
+    if (item.expr) c.expr = item.expr->clone();
+    c.alias = item.alias;
+    c.is_star = item.is_star;
+    c.star_qualifier = item.star_qualifier;
+    out.select_list.push_back(std::move(c));
+  }
+  if (from) out.from = from->clone();
+  if (where) out.where = where->clone();
+  for (const auto& g : group_by) out.group_by.push_back(g->clone());
+  if (having) out.having = having->clone();
+  return out;
+}
+
+std::unique_ptr<Query> Query::clone() const {
+  auto out = std::make_unique<Query>();
+  out->pos = pos;
+  for (const auto& s : selects) out->selects.push_back(s.clone());
+  return out;
+}
+
+InsertStmt InsertStmt::clone() const {
+  InsertStmt out;
+  out.pos = pos;
+  out.target = target;
+  out.overwrite = overwrite;
+  out.columns = columns;
+  if (query) out.query = query->clone();
+  return out;
+}
+
+}  // namespace sluice::table::sql

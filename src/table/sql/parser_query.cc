@@ -1,0 +1,236 @@
+#include <fmt/format.h>
+
+#include "table/sql/parser_internal.h"
+
+namespace sluice::table::sql {
+
+bool Parser::startsQuery(size_t ahead) const {
+  // A query starts with SELECT (or WITH/VALUES, rejected later), possibly behind parentheses.
+  size_t i = ahead;
+  while (peek(i).isSymbol("(")) ++i;
+  const Token& t = peek(i);
+  return t.isWord("SELECT") || t.isWord("WITH") || t.isWord("VALUES");
+}
+
+std::unique_ptr<Query> Parser::parseQuery() {
+  DepthGuard guard(*this, peek());
+  auto q = std::make_unique<Query>();
+  q->pos = peek().pos;
+  parseQueryTerm(*q);
+  for (;;) {
+    const Token& t = peek();
+    if (t.isWord("UNION")) {
+      next();
+      if (!acceptWord("ALL")) fail("UNION without ALL is not supported yet", t.pos);
+      parseQueryTerm(*q);
+    } else if (t.isWord("EXCEPT") || t.isWord("INTERSECT") || t.isWord("MINUS")) {
+      unsupported(t, t.upper);
+    } else {
+      break;
+    }
+  }
+  const Token& t = peek();
+  if (t.isWord("ORDER")) unsupported(t, "ORDER BY");
+  if (t.isWord("LIMIT")) unsupported(t, "LIMIT");
+  if (t.isWord("OFFSET") || t.isWord("FETCH")) unsupported(t, t.upper);
+  return q;
+}
+
+void Parser::parseQueryTerm(Query& q) {
+  const Token& t = peek();
+  if (t.isWord("SELECT")) {
+    q.selects.push_back(parseSelect());
+  } else if (t.isSymbol("(")) {
+    next();
+    auto inner = parseQuery();
+    for (auto& s : inner->selects) q.selects.push_back(std::move(s));
+    if (!peek().isSymbol(")")) {
+      std::vector<std::string> expected = follow_;
+      expected.push_back(")");
+      unexpected(peek(), expected);
+    }
+    next();
+    follow_ = {"UNION"};
+  } else if (t.isWord("WITH")) {
+    unsupported(t, "WITH (common table expressions)");
+  } else if (t.isWord("VALUES")) {
+    unsupported(t, "VALUES");
+  } else {
+    unexpected(t, {"SELECT", "("});
+  }
+}
+
+SelectStmt Parser::parseSelect() {
+  SelectStmt s;
+  s.pos = expectWord("SELECT").pos;
+  if (acceptWord("DISTINCT")) {
+    s.distinct = true;
+  } else {
+    acceptWord("ALL");
+  }
+  do {
+    s.select_list.push_back(parseSelectItem());
+  } while (acceptSymbol(","));
+  follow_ = {",", "FROM", "WHERE", "GROUP", "HAVING", "UNION"};
+  if (acceptWord("FROM")) {
+    s.from = parseFrom();
+    follow_ = {",", "JOIN", "WHERE", "GROUP", "HAVING", "UNION"};
+  }
+  if (acceptWord("WHERE")) {
+    s.where = parseExpr();
+    follow_ = {"GROUP", "HAVING", "UNION"};
+  }
+  if (peek().isWord("GROUP")) {
+    next();
+    expectWord("BY");
+    const Token& t = peek();
+    if (t.kind == TokenKind::kWord &&
+        (t.upper == "GROUPING" || t.upper == "ROLLUP" || t.upper == "CUBE") && peek(1).isSymbol("(")) {
+      unsupported(t, t.upper);
+    }
+    do {
+      s.group_by.push_back(parseExpr());
+    } while (acceptSymbol(","));
+    follow_ = {",", "HAVING", "UNION"};
+  }
+  if (acceptWord("HAVING")) {
+    s.having = parseExpr();
+    follow_ = {"UNION"};
+  }
+  if (peek().isWord("WINDOW")) unsupported(peek(), "WINDOW clause");
+  return s;
+}
+
+SelectItem Parser::parseSelectItem() {
+  SelectItem item;
+  item.pos = peek().pos;
+  if (acceptSymbol("*")) {
+    item.is_star = true;
+    return item;
+  }
+  // t.* / db.t.*
+  for (size_t i = 0; isIdentifier(peek(i)) && peek(i + 1).isSymbol("."); i += 2) {
+    if (peek(i + 2).isSymbol("*")) {
+      for (size_t k = 0; k <= i; k += 2) item.star_qualifier.push_back(peek(k).text);
+      for (size_t k = 0; k < i + 3; ++k) next();
+      item.is_star = true;
+      return item;
+    }
+  }
+  item.expr = parseExpr();
+  item.alias = parseOptionalAlias({",", "AS", "FROM", "WHERE", "GROUP", "HAVING", "UNION"});
+  return item;
+}
+
+std::optional<std::string> Parser::parseOptionalAlias(const std::vector<std::string>& follow) {
+  if (acceptWord("AS")) return parseIdentifier("an alias");
+  if (!isIdentifier(peek())) return std::nullopt;
+  // A bare word right after an expression is an alias, unless yet another name or value follows:
+  // then the word is far more likely a misspelt keyword ("SELECT a FORM t"), so point at it.
+  const Token& after = peek(1);
+  bool suspicious = isIdentifier(after) || after.kind == TokenKind::kString ||
+                    after.kind == TokenKind::kInteger || after.kind == TokenKind::kDecimal ||
+                    after.kind == TokenKind::kApproximate || after.isSymbol("(") || after.isSymbol("*");
+  if (suspicious) unexpected(peek(), follow);
+  return next().text;
+}
+
+std::unique_ptr<TableRef> Parser::parseFrom() {
+  auto left = parseTableRefPrimary();
+  ChainGuard chain(*this);
+  for (;;) {
+    const Token& t = peek();
+    JoinType type = JoinType::kInner;
+    bool needs_condition = true;
+    if (t.isSymbol(",")) {
+      next();
+      type = JoinType::kCross;
+      needs_condition = false;
+    } else if (t.isWord("JOIN") || t.isWord("INNER")) {
+      if (acceptWord("INNER")) {
+        expectWord("JOIN");
+      } else {
+        next();
+      }
+    } else if (t.isWord("LEFT") || t.isWord("RIGHT") || t.isWord("FULL")) {
+      next();
+      type = t.upper == "LEFT" ? JoinType::kLeft : t.upper == "RIGHT" ? JoinType::kRight : JoinType::kFull;
+      acceptWord("OUTER");
+      expectWord("JOIN");
+    } else if (t.isWord("CROSS")) {
+      next();
+      if (peek().isWord("APPLY")) unsupported(peek(), "CROSS APPLY");
+      expectWord("JOIN");
+      type = JoinType::kCross;
+      needs_condition = false;
+    } else if (t.isWord("NATURAL")) {
+      unsupported(t, "NATURAL JOIN");
+    } else {
+      return left;
+    }
+    chain.step(t);
+    auto join = std::make_unique<TableRef>();
+    join->kind = TableRefKind::kJoin;
+    join->pos = t.pos;
+    join->join_type = type;
+    join->left = std::move(left);
+    join->right = parseTableRefPrimary();
+    if (needs_condition) {
+      if (peek().isWord("USING")) unsupported(peek(), "JOIN ... USING");
+      expectWord("ON");
+      join->condition = parseExpr();
+    }
+    left = std::move(join);
+  }
+}
+
+std::unique_ptr<TableRef> Parser::parseTableRefPrimary() {
+  static const std::vector<std::string> kAliasFollow = {",", "AS", "JOIN", "ON", "WHERE", "GROUP", "HAVING",
+                                                        "UNION"};
+  const Token& t = peek();
+  DepthGuard guard(*this, t);
+  auto ref = std::make_unique<TableRef>();
+  ref->pos = t.pos;
+  if (t.isWord("TABLE")) {
+    next();
+    expectSymbol("(");
+    const Token& fn = peek();
+    if (!isIdentifier(fn) || !peek(1).isSymbol("(")) unexpectedWhat(fn, "a table function call such as TUMBLE(...)");
+    next();
+    ref->kind = TableRefKind::kTableFunction;
+    ref->call = parseFunctionCall(fn);
+    expectSymbol(")");
+    ref->alias = parseOptionalAlias(kAliasFollow);
+  } else if (t.isWord("LATERAL")) {
+    unsupported(t, "LATERAL TABLE");
+  } else if (t.isWord("UNNEST")) {
+    unsupported(t, "UNNEST");
+  } else if (t.isSymbol("(")) {
+    if (startsQuery(0)) {
+      ref->kind = TableRefKind::kSubquery;
+      follow_.clear();
+      next();  // '('
+      ref->subquery = parseQuery();
+      if (!peek().isSymbol(")")) {
+        std::vector<std::string> expected = follow_;
+        expected.push_back(")");
+        unexpected(peek(), expected);
+      }
+      next();
+      ref->alias = parseOptionalAlias(kAliasFollow);
+    } else {
+      next();
+      ref = parseFrom();
+      expectSymbol(")");
+    }
+  } else {
+    ref->kind = TableRefKind::kNamed;
+    ref->name = parseQualifiedName("a table name");
+    if (peek().isWord("FOR")) unsupported(peek(), "FOR SYSTEM_TIME AS OF (temporal join)");
+    ref->alias = parseOptionalAlias(kAliasFollow);
+  }
+  if (ref->alias && peek().isSymbol("(")) unsupported(peek(), "a column alias list after a table alias");
+  return ref;
+}
+
+}  // namespace sluice::table::sql
