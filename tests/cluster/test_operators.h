@@ -17,7 +17,7 @@ namespace sluice::testing {
 inline types::RowType bigintRow(int columns) {
   types::RowType t;
   for (int i = 0; i < columns; ++i) {
-    t.names.push_back("f" + std::to_string(i));
+    t.names.push_back(fmt::format("f{}", i));
     t.types.push_back(types::LogicalType::bigint());
   }
   return t;
@@ -60,7 +60,7 @@ class KeyAndDoubleMap : public runtime::StreamOperator {
     types::RowBatch out(bigintRow(2));
     for (size_t r = 0; r < in.numRows(); ++r) {
       const int64_t v = in.column(0).getLong(r);
-      if (v == fail_at_) throw UserError("bad value " + std::to_string(v) + " at test.csv:7");
+      if (v == fail_at_) throw UserError(fmt::format("bad value {} at test.csv:7", v));
       out.column(0).appendLong(v % 5);
       out.column(1).appendLong(2 * v);
       out.kinds().push_back(in.kind(r));

@@ -15,7 +15,7 @@ void Mailbox::put(Mail mail) {
 size_t Mailbox::runAll() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (mails_.empty()) return 0;
+    if (mails_.empty() && running_.empty()) return 0;
     // Keep mails that an earlier call left behind (a mail threw) in front.
     while (!mails_.empty()) {
       running_.push_back(std::move(mails_.front()));
