@@ -35,7 +35,8 @@ enum class ScalarOp {
   kToTimestamp, kDateFormat, kHour, kAbs, kRound,
   // Additions (after the original list so existing values keep their numbers):
   kTryCast,               ///< args: value; target = Expr::type (always nullable); NULL instead of an error
-  kLtrim, kRtrim,         ///< args: value [, characters]; kTrim trims both ends
+  kLtrim, kRtrim,         ///< args: value [, characters]. kTrim takes value [, characters [, mode]]
+                          ///< where mode is an INT literal: 0 BOTH (default), 1 LEADING, 2 TRAILING
   kYear, kMonth, kDayOfMonth, kMinute, kSecond,  ///< args: timestamp; BIGINT like HOUR
 };
 

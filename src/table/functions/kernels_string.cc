@@ -1,0 +1,332 @@
+// LIKE and string function kernels. Strings are UTF-8; lengths and positions count code points
+// (Flink's BinaryStringData.numChars); UPPER/LOWER change ASCII letters only.
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "table/functions/evaluator_internal.h"
+
+namespace sluice::table::internal {
+
+using types::Column;
+using types::LogicalType;
+using types::TypeId;
+
+namespace {
+
+inline bool isLead(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
+
+size_t codePoints(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += isLead(c);
+  return n;
+}
+
+/// Byte offset of code point `cp` (or s.size() when beyond).
+size_t byteOffset(std::string_view s, size_t cp) {
+  size_t seen = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (isLead(s[i])) {
+      if (seen == cp) return i;
+      ++seen;
+    }
+  }
+  return s.size();
+}
+
+/// One element of a compiled LIKE pattern.
+struct LikeToken {
+  enum Kind { kLiteral, kOne, kAny } kind;
+  char c;
+};
+
+/// A compiled LIKE pattern (SqlLikeUtils semantics: '%' any sequence, '_' one character, the escape
+/// character makes the next '%', '_' or escape literal).
+class LikeMatcher {
+ public:
+  LikeMatcher(std::string_view pattern, char escape, bool has_escape) {
+    for (size_t i = 0; i < pattern.size(); ++i) {
+      const char c = pattern[i];
+      if (has_escape && c == escape) {
+        if (i + 1 >= pattern.size() || (pattern[i + 1] != '%' && pattern[i + 1] != '_' && pattern[i + 1] != escape))
+          throw UserError(fmt::format("Invalid escape sequence '{}' in LIKE pattern '{}'", pattern.substr(i, 2), pattern));
+        tokens_.push_back({LikeToken::kLiteral, pattern[++i]});
+      } else if (c == '%') {
+        if (tokens_.empty() || tokens_.back().kind != LikeToken::kAny) tokens_.push_back({LikeToken::kAny, 0});
+      } else if (c == '_') {
+        tokens_.push_back({LikeToken::kOne, 0});
+      } else {
+        tokens_.push_back({LikeToken::kLiteral, c});
+      }
+    }
+    classify();
+  }
+
+  bool match(std::string_view s) const {
+    switch (shape_) {
+      case Shape::kExact: return s == literal_;
+      case Shape::kPrefix: return s.size() >= literal_.size() && s.compare(0, literal_.size(), literal_) == 0;
+      case Shape::kSuffix: return s.size() >= literal_.size() && s.compare(s.size() - literal_.size(), literal_.size(), literal_) == 0;
+      case Shape::kContains: return s.find(literal_) != std::string_view::npos;
+      case Shape::kGeneral: break;
+    }
+    return general(s);
+  }
+
+ private:
+  enum class Shape { kExact, kPrefix, kSuffix, kContains, kGeneral };
+
+  void classify() {
+    const size_t n = tokens_.size();
+    size_t first = 0, last = n;
+    const bool lead_any = n > 0 && tokens_[0].kind == LikeToken::kAny;
+    const bool trail_any = n > 0 && tokens_[n - 1].kind == LikeToken::kAny;
+    if (lead_any) first = 1;
+    if (trail_any && n > first) last = n - 1;
+    for (size_t i = first; i < last; ++i) {
+      if (tokens_[i].kind != LikeToken::kLiteral) return;  // general
+      literal_ += tokens_[i].c;
+    }
+    if (!lead_any && !trail_any) shape_ = Shape::kExact;
+    else if (!lead_any) shape_ = Shape::kPrefix;
+    else if (!trail_any) shape_ = Shape::kSuffix;
+    else shape_ = Shape::kContains;
+  }
+
+  /// Greedy wildcard matching with backtracking to the last '%'.
+  bool general(std::string_view s) const {
+    size_t si = 0, ti = 0;
+    size_t star_t = std::string::npos, star_s = 0;
+    while (si < s.size()) {
+      if (ti < tokens_.size() && tokens_[ti].kind == LikeToken::kAny) {
+        star_t = ti++;
+        star_s = si;
+      } else if (ti < tokens_.size() && tokens_[ti].kind == LikeToken::kOne) {
+        ++ti;
+        ++si;
+        while (si < s.size() && !isLead(s[si])) ++si;
+      } else if (ti < tokens_.size() && tokens_[ti].c == s[si]) {
+        ++ti;
+        ++si;
+      } else if (star_t != std::string::npos) {
+        ti = star_t + 1;
+        si = ++star_s;
+        while (si < s.size() && !isLead(s[si])) si = ++star_s;
+      } else {
+        return false;
+      }
+    }
+    while (ti < tokens_.size() && tokens_[ti].kind == LikeToken::kAny) ++ti;
+    return ti == tokens_.size();
+  }
+
+  std::vector<LikeToken> tokens_;
+  Shape shape_ = Shape::kGeneral;
+  std::string literal_;
+};
+
+class LikeNode final : public Node {
+ public:
+  LikeNode(NodePtr value, NodePtr pattern, char escape, bool has_escape, int reg)
+      : Node(LogicalType::boolean(value->type().nullable || pattern->type().nullable), reg, value->mayThrow() || pattern->mayThrow()),
+        value_(std::move(value)), pattern_(std::move(pattern)), escape_(escape), has_escape_(has_escape) {
+    if (pattern_->isConst()) {
+      EvalContext ctx;
+      ctx.rows = 1;
+      const Column& p = pattern_->eval(ctx, nullptr);
+      if (!p.isNull(0)) matcher_ = std::make_unique<LikeMatcher>(p.getString(0), escape_, has_escape_);
+    }
+  }
+
+  const Column& eval(EvalContext& ctx, const uint8_t* active) const override {
+    const size_t n = ctx.rows;
+    const Column& v = value_->eval(ctx, active);
+    const Column& p = pattern_->eval(ctx, active);
+    Column& out = prepare(ctx);
+    const bool vc = value_->isConst(), pc = pattern_->isConst();
+    andValidity(out.validity().data(), v, vc, p, pc, n);
+    const uint8_t* ov = out.validity().data();
+    int64_t* o = out.longs().data();
+    if (matcher_) {
+      for (size_t i = 0; i < n; ++i) o[i] = ov[i] && matcher_->match(v.getString(at(vc, i)));
+      return out;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!ov[i]) continue;
+      LikeMatcher m(p.getString(at(pc, i)), escape_, has_escape_);
+      o[i] = m.match(v.getString(at(vc, i)));
+    }
+    return out;
+  }
+
+ private:
+  NodePtr value_, pattern_;
+  char escape_;
+  bool has_escape_;
+  std::unique_ptr<LikeMatcher> matcher_;
+};
+
+bool inSet(std::string_view set, std::string_view cp) { return set.find(cp) != std::string_view::npos; }
+
+/// Code point starting at byte i.
+std::string_view cpAt(std::string_view s, size_t i) {
+  size_t j = i + 1;
+  while (j < s.size() && !isLead(s[j])) ++j;
+  return s.substr(i, j - i);
+}
+
+std::string_view trimString(std::string_view s, std::string_view chars, bool leading, bool trailing) {
+  if (leading) {
+    size_t i = 0;
+    while (i < s.size()) {
+      const std::string_view cp = cpAt(s, i);
+      if (!inSet(chars, cp)) break;
+      i += cp.size();
+    }
+    s.remove_prefix(i);
+  }
+  if (trailing) {
+    while (!s.empty()) {
+      size_t i = s.size() - 1;
+      while (i > 0 && !isLead(s[i])) --i;
+      if (!inSet(chars, s.substr(i))) break;
+      s.remove_suffix(s.size() - i);
+    }
+  }
+  return s;
+}
+
+/// Flink's LPAD/RPAD (SqlFunctionUtils.lpad/rpad), in code points: NULL for a negative length or an
+/// empty pad; the result is exactly `len` characters (the base is truncated when longer).
+bool pad(std::string_view base, int64_t len, std::string_view padding, bool left, std::string& out) {
+  if (len < 0 || padding.empty()) return false;
+  out.clear();
+  const size_t n = static_cast<size_t>(len);
+  const size_t base_cps = codePoints(base);
+  const size_t pad_cps = codePoints(padding);
+  const size_t fill = n > base_cps ? n - base_cps : 0;
+  auto appendFill = [&]() {
+    size_t done = 0;
+    while (done < fill) {
+      const size_t take = std::min(pad_cps, fill - done);
+      out.append(padding.substr(0, byteOffset(padding, take)));
+      done += take;
+    }
+  };
+  if (left) appendFill();
+  out.append(base.substr(0, byteOffset(base, std::min(n, base_cps))));
+  if (!left) appendFill();
+  return true;
+}
+
+class StringFunctionNode final : public Node {
+ public:
+  StringFunctionNode(ScalarOp op, LogicalType t, std::vector<NodePtr> args, int reg)
+      : Node(t, reg, anyThrows(args)), op_(op), args_(std::move(args)) {}
+
+  const Column& eval(EvalContext& ctx, const uint8_t* active) const override {
+    const size_t n = ctx.rows;
+    std::vector<const Column*> cols;
+    std::vector<bool> consts;
+    for (const auto& a : args_) {
+      cols.push_back(&a->eval(ctx, active));
+      consts.push_back(a->isConst());
+    }
+    Column& out = prepare(ctx);
+    uint8_t* ov = out.validity().data();
+    copyValidity(ov, *cols[0], consts[0], n);
+    for (size_t k = 1; k < cols.size(); ++k)
+      for (size_t i = 0; i < n; ++i) ov[i] &= cols[k]->validity()[at(consts[k], i)];
+    auto str = [&](size_t k, size_t i) { return cols[k]->getString(at(consts[k], i)); };
+    auto lng = [&](size_t k, size_t i) { return cols[k]->getLong(at(consts[k], i)); };
+    std::string buf;
+    switch (op_) {
+      case ScalarOp::kCharLength:
+        for (size_t i = 0; i < n; ++i) out.longs()[i] = ov[i] ? static_cast<int64_t>(codePoints(str(0, i))) : 0;
+        break;
+      case ScalarOp::kUpper: case ScalarOp::kLower: {
+        const bool upper = op_ == ScalarOp::kUpper;
+        out.arena().reserve(cols[0]->arena().size());
+        for (size_t i = 0; i < n; ++i) {
+          if (!ov[i]) continue;
+          buf.assign(str(0, i));
+          for (char& c : buf) {
+            if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+            else if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+          }
+          setString(out, i, buf);
+        }
+        break;
+      }
+      case ScalarOp::kTrim: case ScalarOp::kLtrim: case ScalarOp::kRtrim:
+        for (size_t i = 0; i < n; ++i) {
+          if (!ov[i]) continue;
+          const std::string_view chars = cols.size() > 1 ? str(1, i) : std::string_view(" ");
+          setString(out, i, trimString(str(0, i), chars, op_ != ScalarOp::kRtrim, op_ != ScalarOp::kLtrim));
+        }
+        break;
+      case ScalarOp::kSubstring:
+        for (size_t i = 0; i < n; ++i) {
+          if (!ov[i]) continue;
+          std::string_view s = str(0, i);
+          const int64_t pos = lng(1, i);
+          const int64_t len = cols.size() > 2 ? lng(2, i) : INT64_MAX;
+          if (len < 0) { ov[i] = 0; continue; }  // BinaryStringDataUtil.substringSQL
+          const int64_t chars = static_cast<int64_t>(codePoints(s));
+          int64_t start = pos > 0 ? pos - 1 : pos < 0 ? chars + pos : 0;
+          if (start < 0 || start >= chars) { setString(out, i, {}); continue; }
+          const int64_t end = chars - start < len ? chars : start + len;
+          const size_t b0 = byteOffset(s, static_cast<size_t>(start)), b1 = byteOffset(s, static_cast<size_t>(end));
+          setString(out, i, s.substr(b0, b1 - b0));
+        }
+        break;
+      case ScalarOp::kLpad: case ScalarOp::kRpad:
+        for (size_t i = 0; i < n; ++i) {
+          if (!ov[i]) continue;
+          if (pad(str(0, i), lng(1, i), str(2, i), op_ == ScalarOp::kLpad, buf)) setString(out, i, buf);
+          else ov[i] = 0;
+        }
+        break;
+      case ScalarOp::kConcat: {
+        size_t bytes = 0;
+        for (size_t k = 0; k < cols.size(); ++k) bytes += consts[k] ? cols[k]->arena().size() * n : cols[k]->arena().size();
+        out.arena().reserve(bytes);
+        for (size_t i = 0; i < n; ++i) {
+          if (!ov[i]) continue;
+          const uint32_t offset = static_cast<uint32_t>(out.arena().size());
+          for (size_t k = 0; k < cols.size(); ++k) {
+            const std::string_view part = str(k, i);
+            out.arena().append(part.data(), part.size());
+          }
+          out.strings()[i] = {offset, static_cast<uint32_t>(out.arena().size() - offset)};
+        }
+        break;
+      }
+      default:
+        SLUICE_CHECK(false, "not a string function: {}", scalarOpName(op_));
+    }
+    return out;
+  }
+
+ private:
+  static bool anyThrows(const std::vector<NodePtr>& a) {
+    for (const auto& x : a) if (x->mayThrow()) return true;
+    return false;
+  }
+  ScalarOp op_;
+  std::vector<NodePtr> args_;
+};
+
+}  // namespace
+
+NodePtr makeLikeNode(NodePtr value, NodePtr pattern, char escape, bool has_escape, int reg) {
+  return std::make_unique<LikeNode>(std::move(value), std::move(pattern), escape, has_escape, reg);
+}
+
+NodePtr makeStringFunctionNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> args, int reg) {
+  return std::make_unique<StringFunctionNode>(op, type, std::move(args), reg);
+}
+
+}  // namespace sluice::table::internal
