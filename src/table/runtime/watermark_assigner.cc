@@ -26,6 +26,9 @@ void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
                batch.numColumns());
   const types::Column& rowtime = batch.column(static_cast<size_t>(rowtime_index_));
   const types::Column& wm = batch.column(static_cast<size_t>(watermark_index_));
+  SLUICE_CHECK(wm.type().isInt64Backed() && rowtime.type().isInt64Backed(),
+               "watermark assigner: row-time {} and watermark {} columns must hold ms values",
+               rowtime.type().toString(), wm.type().toString());
   for (size_t r = 0; r < rows; ++r) {
     if (rowtime.isNull(r)) {
       throw UserError("RowTime field should not be null, please convert it to a non-null long value.");

@@ -29,6 +29,9 @@ int64_t windowStart(int64_t t, int64_t offset, int64_t size) {
 void validate(const RowType& input, const WindowSpec& w) {
   SLUICE_USER_CHECK(w.time_index >= 0 && static_cast<size_t>(w.time_index) < input.size(),
                     "window time column {} out of range (input has {} columns)", w.time_index, input.size());
+  const LogicalType& time_type = input.types[static_cast<size_t>(w.time_index)];
+  SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kBigInt,
+                    "window time column {} must be TIMESTAMP(3), but is {}", w.time_index, time_type.toString());
   if (w.kind == WindowSpec::Kind::kTumble) {
     // TumblingSliceAssigner's checks.
     SLUICE_USER_CHECK(w.size_ms > 0, "TUMBLE window parameters must satisfy size > 0, but got size {}ms",

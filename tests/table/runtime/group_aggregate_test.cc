@@ -227,6 +227,35 @@ TEST_F(GroupAggTest, OneOutputBatchPerInputBatchAndEndInputEmitsNothing) {
   EXPECT_EQ(out_.batches.size(), 1u);
 }
 
+TEST_F(GroupAggTest, ConsumesTheChangelogOfAnUpstreamAggregate) {
+  // SELECT cnt, COUNT(*) FROM (SELECT k, COUNT(*) AS cnt ... GROUP BY k) GROUP BY cnt: the inner
+  // aggregate's changelog (cnt in column v) for rows a, a, b is +I[a,1], -U[a,1], +U[a,2], +I[b,1].
+  start({1}, {call(AggKind::kCountStar, -1)});
+  EXPECT_THAT(feed({ins({"a", 1, kNull, kNull, kNull}), ub({"a", 1, kNull, kNull, kNull}),
+                    ua({"a", 2, kNull, kNull, kNull}), ins({"b", 1, kNull, kNull, kNull})}),
+              // cnt=1 gets a row (+I[1, 1]) then loses it (record count 0: -D[1, 1]); cnt=2 starts
+              // (+I[2, 1]); cnt=1 starts again for b (+I[1, 1]).
+              ElementsAre("+I[1, 1]", "-D[1, 1]", "+I[2, 1]", "+I[1, 1]"));
+}
+
+TEST_F(GroupAggTest, ManyKeysInOneBatch) {
+  start({1}, {call(AggKind::kCountStar, -1), call(AggKind::kSum, 1)});
+  std::vector<testing::InputRow> rows;
+  for (int i = 0; i < 10000; ++i) rows.push_back(ins({"x", int64_t{i % 100}, kNull, kNull, kNull}));
+  feed(rows);
+  EXPECT_EQ(op_->numKeys(), 100u);
+  ASSERT_EQ(out_.batches.size(), 1u);
+  // 100 first rows (+I) and 9900 later rows, each changing COUNT(*): 100 + 2 * 9900 = 19900 rows.
+  EXPECT_EQ(out_.batches[0].numRows(), 19900u);
+  // Key 7 saw 10000 / 100 = 100 rows of value 7: the last row is +U[7, 100, 700].
+  std::string last_of_7;
+  for (size_t r = 0; r < out_.batches[0].numRows(); ++r) {
+    const std::string row = testing::formatTestRow(out_.batches[0], r);
+    if (row.rfind("+U[7,", 0) == 0) last_of_7 = row;
+  }
+  EXPECT_EQ(last_of_7, "+U[7, 100, 700]");
+}
+
 TEST(AggregateCallTest, ResultTypesFollowFlink) {
   using T = LogicalType;
   EXPECT_EQ(AggregateCall::resultType(AggKind::kCountStar, T::null()), T::bigint(false));

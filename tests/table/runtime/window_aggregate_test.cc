@@ -168,6 +168,9 @@ TEST_F(WindowAggTest, RejectsUpdatesNullRowTimeAndBadWindows) {
   }
   EXPECT_THROW(WindowAggregateOperator(inputType(), tumble(0), {0}, {}), UserError);
   EXPECT_THROW(WindowAggregateOperator(inputType(), tumble(10, 10), {0}, {}), UserError);
+  WindowSpec on_string = tumble(10);
+  on_string.time_index = 0;  // k STRING is no row time
+  EXPECT_THROW(WindowAggregateOperator(inputType(), on_string, {}, {}), UserError);
   EXPECT_THROW(makeWindowAggregateFactory(inputType(), hop(0, 10), {0}, {}), UserError);
   auto factory = makeWindowAggregateFactory(inputType(), hop(5, 10), {0}, {call(AggKind::kCountStar, -1)});
   EXPECT_NE(factory->createOperator(), nullptr);
