@@ -130,7 +130,7 @@ std::optional<std::string> Parser::parseOptionalAlias(const std::vector<std::str
   const Token& after = peek(1);
   bool suspicious = isIdentifier(after) || after.kind == TokenKind::kString ||
                     after.kind == TokenKind::kInteger || after.kind == TokenKind::kDecimal ||
-                    after.kind == TokenKind::kApproximate || after.isSymbol("(") || after.isSymbol("*");
+                    after.kind == TokenKind::kApproximate;
   if (suspicious) unexpected(peek(), follow);
   return next().text;
 }

@@ -1,0 +1,10 @@
+CREATE TABLE IF NOT EXISTS db.orders (
+  id BIGINT NOT NULL COMMENT 'k',
+  amount DECIMAL(10, 2),
+  ts TIMESTAMP(3),
+  part INT METADATA FROM 'partition' VIRTUAL,
+  total AS amount * 2,
+  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND,
+  PRIMARY KEY (id) NOT ENFORCED
+) COMMENT 'o' WITH ('connector' = 'datagen');
+CREATE TEMPORARY VIEW v AS SELECT TRIM(LEADING 'x' FROM s), SUBSTRING(s, 1, 2), CAST(a AS VARCHAR(3)) FROM t;

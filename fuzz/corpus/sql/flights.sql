@@ -1,0 +1,20 @@
+CREATE TABLE flights (
+  `YEAR` INT, `MONTH` INT, `DAY` INT, DAY_OF_WEEK INT, AIRLINE STRING, FLIGHT_NUMBER INT, TAIL_NUMBER STRING,
+  ORIGIN_AIRPORT STRING, DESTINATION_AIRPORT STRING, SCHEDULED_DEPARTURE STRING, DEPARTURE_TIME STRING,
+  DEPARTURE_DELAY INT, CANCELLED INT,
+  sched_dep AS TO_TIMESTAMP(
+      CAST(`YEAR` AS STRING) || '-' || LPAD(CAST(`MONTH` AS STRING), 2, '0') || '-' ||
+      LPAD(CAST(`DAY` AS STRING), 2, '0') || ' ' ||
+      SUBSTRING(SCHEDULED_DEPARTURE FROM 1 FOR 2) || ':' ||
+      SUBSTRING(SCHEDULED_DEPARTURE FROM 3 FOR 2) || ':00'),
+  WATERMARK FOR sched_dep AS sched_dep - INTERVAL '1' MINUTE
+) WITH (
+  'connector' = 'filesystem',
+  'path' = 'examples/data/flights.csv',
+  'format' = 'csv',
+  'csv.ignore-parse-errors' = 'true'
+);
+INSERT INTO hourly
+SELECT window_start, AIRLINE, COUNT(*) AS flights, SUM(CANCELLED), AVG(DEPARTURE_DELAY), MAX(DEPARTURE_DELAY)
+FROM TABLE(TUMBLE(TABLE flights, DESCRIPTOR(sched_dep), INTERVAL '1' HOUR))
+GROUP BY window_start, window_end, AIRLINE;
