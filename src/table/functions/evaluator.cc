@@ -385,7 +385,8 @@ NodePtr Compiler::compileAs(const ExprPtr& e, const LogicalType& target) {
   if (n->type().id == TypeId::kNull) return makeNullConst(target);
   if (!needsConversion(n->type(), target)) return n;
   const bool is_const = n->isConst();
-  NodePtr cast = makeCastNode(target.withNullable(n->type().nullable), std::move(n), /*implicit=*/true, false, newReg());
+  const LogicalType cast_type = target.withNullable(n->type().nullable);
+  NodePtr cast = makeCastNode(cast_type, std::move(n), /*implicit=*/true, false, newReg());
   return is_const ? fold(std::move(cast)) : std::move(cast);
 }
 

@@ -194,8 +194,9 @@ LogicalType comparisonType(ScalarOp op, std::vector<ExprPtr>& args) {
   return LogicalType::boolean(anyNullable(args));
 }
 
-void requireBoolean(ScalarOp op, std::vector<ExprPtr>& args, size_t from, size_t step, const std::string& forms) {
-  for (size_t i = from; i < args.size(); i += step) {
+void requireBoolean(ScalarOp op, std::vector<ExprPtr>& args, size_t from, size_t step, const std::string& forms,
+                    size_t end = static_cast<size_t>(-1)) {
+  for (size_t i = from; i < std::min(end, args.size()); i += step) {
     if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::boolean());
     if (args[i]->type.id != TypeId::kBoolean) cannotApply(op, args, forms);
   }
@@ -261,7 +262,7 @@ LogicalType inferType(ScalarOp op, std::vector<ExprPtr>& args) {
     case ScalarOp::kCase: {
       const bool has_else = args.size() % 2 == 1;
       const size_t n_when = args.size() / 2;
-      requireBoolean(op, args, 0, 2, "'CASE WHEN <BOOLEAN> THEN <ANY> [ELSE <ANY>] END'");
+      requireBoolean(op, args, 0, 2, "'CASE WHEN <BOOLEAN> THEN <ANY> [ELSE <ANY>] END'", 2 * n_when);
       std::vector<LogicalType> results;
       for (size_t i = 0; i < n_when; ++i) results.push_back(args[2 * i + 1]->type);
       if (has_else) results.push_back(args.back()->type);
