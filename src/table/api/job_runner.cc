@@ -1,17 +1,47 @@
 #include "table/api/job_runner.h"
 
+#include <map>
+
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
 
 namespace sluice::table {
 
+namespace {
+
+std::vector<VertexProgress> toProgress(const std::vector<cluster::VertexProgress>& vertices) {
+  std::vector<VertexProgress> out;
+  for (const auto& v : vertices) out.push_back({v.name, v.parallelism, v.records_in, v.records_out});
+  return out;
+}
+
+}  // namespace
+
 JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const JobRunOptions& options) {
   cluster::MiniCluster cluster(config);
-  cluster::JobExecutionResult result = cluster.execute(job);
+  cluster::SubmitOptions submit;
+  if (options.progress) {
+    submit.on_progress = [cb = options.progress](const cluster::JobProgress& p) { cb(toProgress(p.vertices)); };
+    submit.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
+  }
+  cluster::JobExecutionResult result = cluster.execute(job, config, submit);
+
+  // Sources are vertex heads marked is_source; sinks are operators with no output at all.
+  std::map<int, const cluster::OperatorProgress*> by_node;
+  for (const auto& v : result.vertices)
+    for (const auto& op : v.operators) by_node[op.node_id] = &op;
   JobSummary summary;
   summary.name = job.name;
-  (void)options;
   summary.wall_seconds = result.wall_seconds;
+  for (const auto& v : job.vertices) {
+    for (size_t i = 0; i < v.operators.size(); ++i) {
+      const auto& op = v.operators[i];
+      auto it = by_node.find(op.node_id);
+      if (it == by_node.end()) continue;
+      if (i == 0 && v.is_source) summary.rows_read += it->second->records_out;
+      if (op.chained_outputs.empty() && op.network_outputs.empty()) summary.rows_written += it->second->records_in;
+    }
+  }
   return summary;
 }
 

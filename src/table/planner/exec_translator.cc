@@ -5,6 +5,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "runtime/operators/stream_operator.h"
+#include "table/functions/calc_program.h"
 #include "table/runtime/calc_operator.h"
 #include "table/runtime/group_aggregate.h"
 #include "table/runtime/watermark_assigner.h"
@@ -70,7 +71,8 @@ class Translator {
       }
       case RelKind::kCalc: {
         auto in = translate(rel.inputs[0]);
-        auto program = std::make_shared<CalcProgram>(rel.condition, rel.projections);
+        auto program = std::make_shared<CalcProgram>(rel.inputs[0]->row_type, rel.condition, rel.projections,
+                                                     rel.row_type.names);
         auto t = make(graph::TransformationKind::kOneInput, "Calc", rel, {in}, in->parallelism);
         t->factory = makeCalcOperatorFactory(program);
         return t;
@@ -78,7 +80,10 @@ class Translator {
       case RelKind::kWatermarkAssigner: {
         auto in = translate(rel.inputs[0]);
         auto t = make(graph::TransformationKind::kOneInput, "WatermarkAssigner", rel, {in}, in->parallelism);
-        t->factory = makeWatermarkAssignerFactory(rel.rowtime_index, rel.watermark_index);
+        // The watermark value is an extra last input column; forward only the table's columns.
+        std::vector<int> keep;
+        for (size_t i = 0; i < rel.row_type.size(); ++i) keep.push_back(static_cast<int>(i));
+        t->factory = makeWatermarkAssignerFactory(rel.rowtime_index, rel.watermark_index, keep);
         return t;
       }
       case RelKind::kGroupAggregate:
@@ -106,7 +111,7 @@ class Translator {
       case RelKind::kSink: {
         auto in = translate(rel.inputs[0]);
         int p = rel.parallelism > 0 ? rel.parallelism : in->parallelism;
-        auto t = make(graph::TransformationKind::kSink, rel.sink ? rel.sink_name : "Collect", rel, {in}, p);
+        auto t = make(graph::TransformationKind::kSink, "Sink: " + (rel.sink ? rel.sink_name : std::string("collect")), rel, {in}, p);
         if (rel.sink) {
           t->factory = rel.sink->operatorFactory();
         } else {

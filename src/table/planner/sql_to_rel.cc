@@ -76,6 +76,27 @@ ExprPtr substitute(const ExprPtr& e, const std::vector<ExprPtr>& inner) {
   return n;
 }
 
+void countRefs(const ExprPtr& e, std::vector<int>& counts) {
+  if (e->kind == ExprKind::kInputRef) {
+    ++counts[static_cast<size_t>(e->input_index)];
+  } else if (e->kind == ExprKind::kCall) {
+    for (const auto& a : e->args) countRefs(a, counts);
+  }
+}
+
+// Fusing two Calcs inlines the lower projections into the upper ones; refuse when that would
+// evaluate a non-trivial lower expression more than once (as Flink's FlinkRelUtil.isMergeable).
+bool isMergeable(const RelNode& lower, const std::vector<ExprPtr>& projections, const ExprPtr& condition) {
+  std::vector<int> counts(lower.projections.size(), 0);
+  for (const auto& p : projections) countRefs(p, counts);
+  if (condition) countRefs(condition, counts);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    ExprKind k = lower.projections[i]->kind;
+    if (counts[i] > 1 && k != ExprKind::kInputRef && k != ExprKind::kLiteral) return false;
+  }
+  return true;
+}
+
 bool isIdentity(const std::vector<ExprPtr>& projections, size_t input_width) {
   if (projections.size() != input_width) return false;
   for (size_t i = 0; i < projections.size(); ++i)
@@ -102,7 +123,7 @@ struct SqlToRelConverter::Impl {
   RelNodePtr makeCalc(const RelNodePtr& input, ExprPtr condition, std::vector<ExprPtr> projections,
                       std::vector<std::string> names) {
     RelNodePtr in = input;
-    if (in->kind == RelKind::kCalc) {
+    if (in->kind == RelKind::kCalc && isMergeable(*in, projections, condition)) {
       for (auto& p : projections) p = substitute(p, in->projections);
       if (condition) condition = substitute(condition, in->projections);
       if (in->condition) {
@@ -446,26 +467,28 @@ struct SqlToRelConverter::Impl {
       if (wm_expr->type.id != TypeId::kTimestamp)
         fail(wm.expr->pos, fmt::format("Watermark strategy {} must be of type TIMESTAMP but is of type '{}'",
                                        wm.expr->toString(), wm_expr->type.toString()));
-      std::vector<ExprPtr> with_wm = projections;
-      with_wm.push_back(substitute(wm_expr, projections));
+      // Computed columns first, then the watermark expression over them (two Calcs unless fusing
+      // would evaluate a computed column twice).
+      rel = makeCalc(rel, nullptr, projections, names);
+      std::vector<ExprPtr> with_wm;
+      for (size_t i = 0; i < projections.size(); ++i) with_wm.push_back(makeInputRef(static_cast<int>(i), projections[i]->type));
+      with_wm.push_back(wm_expr);
       std::vector<std::string> wm_names = names;
       wm_names.push_back("$watermark");
       rel = makeCalc(rel, nullptr, with_wm, wm_names);
       auto assigner = std::make_shared<RelNode>();
       assigner->kind = RelKind::kWatermarkAssigner;
       assigner->inputs = {rel};
-      assigner->row_type = rel->row_type;
-      assigner->rowtime.assign(rel->row_type.size(), false);
+      // The operator drops the watermark column again: its output is the table's columns.
+      assigner->row_type.names = names;
+      for (const auto& p : projections) assigner->row_type.types.push_back(p->type);
+      assigner->rowtime.assign(names.size(), false);
       assigner->rowtime[static_cast<size_t>(rt)] = true;
       assigner->rowtime_index = rt;
       assigner->watermark_index = static_cast<int>(with_wm.size() - 1);
       assigner->watermark_expr = wm_expr;
       assigner->parallelism = scan->parallelism;
       rel = assigner;
-      // Drop the watermark column again (fused into the query's first Calc).
-      std::vector<ExprPtr> keep;
-      for (size_t i = 0; i < def.columns.size(); ++i) keep.push_back(makeInputRef(static_cast<int>(i), projections[i]->type));
-      rel = makeCalc(rel, nullptr, keep, names);
     } else if (has_computed) {
       rel = makeCalc(rel, nullptr, projections, names);
     }
@@ -927,6 +950,7 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   rel->kind = RelKind::kSink;
   rel->inputs = {input};
   rel->row_type = input->row_type;
+  rel->row_type.names = sink_type.names;
   rel->rowtime.assign(rel->row_type.size(), false);
   rel->produces_updates = input->produces_updates;
   rel->sink = sink;
