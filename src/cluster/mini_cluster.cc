@@ -200,6 +200,7 @@ JobExecutionResult JobHandle::wait() {
   r.job_name = state_->job.name;
   r.status = state_->cancel_requested ? JobStatus::kCanceled : JobStatus::kFinished;
   r.wall_time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(state_->end_time - state_->start_time).count();
+  r.wall_seconds = std::chrono::duration<double>(state_->end_time - state_->start_time).count();
   r.slots_required = state_->slots_required;
   r.slots_configured = state_->slots_configured;
   r.vertices = state_->progress().vertices;

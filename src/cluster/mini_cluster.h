@@ -56,6 +56,7 @@ struct JobExecutionResult {
   std::string job_name;
   JobStatus status = JobStatus::kFinished;
   int64_t wall_time_ms = 0;            ///< from start to the last task's end
+  double wall_seconds = 0;             ///< the same in seconds
   int slots_required = 0;              ///< sum over slot sharing groups of the max parallelism
   int slots_configured = 0;            ///< numberOfTaskSlots x number-taskmanager
   std::vector<VertexProgress> vertices;

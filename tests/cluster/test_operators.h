@@ -181,3 +181,34 @@ inline graph::TransformationPtr makeHashPartition(int id, graph::TransformationP
 }
 
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+
+// Emits the values 1..n once (one batch), then reports kNothingAvailable until cancelled.
+class TrickleSource : public runtime::SourceOperator {
+ public:
+  explicit TrickleSource(int64_t n) : n_(n) {}
+  runtime::InputStatus emitNext() override {
+    if (done_) return runtime::InputStatus::kNothingAvailable;
+    done_ = true;
+    types::RowBatch b(bigintRow(1));
+    for (int64_t v = 1; v <= n_; ++v) {
+      b.column(0).appendLong(v);
+      b.kinds().push_back(types::RowKind::kInsert);
+    }
+    output_->collect(std::move(b));
+    return runtime::InputStatus::kMoreAvailable;
+  }
+
+ private:
+  int64_t n_;
+  bool done_ = false;
+};
+
+// Passes batches through unchanged.
+class IdentityMap : public runtime::StreamOperator {
+ public:
+  void processBatch(types::RowBatch&& in) override { output_->collect(std::move(in)); }
+};
+
+}  // namespace sluice::testing
