@@ -101,7 +101,9 @@ CREATE TABLE o (name STRING, n INT) WITH ('connector' = 'blackhole');
 INSERT INTO o SELECT * FROM src;
 SQL
     run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run "$E2E_TMP/job.sql"
-    expect_user_error 1 "$E2E_TMP/no-such-dir/in.csv"
+    # Detected while planning the INSERT: Flink-style "Unable to create a source ..." with the cause and the
+    # SQL position (message, blank line, cause, source line, caret).
+    expect_user_error 5 "$E2E_TMP/no-such-dir/in.csv"
     ;;
   unknown_dynamic_key)
     # A misspelt -D key is rejected with the closest registered key.

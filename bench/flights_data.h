@@ -1,0 +1,20 @@
+#pragma once
+/// Benchmark input: the bundled flights file (4 days, 55,105 rows) repeated with shifted dates into one
+/// large CSV, so the main job's hourly aggregation runs over millions of rows of real data.
+
+#include <cstdint>
+#include <string>
+
+namespace sluice::bench {
+
+/// Writes `copies` copies of the CSV at `source_path` to `target_path`. Copy k moves every row 4*k days
+/// later (YEAR/MONTH/DAY and DAY_OF_WEEK rewritten; the input must be 2015-01-01..04), so the output stays
+/// sorted by scheduled departure and no row is late for the job's 1-minute watermark. `copies` <= 91 keeps
+/// every date inside 2015. Returns the number of rows written. Throws std::runtime_error on I/O errors or
+/// an unexpected input row. Single-threaded.
+int64_t writeRepeatedFlights(const std::string& source_path, const std::string& target_path, int copies);
+
+/// Reads a whole file into memory. Throws std::runtime_error when it cannot be read.
+std::string readWholeFile(const std::string& path);
+
+}  // namespace sluice::bench
