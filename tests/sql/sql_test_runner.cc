@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <cctype>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,7 +40,15 @@ struct SqlTestCase {
   int parallelism;
 };
 
-std::string testRoot() { return std::string(SLUICE_SOURCE_DIR) + "/tests/sql"; }
+/// gtest prints the parameter of a failed test with this.
+void PrintTo(const SqlTestCase& c, std::ostream* os) { *os << c.relative << " at parallelism " << c.parallelism; }
+
+/// The folder searched for `.test` files: tests/sql of the source tree, or SLUICE_SQLTEST_ROOT when set
+/// (to run a scratch folder of cases).
+std::string testRoot() {
+  const char* root = std::getenv("SLUICE_SQLTEST_ROOT");
+  return root != nullptr ? std::string(root) : std::string(SLUICE_SOURCE_DIR) + "/tests/sql";
+}
 
 std::vector<SqlTestCase> discoverCases() {
   std::vector<std::string> files;
@@ -261,9 +270,12 @@ void SqlFileTest::runFile() {
     }
   });
 
+  // SLUICE_SQLTEST_TRACE=1 names each record before it runs (to find the one that crashes or hangs).
+  const bool trace = std::getenv("SLUICE_SQLTEST_TRACE") != nullptr;
   for (const Record& rec : records) {
     if (rec.only_parallelism && *rec.only_parallelism != tc.parallelism) continue;
     if (rec.skip_parallelism && *rec.skip_parallelism == tc.parallelism) continue;
+    if (trace) std::cerr << "[sqltest] " << tc.relative << ":" << rec.line << std::endl;
     std::string sql;
     try {
       sql = substituteVariables(rec.sql, vars);
