@@ -110,6 +110,36 @@ TEST(SqlErrorTest, UnsupportedConstructs) {
   EXPECT_EQ(parseError("INSERT INTO t VALUES (1)").column, 15);
 }
 
+TEST(SqlErrorTest, MoreUnsupportedAndMisspelt) {
+  // "SELECT a FROM t WHER a = 1": WHER would be an alias but a name follows; WHER is at column 17.
+  Caught c = parseError("SELECT a FROM t WHER a = 1");
+  EXPECT_EQ(c.column, 17);
+  EXPECT_TRUE(contains(c.message, "Encountered \"WHER\" but expected one of:")) << c.message;
+  EXPECT_TRUE(contains(c.message, "WHERE")) << c.message;
+
+  // "WITH x AS (SELECT 1) SELECT * FROM x": WITH at column 1.
+  c = parseError("WITH x AS (SELECT 1) SELECT * FROM x");
+  EXPECT_EQ(c.column, 1);
+  EXPECT_TRUE(contains(c.message, "WITH (common table expressions) is not supported yet")) << c.message;
+
+  // "SELECT DATE '2020-01-01'": DATE at column 8.
+  EXPECT_EQ(parseError("SELECT DATE '2020-01-01'").column, 8);
+
+  // "SELECT * FROM t FOR SYSTEM_TIME AS OF x": FOR at column 17.
+  EXPECT_EQ(parseError("SELECT * FROM t FOR SYSTEM_TIME AS OF x").column, 17);
+
+  // Interval text that is not a number: the string at column 17 of "SELECT INTERVAL 'x' HOUR".
+  c = parseError("SELECT INTERVAL 'x' HOUR");
+  EXPECT_EQ(c.column, 17);
+  // An interval that overflows 64-bit milliseconds.
+  EXPECT_TRUE(contains(parseError("SELECT INTERVAL '99999999999999999999' DAY").message, "Illegal interval"));
+
+  // Trailing garbage after WITH (...): "(" at 29, ")" at 30, "x" at 32 of "CREATE TABLE t (a INT) WITH () x".
+  c = parseError("CREATE TABLE t (a INT) WITH () x");
+  EXPECT_EQ(c.column, 32);
+  EXPECT_TRUE(contains(c.message, "Encountered \"x\" but expected \";\"")) << c.message;
+}
+
 TEST(SqlErrorTest, DdlErrors) {
   // PRIMARY KEY without NOT ENFORCED: error at ')' after "(a)" - "CREATE TABLE t (a INT, PRIMARY KEY (a))":
   // PRIMARY at 24, KEY at 32, "(a)" at 36..38, the closing ')' at 39.

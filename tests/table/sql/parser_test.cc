@@ -240,6 +240,24 @@ TEST(SqlParserTest, QueryShapes) {
   EXPECT_EQ(nested.query->selects.size(), 3u);
 }
 
+TEST(SqlParserTest, ExecutePrefixAndStatementText) {
+  auto st = parseStatement("EXECUTE INSERT INTO s SELECT a FROM t;");
+  ASSERT_EQ(st.kind, StatementKind::kInsert);
+  EXPECT_EQ(st.pos, (SourcePos{1, 1}));
+  EXPECT_EQ(st.text, "EXECUTE INSERT INTO s SELECT a FROM t");
+  EXPECT_EQ(st.end_pos, (SourcePos{1, 37}));  // "t" is the 37th character
+  EXPECT_THROW(parseStatement("SELECT 1; SELECT 2"), SqlError);
+}
+
+TEST(SqlParserTest, KeywordsAreCaseInsensitiveAndQuotedNamesMayBeKeywords) {
+  auto st = parseStatement("select `from`, `Select` from `table` where `from` is unknown");
+  const SelectStmt& s = st.query->selects[0];
+  EXPECT_EQ(s.select_list[0].expr->names, std::vector<std::string>{"from"});
+  EXPECT_EQ(s.select_list[1].expr->names, std::vector<std::string>{"Select"});
+  EXPECT_EQ(s.from->name, QualifiedName{"table"});
+  EXPECT_EQ(s.where->kind, ExprKind::kIsNull);  // IS UNKNOWN is IS NULL for booleans
+}
+
 TEST(SqlParserTest, QueryCloneIsDeep) {
   auto st = parseStatement("SELECT a + 1 AS x FROM t WHERE b GROUP BY a");
   auto copy = st.query->clone();
