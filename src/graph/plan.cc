@@ -82,6 +82,30 @@ std::string jobGraphToText(const JobGraph& graph) {
   return out;
 }
 
+std::string jobGraphToDot(const JobGraph& graph) {
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') q += '\\';
+      if (c == '\n') {
+        q += "\\n";
+        continue;
+      }
+      q += c;
+    }
+    return q + "\"";
+  };
+  std::string out = "digraph " + quote(graph.name) + " {\n  rankdir=LR;\n  node [shape=box];\n";
+  for (size_t i = 0; i < graph.vertices.size(); ++i) {
+    const JobVertex& v = graph.vertices[i];
+    out += fmt::format("  v{} [label={}];\n", i, quote(fmt::format("{}\nparallelism: {}", v.name, v.parallelism)));
+  }
+  for (const JobEdge& e : graph.edges) {
+    out += fmt::format("  v{} -> v{} [label={}];\n", e.source_vertex, e.target_vertex, quote(partitionerText(e.partitioner)));
+  }
+  return out + "}\n";
+}
+
 std::string streamGraphToText(const StreamGraph& graph) {
   std::string out = fmt::format("StreamGraph '{}'\n", graph.job_name);
   for (const StreamNode& n : graph.nodes) {

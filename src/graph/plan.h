@@ -18,6 +18,10 @@ std::string jobGraphToJson(const JobGraph& graph, int indent = 2);
 /// operators, then its input edges ("<- [1] HASH[0, 2] pipelined").
 std::string jobGraphToText(const JobGraph& graph);
 
+/// The JobGraph as Graphviz DOT: one box per vertex (chained name, parallelism), one arrow per edge
+/// labelled with its ship strategy.
+std::string jobGraphToDot(const JobGraph& graph);
+
 /// One line per StreamNode with parallelism and chaining strategy, and one per edge with partitioner.
 std::string streamGraphToText(const StreamGraph& graph);
 

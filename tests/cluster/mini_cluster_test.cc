@@ -277,6 +277,33 @@ TEST(MiniClusterTest, BufferTimeoutFlushesAnIdlePipeline) {
   EXPECT_EQ(out.rows.size(), 3u);
 }
 
+TEST(MiniClusterTest, ProgressCallbackReportsRunningCounts) {
+  Configuration conf;
+  Pipeline p;
+  buildKeyedSum(p, -1, 16);
+  graph::JobGraph job = graph::buildJobGraph(p.sinks, conf);
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t seen_out = 0;
+  SubmitOptions options;
+  options.progress_interval = std::chrono::milliseconds(1);
+  options.on_progress = [&](const JobProgress& progress) {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(progress.vertices.size(), 3u);
+    seen_out = std::max(seen_out, progress.vertices[0].records_out);
+    cv.notify_all();
+  };
+  auto handle = MiniCluster(conf).start(job, conf, options);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return seen_out > 0; });
+  }
+  handle->cancel();
+  JobExecutionResult r = handle->wait();
+  EXPECT_EQ(r.status, JobStatus::kCanceled);
+  EXPECT_GE(r.vertices[0].records_out, seen_out);
+}
+
 TEST(MiniClusterTest, RequiredSlotsIsTheMaxParallelismPerSlotSharingGroup) {
   graph::JobGraph job;
   job.vertices.resize(3);

@@ -329,6 +329,10 @@ TEST(PlanTest, JsonHasFlinkShape) {
   EXPECT_EQ(n1["inputs"][0]["ship_strategy"], "HASH");
   EXPECT_EQ(n1["inputs"][0]["exchange"], "pipelined_bounded");
 
+  const std::string dot = jobGraphToDot(g);
+  EXPECT_EQ(dot.rfind("digraph \"my job\" {", 0), 0u) << dot;
+  EXPECT_NE(dot.find("v0 -> v1 [label=\"HASH[0]\"];"), std::string::npos) << dot;
+
   const std::string text = jobGraphToText(g);
   EXPECT_NE(text.find("[1] Source: flights -> Calc  parallelism=2"), std::string::npos) << text;
   EXPECT_NE(text.find("<- [1] HASH[0] pipelined"), std::string::npos) << text;
