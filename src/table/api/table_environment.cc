@@ -10,6 +10,7 @@
 #include "table/api/job_runner.h"
 #include "table/catalog/catalog.h"
 #include "table/catalog/table_factory.h"
+#include "table/planner/column_pruning.h"
 #include "table/planner/exec_translator.h"
 #include "table/planner/sql_to_rel.h"
 #include "table/sql/parser.h"
@@ -131,6 +132,7 @@ struct JobPlanner {
       default:
         sql::throwSqlError("This statement cannot be run as a job", script, st.pos, "SQL validation error");
     }
+    for (auto& root : job.roots) root = pruneColumns(root);
     return job;
   }
 

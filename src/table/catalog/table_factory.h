@@ -42,6 +42,14 @@ class ScanTableSource {
   virtual bool isBounded() const = 0;
   /// Short description for explain, e.g. "filesystem path=..., format=csv".
   virtual std::string summary() const = 0;
+  /// Projection push-down (Flink's SupportsProjectionPushDown): from now on produce only the physical
+  /// fields at `fields` (indexes into the table's physical row type, ascending, non-empty), in that
+  /// order. Returns false when the source cannot, and then keeps producing every field.
+  /// Called on the client thread before operatorFactory().
+  virtual bool applyProjection(const std::vector<int>& fields) {
+    (void)fields;
+    return false;
+  }
 };
 
 /// What a sink declares to the planner.
