@@ -304,6 +304,33 @@ TEST(MiniClusterTest, ProgressCallbackReportsRunningCounts) {
   EXPECT_GE(r.vertices[0].records_out, seen_out);
 }
 
+TEST(MiniClusterTest, RescaleConnectsSubtasksPointwise) {
+  Configuration conf;
+  Collected out;
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 4, runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::NumberSource>(40, 3);
+                                   }, true));
+  auto rescale = std::make_shared<graph::Transformation>();
+  rescale->id = 2;
+  rescale->kind = TransformationKind::kPartition;
+  rescale->partitioner.strategy = graph::ShipStrategy::kRescale;
+  rescale->inputs = {source};
+  Collected* o = &out;
+  auto sink = makeTransformation(3, "Sink", TransformationKind::kSink, 2, runtime::makeOperatorFactory([o] {
+                                   return std::make_unique<testing::CollectSink>(o);
+                                 }),
+                                 {rescale});
+  graph::JobGraph job = graph::buildJobGraph({sink}, conf);
+  MiniCluster(conf).execute(job, conf);
+  ASSERT_EQ(out.rows.size(), 40u);
+  // Source subtask i emits v with (v - 1) % 4 == i; 4 producers -> 2 consumers pointwise: producer i feeds
+  // consumer i * 2 / 4, so consumer 0 gets subtasks {0, 1} and consumer 1 gets {2, 3}.
+  for (size_t r = 0; r < out.rows.size(); ++r) {
+    const int producer = static_cast<int>((out.rows[r][0] - 1) % 4);
+    EXPECT_EQ(out.subtask_of_row[r], producer * 2 / 4) << "value " << out.rows[r][0];
+  }
+}
+
 TEST(MiniClusterTest, RequiredSlotsIsTheMaxParallelismPerSlotSharingGroup) {
   graph::JobGraph job;
   job.vertices.resize(3);

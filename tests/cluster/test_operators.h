@@ -119,6 +119,7 @@ struct Collected {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::vector<int64_t>> rows;
+  std::vector<int> subtask_of_row;  // the sink subtask that received rows[i]
   int64_t batches = 0;
   bool ended = false;
 
@@ -138,6 +139,7 @@ class CollectSink : public runtime::StreamOperator {
         std::vector<int64_t> row;
         for (size_t c = 0; c < in.numColumns(); ++c) row.push_back(in.column(c).getLong(r));
         out_->rows.push_back(std::move(row));
+        out_->subtask_of_row.push_back(ctx_.subtask_index);
       }
       ++out_->batches;
     }
