@@ -23,7 +23,7 @@ namespace sluice::table::sql {
 /// Maximum nesting of parentheses / subqueries / prefix operators.
 inline constexpr int kMaxNestingDepth = 200;
 /// Maximum depth of a parsed tree, counting each link of an operator chain as one level.
-inline constexpr int kMaxTreeDepth = 3000;
+inline constexpr int kMaxTreeDepth = 1000;
 
 /// Parses a script: statements separated by ';' (a ';' inside a string, quoted identifier or comment
 /// does not separate), empty statements skipped. Statement sets (EXECUTE STATEMENT SET BEGIN ... END
