@@ -311,6 +311,17 @@ std::set<std::string> FileSystemTableFactory::supportedOptions() const {
                                 "sink.shuffle-by-partition.enable",
                                 "auto-compaction",
                                 "compaction.file-size",
+                                "compaction.parallelism",
+                                "source.report-statistics",
+                                "partition.time-extractor.kind",
+                                "partition.time-extractor.timestamp-pattern",
+                                "partition.time-extractor.timestamp-formatter",
+                                "sink.partition-commit.trigger",
+                                "sink.partition-commit.delay",
+                                "sink.partition-commit.watermark-time-zone",
+                                "sink.partition-commit.policy.kind",
+                                "sink.partition-commit.policy.class",
+                                "sink.partition-commit.success-file.name",
                                 "scan.parallelism",
                                 "sink.parallelism"};
   for (const auto& k : csvFormatOptionKeys()) keys.insert(k);

@@ -308,6 +308,23 @@ TEST(CsvFormatTest, SerializerFollowsJacksonQuoting) {
             "1,2,-0.0,0.00,,\"abcdefghijklmnopqrstuvwxyz\",\n");
 }
 
+TEST(CsvFormatTest, SerializerOptions) {
+  RowType t{{"m", "s", "n"}, {LogicalType::decimal(10, 9), LogicalType::string(), LogicalType::integer()}};
+  RowBatch b(t);
+  b.column(0).appendLong(1);
+  b.column(1).appendString("a;b");
+  b.column(2).appendNull();
+  b.kinds().push_back(types::RowKind::kInsert);
+  CsvFormatOptions o = parseCsvFormatOptions({{"csv.write-bigdecimal-in-scientific-notation", "false"},
+                                              {"csv.field-delimiter", ";"},
+                                              {"csv.null-literal", "NULL"}},
+                                             "t");
+  std::string out;
+  CsvRowSerializer(t, o).appendRow(b, 0, out);
+  // Plain decimal; ';' (59) is now the delimiter, so "a;b" needs quotes.
+  EXPECT_EQ(out, "0.000000001;\"a;b\";NULL\n");
+}
+
 TEST(CsvFormatTest, SerializedRowsParseBack) {
   RowType t{{"s", "m"}, {LogicalType::string(), LogicalType::decimal(10, 9)}};
   RowBatch b(t);

@@ -127,6 +127,24 @@ TEST(DataGenTest, RateLimitReturnsNothingAvailable) {
   EXPECT_EQ(out.rows(), 1u);
 }
 
+TEST(DataGenTest, SequenceOfStringsAndDecimals) {
+  auto t = genTable(RowType{{"s", "m", "d"}, {LogicalType::string(), LogicalType::decimal(6, 2), LogicalType::doubleType()}},
+                    {{"fields.s.kind", "sequence"}, {"fields.s.start", "-1"}, {"fields.s.end", "1"},
+                     {"fields.m.kind", "sequence"}, {"fields.m.start", "7"}, {"fields.m.end", "100"},
+                     {"fields.d.kind", "sequence"}, {"fields.d.start", "0"}, {"fields.d.end", "9"},
+                     {"rows-per-second", "100000000"}});
+  Configuration conf;
+  CollectingOutput out;
+  runSource(*DataGenTableFactory().createSource(t, conf), 0, 1, out);
+  // The shortest sequence (-1..1, 3 values) ends the source.
+  ASSERT_EQ(out.rows(), 3u);
+  const auto& b = out.batches[0];
+  EXPECT_EQ(b.column(0).getString(0), "-1");
+  EXPECT_EQ(b.column(0).getString(2), "1");
+  EXPECT_EQ(b.column(1).getLong(1), 800);  // 8.00 at scale 2
+  EXPECT_EQ(b.column(2).getDouble(2), 2.0);
+}
+
 TEST(DataGenTest, BadOptions) {
   Configuration conf;
   DataGenTableFactory f;
