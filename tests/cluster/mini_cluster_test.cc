@@ -331,6 +331,29 @@ TEST(MiniClusterTest, RescaleConnectsSubtasksPointwise) {
   }
 }
 
+TEST(MiniClusterTest, FinalWatermarkIsNotRepeatedWhenTheSourceSentIt) {
+  Configuration conf;
+  std::atomic<int> chained{0}, remote{0};
+  auto source = makeTransformation(1, "self", TransformationKind::kSource, 1, runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::SelfFinishingSource>();
+                                   }, true));
+  std::atomic<int>* c = &chained;
+  std::atomic<int>* r = &remote;
+  auto counter = makeTransformation(2, "Count", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([c] {
+                                      return std::make_unique<testing::WatermarkCounter>(c);
+                                    }),
+                                    {source});
+  auto sink = makeTransformation(3, "Count2", TransformationKind::kSink, 2, runtime::makeOperatorFactory([r] {
+                                   return std::make_unique<testing::WatermarkCounter>(r);
+                                 }),
+                                 {counter});
+  graph::JobGraph job = graph::buildJobGraph({sink}, conf);
+  ASSERT_EQ(job.vertices.size(), 2u);
+  MiniCluster(conf).execute(job, conf);
+  EXPECT_EQ(chained.load(), 1);  // the source's own MAX watermark only
+  EXPECT_EQ(remote.load(), 2);   // one per downstream subtask
+}
+
 TEST(MiniClusterTest, RequiredSlotsIsTheMaxParallelismPerSlotSharingGroup) {
   graph::JobGraph job;
   job.vertices.resize(3);

@@ -214,3 +214,39 @@ class IdentityMap : public runtime::StreamOperator {
 };
 
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+
+// Emits one row and Watermark::kMaxTimestamp itself, then ends.
+class SelfFinishingSource : public runtime::SourceOperator {
+ public:
+  runtime::InputStatus emitNext() override {
+    if (done_) return runtime::InputStatus::kEndOfInput;
+    done_ = true;
+    types::RowBatch b(bigintRow(1));
+    b.column(0).appendLong(1);
+    b.kinds().push_back(types::RowKind::kInsert);
+    output_->collect(std::move(b));
+    output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
+    return runtime::InputStatus::kMoreAvailable;
+  }
+
+ private:
+  bool done_ = false;
+};
+
+// Counts the watermarks it sees (all subtasks together), forwards everything.
+class WatermarkCounter : public runtime::StreamOperator {
+ public:
+  explicit WatermarkCounter(std::atomic<int>* count) : count_(count) {}
+  void processBatch(types::RowBatch&& in) override { output_->collect(std::move(in)); }
+  void processWatermark(runtime::Watermark mark) override {
+    count_->fetch_add(1);
+    output_->emitWatermark(mark);
+  }
+
+ private:
+  std::atomic<int>* count_;
+};
+
+}  // namespace sluice::testing

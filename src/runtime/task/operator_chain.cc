@@ -75,6 +75,23 @@ class DiscardingOutput final : public Output {
 
 }  // namespace
 
+// Wraps a source head's output to remember the highest watermark the source emitted, so the task's final
+// watermark is not sent twice.
+class OperatorChain::WatermarkTrackingOutput final : public Output {
+ public:
+  explicit WatermarkTrackingOutput(Output* inner) : inner_(inner) {}
+  void collect(types::RowBatch&& batch) override { inner_->collect(std::move(batch)); }
+  void emitWatermark(Watermark mark) override {
+    if (mark.timestamp > max_) max_ = mark.timestamp;
+    inner_->emitWatermark(mark);
+  }
+  int64_t maxWatermark() const { return max_; }
+
+ private:
+  Output* inner_;
+  int64_t max_ = Watermark::kMinTimestamp;
+};
+
 OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers,
                              const OperatorContext& base, OperatorMetrics* metrics)
     : metrics_(metrics) {
@@ -131,6 +148,19 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
     }
     contexts_[i].operator_name = op.name;
     contexts_[i].metrics = &metrics_[i];
+  }
+  if (source_head_ != nullptr) {
+    auto tracking = std::make_unique<WatermarkTrackingOutput>(outputs_of_[0]);
+    source_output_ = tracking.get();
+    outputs_of_[0] = tracking.get();
+    owned_outputs_.push_back(std::move(tracking));
+  }
+}
+
+void OperatorChain::emitFinalWatermark() {
+  SLUICE_CHECK(source_output_ != nullptr, "emitFinalWatermark on a non-source chain");
+  if (source_output_->maxWatermark() < Watermark::kMaxTimestamp) {
+    source_output_->emitWatermark(Watermark{Watermark::kMaxTimestamp});
   }
 }
 

@@ -42,14 +42,17 @@ class OperatorChain {
   void processWatermark(Watermark mark) { head_->processWatermark(mark); }
   /// The head as a source, or nullptr when the vertex is not a source.
   SourceOperator* sourceHead() const { return source_head_; }
-  /// The output the head writes to (used to emit the final watermark of a source task).
-  Output* headOutput() const { return outputs_of_[0]; }
+  /// Source chains: emits Watermark::kMaxTimestamp through the head's output unless the source already
+  /// emitted it (Flink's final watermark at the end of a bounded source).
+  void emitFinalWatermark();
   /// endInput on every operator, head first (Flink's finishOperators order).
   void endInput();
   /// close on every opened operator, head first. With `swallow`, exceptions are dropped (failure path).
   void close(bool swallow);
 
  private:
+  class WatermarkTrackingOutput;
+
   std::vector<std::unique_ptr<StreamOperator>> operators_;
   std::vector<std::unique_ptr<Output>> owned_outputs_;
   std::vector<Output*> outputs_of_;  ///< the Output handed to operator i
@@ -57,6 +60,7 @@ class OperatorChain {
   OperatorMetrics* metrics_;
   StreamOperator* head_ = nullptr;
   SourceOperator* source_head_ = nullptr;
+  WatermarkTrackingOutput* source_output_ = nullptr;
   size_t opened_ = 0;  ///< operators opened, counted from the tail
   bool closed_ = false;
 };

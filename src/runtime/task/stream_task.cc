@@ -96,7 +96,7 @@ void StreamTask::runSource() {
     }
   }
   // Flink's final watermark: every event-time window fires before the end.
-  chain_->headOutput()->emitWatermark(Watermark{Watermark::kMaxTimestamp});
+  chain_->emitFinalWatermark();
 }
 
 void StreamTask::runInput() {
