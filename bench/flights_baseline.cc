@@ -1,5 +1,6 @@
 #include "flights_baseline.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -48,26 +49,24 @@ BaselineResult hourlyAggregateBaseline(std::string_view data) {
   BaselineResult result;
   const char* p = data.data();
   const char* const end = p + data.size();
-  const char* field_begin[26];
-  const char* field_end[26];
+  const char* field_begin[25];
+  const char* field_end[25];
   while (p < end) {
-    int field = 0;
-    const char* begin = p;
-    while (p < end && *p != '\n') {
-      if (*p == ',') {
-        if (field < 26) {
-          field_begin[field] = begin;
-          field_end[field] = p;
-        }
-        ++field;
-        begin = p + 1;
-      }
+    const char* line_end = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (line_end == nullptr) line_end = end;
+    if (line_end == p) {  // blank line
       ++p;
+      continue;
     }
-    const char* line_end = p;
-    ++p;
-    if (line_end == begin && field == 0) continue;  // blank line
-    if (field < 25) throw std::runtime_error("flights row with too few fields");
+    // Fields 0..24 end at a comma; the rest of the line is not needed. (A byte loop beats a memchr per
+    // field here: the fields are a few bytes long.)
+    for (int field = 0; field < 25; ++field) {
+      field_begin[field] = p;
+      while (p < line_end && *p != ',') ++p;
+      if (p == line_end) throw std::runtime_error("flights row with too few fields");
+      field_end[field] = p++;
+    }
+    p = line_end + 1;
     int64_t year = 0, month = 0, day = 0;
     parseInt(field_begin[0], field_end[0], year);
     parseInt(field_begin[1], field_end[1], month);

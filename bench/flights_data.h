@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace sluice::bench {
 
@@ -16,5 +17,20 @@ int64_t writeRepeatedFlights(const std::string& source_path, const std::string& 
 
 /// Reads a whole file into memory. Throws std::runtime_error when it cannot be read.
 std::string readWholeFile(const std::string& path);
+
+/// A read-only memory mapping of a whole file (as the engine's filesystem source reads files). Throws
+/// std::runtime_error when the file cannot be opened or mapped. Not copyable.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view data() const { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 }  // namespace sluice::bench
