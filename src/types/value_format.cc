@@ -286,8 +286,12 @@ bool parseDouble(std::string_view text, double& value) {
   if (body.empty() || !((body.front() >= '0' && body.front() <= '9') || body.front() == '.')) return false;
   double v = 0;
   auto res = std::from_chars(body.data(), body.data() + body.size(), v);
-  if (res.ec != std::errc() || res.ptr != body.data() + body.size()) {
-    if (res.ec != std::errc::result_out_of_range || res.ptr != body.data() + body.size()) return false;
+  if (res.ptr != body.data() + body.size()) return false;
+  if (res.ec == std::errc::result_out_of_range) {
+    // Java rounds to Infinity or 0 instead of failing; strtod does the same.
+    v = std::strtod(std::string(body).c_str(), nullptr);
+  } else if (res.ec != std::errc()) {
+    return false;
   }
   value = neg ? -v : v;
   return true;

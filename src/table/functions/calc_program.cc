@@ -71,15 +71,18 @@ CalcProgram::CalcProgram(types::RowType input_type, ExprPtr condition, std::vect
 CalcProgram::CalcProgram(ExprPtr condition, std::vector<ExprPtr> projections)
     : CalcProgram(inferInputType(condition, projections), condition, projections, defaultNames(projections.size())) {}
 
-RowBatch CalcProgram::apply(RowBatch&& in) const {
+RowBatch CalcProgram::apply(RowBatch&& in, CalcScratch* scratch) const {
   RowBatch out(output_type_);
   const size_t rows = in.numRows();
   if (rows == 0) return out;
+  CalcScratch local;
+  CalcScratch& s = scratch ? *scratch : local;
+  if (s.projections.size() < evaluators_.size()) s.projections.resize(evaluators_.size());
   RowBatch compact;
   RowBatch* src = &in;
   if (filter_) {
-    std::vector<uint32_t> selected;
-    filter_->evaluateFilter(in, selected);
+    std::vector<uint32_t>& selected = s.selected;
+    filter_->evaluateFilter(in, selected, &s.filter);
     if (selected.empty()) return out;
     if (selected.size() < rows) {
       // Gather only the columns the projections read; evaluating after the gather also keeps
@@ -100,7 +103,7 @@ RowBatch CalcProgram::apply(RowBatch&& in) const {
       // Keep the declared output type (e.g. the same column with a different name/nullability).
       out.column(i) = std::move(moved);
     } else {
-      out.column(i) = evaluators_[i].evaluate(*src);
+      out.column(i) = evaluators_[i].evaluate(*src, &s.projections[i]);
     }
   }
   out.kinds() = std::move(src->kinds());

@@ -12,7 +12,15 @@
 
 namespace sluice::table {
 
-/// Filter then project, a batch at a time. Thread-safe: apply() is const and keeps no state.
+/// Memory a CalcProgram reuses from batch to batch (one per operator instance; not thread-safe).
+struct CalcScratch {
+  EvalScratch filter;
+  std::vector<EvalScratch> projections;
+  std::vector<uint32_t> selected;
+};
+
+/// Filter then project, a batch at a time. Thread-safe: apply() is const; per-thread memory lives in
+/// the optional CalcScratch.
 class CalcProgram {
  public:
   /// `condition` may be null (no filter); it must be BOOLEAN. `names` are the output field names
@@ -31,7 +39,7 @@ class CalcProgram {
   /// Keeps the rows where the condition is TRUE and computes the projections for them. Each output
   /// row keeps its input row's RowKind. Bare column references move the input column (no copy)
   /// when nothing was filtered. Evaluation errors propagate as UserError.
-  types::RowBatch apply(types::RowBatch&& in) const;
+  types::RowBatch apply(types::RowBatch&& in, CalcScratch* scratch = nullptr) const;
 
   /// Explain text as Flink prints a Calc: "select=[a, +(b, 1) AS c], where=[>(b, 10)]".
   std::string toString() const;

@@ -14,8 +14,9 @@ using types::TypeId;
 namespace internal {
 
 Column& Node::prepare(EvalContext& ctx) const {
-  Column& out = ctx.regs[static_cast<size_t>(reg_)];
-  out = Column(type_);
+  Column& out = (*ctx.regs)[static_cast<size_t>(reg_)];
+  if (out.type() == type_) out.clear();
+  else out = Column(type_);
   const size_t n = ctx.rows;
   out.validity().resize(n);
   if (type_.isString()) out.strings().resize(n);
@@ -335,6 +336,13 @@ class CoalesceNode final : public Node {
   std::vector<NodePtr> args_;
 };
 
+void flattenConcat(const ExprPtr& e, std::vector<ExprPtr>& parts) {
+  for (const auto& a : e->args) {
+    if (a->kind == ExprKind::kCall && a->op == ScalarOp::kConcat) flattenConcat(a, parts);
+    else parts.push_back(a);
+  }
+}
+
 bool hasInputRef(const Expr& e) {
   if (e.kind == ExprKind::kInputRef) return true;
   for (const auto& a : e.args)
@@ -396,9 +404,10 @@ NodePtr Compiler::fold(NodePtr node) {
   // in a branch that is never taken) are left to run time, where lazy evaluation may skip them.
   EvalContext ctx;
   types::RowBatch empty;
+  std::vector<Column> regs(static_cast<size_t>(num_regs_));
   ctx.batch = &empty;
   ctx.rows = 1;
-  ctx.regs.resize(static_cast<size_t>(num_regs_));
+  ctx.regs = &regs;
   try {
     const Column& c = node->eval(ctx, nullptr);
     return makeConstNode(c);
@@ -511,6 +520,13 @@ NodePtr Compiler::compileCall(const ExprPtr& e) {
         op = mode == 1 ? ScalarOp::kLtrim : mode == 2 ? ScalarOp::kRtrim : ScalarOp::kTrim;
         n = 2;
       }
+      if (op == ScalarOp::kConcat) {
+        // a || b || c parses as ||(||(a, b), c): concatenate all parts in one pass instead.
+        std::vector<ExprPtr> parts;
+        flattenConcat(e, parts);
+        for (const auto& p : parts) nodes.push_back(compile(p));
+        return makeStringFunctionNode(op, t, std::move(nodes), newReg());
+      }
       for (size_t i = 0; i < n; ++i) nodes.push_back(compile(args[i]));
       return makeStringFunctionNode(op, t, std::move(nodes), newReg());
     }
@@ -540,26 +556,37 @@ ExprEvaluator& ExprEvaluator::operator=(ExprEvaluator&&) noexcept = default;
 
 int ExprEvaluator::inputIndex() const { return root_->inputIndex(); }
 
-Column ExprEvaluator::evaluate(const types::RowBatch& batch) const {
+EvalScratch::EvalScratch() = default;
+EvalScratch::~EvalScratch() = default;
+EvalScratch::EvalScratch(EvalScratch&&) noexcept = default;
+EvalScratch& EvalScratch::operator=(EvalScratch&&) noexcept = default;
+
+Column ExprEvaluator::evaluate(const types::RowBatch& batch, EvalScratch* scratch) const {
+  EvalScratch local;
+  std::vector<Column>& regs = (scratch ? scratch : &local)->regs_;
+  if (regs.size() < static_cast<size_t>(num_regs_)) regs.resize(static_cast<size_t>(num_regs_));
   internal::EvalContext ctx;
   ctx.batch = &batch;
   ctx.rows = batch.numRows();
-  ctx.regs.resize(static_cast<size_t>(num_regs_));
+  ctx.regs = &regs;
   const Column& c = root_->eval(ctx, nullptr);
   if (root_->isConst()) {
     Column out = internal::broadcast(c, ctx.rows);
     return out;
   }
-  if (root_->reg() >= 0) return std::move(ctx.regs[static_cast<size_t>(root_->reg())]);
+  if (root_->reg() >= 0) return std::move(regs[static_cast<size_t>(root_->reg())]);
   return c;  // input reference: copy
 }
 
-void ExprEvaluator::evaluateFilter(const types::RowBatch& batch, std::vector<uint32_t>& selected) const {
+void ExprEvaluator::evaluateFilter(const types::RowBatch& batch, std::vector<uint32_t>& selected, EvalScratch* scratch) const {
   SLUICE_CHECK(type().id == TypeId::kBoolean || type().id == TypeId::kNull, "filter of type {}", type().toString());
+  EvalScratch local;
+  std::vector<Column>& regs = (scratch ? scratch : &local)->regs_;
+  if (regs.size() < static_cast<size_t>(num_regs_)) regs.resize(static_cast<size_t>(num_regs_));
   internal::EvalContext ctx;
   ctx.batch = &batch;
   ctx.rows = batch.numRows();
-  ctx.regs.resize(static_cast<size_t>(num_regs_));
+  ctx.regs = &regs;
   const Column& c = root_->eval(ctx, nullptr);
   const size_t n = ctx.rows;
   selected.resize(n);

@@ -17,6 +17,21 @@ namespace internal {
 class Node;
 }
 
+/// Registers an evaluation reuses from batch to batch, so that steady-state evaluation does not
+/// allocate (except the result column). Not thread-safe: one per thread (e.g. per operator
+/// instance), and one per ExprEvaluator when several evaluators alternate.
+class EvalScratch {
+ public:
+  EvalScratch();
+  ~EvalScratch();
+  EvalScratch(EvalScratch&&) noexcept;
+  EvalScratch& operator=(EvalScratch&&) noexcept;
+
+ private:
+  friend class ExprEvaluator;
+  std::vector<types::Column> regs_;
+};
+
 /// A compiled expression. Immutable after construction: evaluate() and evaluateFilter() are const
 /// and may be called from several threads at once (scratch is per call).
 ///
@@ -39,11 +54,12 @@ class ExprEvaluator {
 
   /// The expression's value for every row of `batch`: a column of batch.numRows() rows of type().
   /// A bare input reference returns a copy of that column (CalcProgram moves it instead).
-  types::Column evaluate(const types::RowBatch& batch) const;
+  /// `scratch` (optional) keeps intermediate columns' memory for the next call.
+  types::Column evaluate(const types::RowBatch& batch, EvalScratch* scratch = nullptr) const;
 
   /// Rows where the BOOLEAN expression is TRUE (NULL and FALSE drop the row), as ascending indexes
   /// appended to `selected` after clearing it.
-  void evaluateFilter(const types::RowBatch& batch, std::vector<uint32_t>& selected) const;
+  void evaluateFilter(const types::RowBatch& batch, std::vector<uint32_t>& selected, EvalScratch* scratch = nullptr) const;
 
   /// Column index when the expression is a bare input reference, else -1.
   int inputIndex() const;

@@ -19,11 +19,13 @@
 
 namespace sluice::table::internal {
 
-/// Scratch of one evaluation call.
+/// State of one evaluation call.
 struct EvalContext {
   const types::RowBatch* batch = nullptr;
   size_t rows = 0;
-  std::vector<types::Column> regs;  ///< one per computing node (Node::reg_)
+  /// One column per computing node (Node::reg_), at least numRegs() long. Registers keep their
+  /// capacity from call to call when the caller reuses them (EvalScratch).
+  std::vector<types::Column>* regs = nullptr;
 };
 
 class Node {
@@ -43,7 +45,7 @@ class Node {
   int reg() const { return reg_; }
 
  protected:
-  /// The node's output register, reset to `rows` rows (values and validity zeroed only when grown).
+  /// The node's output register, reset to `rows` zeroed rows (keeping its capacity).
   types::Column& prepare(EvalContext& ctx) const;
 
   types::LogicalType type_;

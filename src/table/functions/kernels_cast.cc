@@ -92,6 +92,18 @@ class CastNode final : public Node {
   void toString(const Column& v, bool vc, Column& out, size_t n) const {
     const LogicalType& from = value_->type();
     const uint8_t* ov = out.validity().data();
+    if (from.isIntegral() && (implicit_ || type_.precision >= 20)) {
+      // Hot path (e.g. building timestamps from INT fields): digits straight into the arena.
+      const int64_t* x = v.longs().data();
+      out.arena().reserve(n * 4);
+      char digits[24];
+      for (size_t i = 0; i < n; ++i) {
+        if (!ov[i]) continue;
+        auto res = std::to_chars(digits, digits + sizeof(digits), x[at(vc, i)]);
+        setString(out, i, std::string_view(digits, static_cast<size_t>(res.ptr - digits)));
+      }
+      return;
+    }
     std::string buf;
     for (size_t i = 0; i < n; ++i) {
       if (!ov[i]) continue;

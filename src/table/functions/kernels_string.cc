@@ -1,6 +1,7 @@
 // LIKE and string function kernels. Strings are UTF-8; lengths and positions count code points
 // (Flink's BinaryStringData.numChars); UPPER/LOWER change ASCII letters only.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -221,6 +222,21 @@ bool pad(std::string_view base, int64_t len, std::string_view padding, bool left
   return true;
 }
 
+/// True when the column's text is all ASCII, so characters are bytes (checked once per batch).
+bool isAscii(const Column& c) {
+  uint8_t any = 0;
+  for (char ch : c.arena()) any |= static_cast<uint8_t>(ch);
+  return (any & 0x80) == 0;
+}
+
+/// An argument of a string function: its column and whether it is one constant row.
+struct Arg {
+  const Column* col;
+  bool is_const;
+  std::string_view str(size_t i) const { return col->getString(is_const ? 0 : i); }
+  int64_t lng(size_t i) const { return col->longs()[is_const ? 0 : i]; }
+};
+
 class StringFunctionNode final : public Node {
  public:
   StringFunctionNode(ScalarOp op, LogicalType t, std::vector<NodePtr> args, int reg)
@@ -228,79 +244,106 @@ class StringFunctionNode final : public Node {
 
   const Column& eval(EvalContext& ctx, const uint8_t* active) const override {
     const size_t n = ctx.rows;
-    std::vector<const Column*> cols;
-    std::vector<bool> consts;
-    for (const auto& a : args_) {
-      cols.push_back(&a->eval(ctx, active));
-      consts.push_back(a->isConst());
-    }
+    std::vector<Arg> a;
+    a.reserve(args_.size());
+    for (const auto& node : args_) a.push_back({&node->eval(ctx, active), node->isConst()});
     Column& out = prepare(ctx);
     uint8_t* ov = out.validity().data();
-    copyValidity(ov, *cols[0], consts[0], n);
-    for (size_t k = 1; k < cols.size(); ++k)
-      for (size_t i = 0; i < n; ++i) ov[i] &= cols[k]->validity()[at(consts[k], i)];
-    auto str = [&](size_t k, size_t i) { return cols[k]->getString(at(consts[k], i)); };
-    auto lng = [&](size_t k, size_t i) { return cols[k]->getLong(at(consts[k], i)); };
-    std::string buf;
+    copyValidity(ov, *a[0].col, a[0].is_const, n);
+    for (size_t k = 1; k < a.size(); ++k) {
+      const uint8_t* v = a[k].col->validity().data();
+      if (a[k].is_const) {
+        if (!v[0]) std::memset(ov, 0, n);
+      } else {
+        for (size_t i = 0; i < n; ++i) ov[i] &= v[i];
+      }
+    }
+    const bool ascii = isAscii(*a[0].col);
+    std::string& arena = out.arena();
+    std::vector<types::StringRef>& refs = out.strings();
     switch (op_) {
-      case ScalarOp::kCharLength:
-        for (size_t i = 0; i < n; ++i) out.longs()[i] = ov[i] ? static_cast<int64_t>(codePoints(str(0, i))) : 0;
+      case ScalarOp::kCharLength: {
+        int64_t* o = out.longs().data();
+        for (size_t i = 0; i < n; ++i) {
+          const std::string_view s = a[0].str(i);
+          o[i] = ov[i] ? static_cast<int64_t>(ascii ? s.size() : codePoints(s)) : 0;
+        }
         break;
+      }
       case ScalarOp::kUpper: case ScalarOp::kLower: {
         const bool upper = op_ == ScalarOp::kUpper;
-        out.arena().reserve(cols[0]->arena().size());
+        arena.reserve(a[0].col->arena().size());
         for (size_t i = 0; i < n; ++i) {
           if (!ov[i]) continue;
-          buf.assign(str(0, i));
-          for (char& c : buf) {
+          const size_t at_byte = arena.size();
+          setString(out, i, a[0].str(i));
+          for (size_t j = at_byte; j < arena.size(); ++j) {
+            char& c = arena[j];
             if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
             else if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
           }
-          setString(out, i, buf);
         }
         break;
       }
       case ScalarOp::kTrim: case ScalarOp::kLtrim: case ScalarOp::kRtrim:
         for (size_t i = 0; i < n; ++i) {
           if (!ov[i]) continue;
-          const std::string_view chars = cols.size() > 1 ? str(1, i) : std::string_view(" ");
-          setString(out, i, trimString(str(0, i), chars, op_ != ScalarOp::kRtrim, op_ != ScalarOp::kLtrim));
+          const std::string_view chars = a.size() > 1 ? a[1].str(i) : std::string_view(" ");
+          setString(out, i, trimString(a[0].str(i), chars, op_ != ScalarOp::kRtrim, op_ != ScalarOp::kLtrim));
         }
         break;
       case ScalarOp::kSubstring:
+        arena.reserve(a[0].col->arena().size());
         for (size_t i = 0; i < n; ++i) {
           if (!ov[i]) continue;
-          std::string_view s = str(0, i);
-          const int64_t pos = lng(1, i);
-          const int64_t len = cols.size() > 2 ? lng(2, i) : INT64_MAX;
+          const std::string_view s = a[0].str(i);
+          const int64_t pos = a[1].lng(i);
+          const int64_t len = a.size() > 2 ? a[2].lng(i) : INT64_MAX;
           if (len < 0) { ov[i] = 0; continue; }  // BinaryStringDataUtil.substringSQL
-          const int64_t chars = static_cast<int64_t>(codePoints(s));
-          int64_t start = pos > 0 ? pos - 1 : pos < 0 ? chars + pos : 0;
-          if (start < 0 || start >= chars) { setString(out, i, {}); continue; }
+          const int64_t chars = ascii ? static_cast<int64_t>(s.size()) : static_cast<int64_t>(codePoints(s));
+          const int64_t start = pos > 0 ? pos - 1 : pos < 0 ? chars + pos : 0;
+          if (start < 0 || start >= chars) { refs[i] = {static_cast<uint32_t>(arena.size()), 0}; continue; }
           const int64_t end = chars - start < len ? chars : start + len;
-          const size_t b0 = byteOffset(s, static_cast<size_t>(start)), b1 = byteOffset(s, static_cast<size_t>(end));
+          const size_t b0 = ascii ? static_cast<size_t>(start) : byteOffset(s, static_cast<size_t>(start));
+          const size_t b1 = ascii ? static_cast<size_t>(end) : byteOffset(s, static_cast<size_t>(end));
           setString(out, i, s.substr(b0, b1 - b0));
         }
         break;
-      case ScalarOp::kLpad: case ScalarOp::kRpad:
+      case ScalarOp::kLpad: case ScalarOp::kRpad: {
+        const bool left = op_ == ScalarOp::kLpad;
+        std::string buf;
         for (size_t i = 0; i < n; ++i) {
           if (!ov[i]) continue;
-          if (pad(str(0, i), lng(1, i), str(2, i), op_ == ScalarOp::kLpad, buf)) setString(out, i, buf);
+          const std::string_view base = a[0].str(i), padding = a[2].str(i);
+          const int64_t len = a[1].lng(i);
+          if (ascii && padding.size() == 1 && len >= 0) {
+            // Common case (LPAD(x, 2, '0')): ASCII base, one pad character; written in place.
+            const size_t target = static_cast<size_t>(len);
+            const size_t keep = std::min(target, base.size());
+            const uint32_t offset = static_cast<uint32_t>(arena.size());
+            if (!left) arena.append(base.data(), keep);
+            arena.append(target - keep, padding[0]);
+            if (left) arena.append(base.data(), keep);
+            refs[i] = {offset, static_cast<uint32_t>(target)};
+            continue;
+          }
+          if (pad(base, len, padding, left, buf)) setString(out, i, buf);
           else ov[i] = 0;
         }
         break;
+      }
       case ScalarOp::kConcat: {
         size_t bytes = 0;
-        for (size_t k = 0; k < cols.size(); ++k) bytes += consts[k] ? cols[k]->arena().size() * n : cols[k]->arena().size();
-        out.arena().reserve(bytes);
+        for (const Arg& x : a) bytes += x.is_const ? x.col->arena().size() * n : x.col->arena().size();
+        arena.reserve(bytes);
         for (size_t i = 0; i < n; ++i) {
           if (!ov[i]) continue;
-          const uint32_t offset = static_cast<uint32_t>(out.arena().size());
-          for (size_t k = 0; k < cols.size(); ++k) {
-            const std::string_view part = str(k, i);
-            out.arena().append(part.data(), part.size());
+          const uint32_t offset = static_cast<uint32_t>(arena.size());
+          for (const Arg& x : a) {
+            const std::string_view part = x.str(i);
+            arena.append(part.data(), part.size());
           }
-          out.strings()[i] = {offset, static_cast<uint32_t>(out.arena().size() - offset)};
+          refs[i] = {offset, static_cast<uint32_t>(arena.size() - offset)};
         }
         break;
       }

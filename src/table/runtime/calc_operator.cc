@@ -5,7 +5,7 @@ namespace sluice::table {
 void CalcOperator::processBatch(types::RowBatch&& batch) {
   // Record counts are kept by the operator chain's outputs.
   if (batch.empty()) return;
-  types::RowBatch out = program_->apply(std::move(batch));
+  types::RowBatch out = program_->apply(std::move(batch), &scratch_);
   if (out.empty()) return;
   output_->collect(std::move(out));
 }

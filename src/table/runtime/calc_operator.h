@@ -19,6 +19,7 @@ class CalcOperator : public runtime::StreamOperator {
 
  private:
   std::shared_ptr<const CalcProgram> program_;
+  CalcScratch scratch_;
 };
 
 /// A factory for the Calc of a Transformation (chaining strategy ALWAYS). The program is shared by

@@ -248,3 +248,28 @@ TEST(Evaluation, ConstantFoldingAndFilter) {
 
 }  // namespace
 }  // namespace sluice::table
+
+namespace sluice::table {
+namespace {
+
+TEST(Evaluation, ScratchReuseAcrossBatches) {
+  using testing::batchOf;
+  using testing::longColumn;
+  using testing::stringColumn;
+  const LogicalType kInt = LogicalType::integer();
+  const LogicalType kS = LogicalType::string();
+  // CASE WHEN a > 1 THEN s || '!' END, then the same with fewer rows: registers are reused, and rows
+  // not taken must be NULL again (no leftovers from the first batch).
+  const ExprPtr e = testing::call(ScalarOp::kCase, {testing::call(ScalarOp::kGreaterThan, {testing::ref(0, kInt), testing::lit(1)}),
+                                                    testing::call(ScalarOp::kConcat, {testing::ref(1, kS), testing::str("!")})});
+  ExprEvaluator ev(e);
+  EvalScratch scratch;
+  auto first = batchOf({longColumn(kInt, {2, 3, 4}), stringColumn({"a", "b", "c"})});
+  auto second = batchOf({longColumn(kInt, {0, 5}), stringColumn({"x", "y"})});
+  EXPECT_EQ(testing::render(ev.evaluate(first, &scratch)), (V{"a!", "b!", "c!"}));
+  EXPECT_EQ(testing::render(ev.evaluate(second, &scratch)), (V{"null", "y!"}));
+  EXPECT_EQ(testing::render(ev.evaluate(first, &scratch)), (V{"a!", "b!", "c!"}));
+}
+
+}  // namespace
+}  // namespace sluice::table
