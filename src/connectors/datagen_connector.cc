@@ -88,7 +88,6 @@ runtime::InputStatus DataGenSourceOperator::emitNext() {
   batch.reserve(rows);
   generate(batch, rows);
   emitted_ += static_cast<int64_t>(rows);
-  addRecordsOut(ctx_, static_cast<int64_t>(rows));
   output_->collect(std::move(batch));
   return runtime::InputStatus::kMoreAvailable;
 }

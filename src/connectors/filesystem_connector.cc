@@ -195,7 +195,6 @@ runtime::InputStatus FileSystemSourceOperator::emitNext() {
   if (finished_) closeFile();
   if (rows == 0) return finished_ ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
   rows_emitted_.fetch_add(static_cast<int64_t>(rows), std::memory_order_relaxed);
-  addRecordsOut(ctx_, static_cast<int64_t>(rows));
   output_->collect(std::move(batch));
   return runtime::InputStatus::kMoreAvailable;
 }
@@ -259,7 +258,6 @@ void FileSystemSinkOperator::processBatch(types::RowBatch&& batch) {
                  types::shortString(batch.kind(r)));
     serializer_->appendRow(batch, r, buffer_);
   }
-  addRecordsIn(ctx_, static_cast<int64_t>(n));
   if (buffer_.size() >= kSinkFlushBytes) flush();
 }
 

@@ -15,14 +15,4 @@ inline size_t batchSizeOf(const runtime::OperatorContext& ctx) {
   return n > 0 ? static_cast<size_t>(n) : 1;
 }
 
-/// Adds `n` to a metrics counter when the context has metrics.
-inline void addRecordsOut(const runtime::OperatorContext& ctx, int64_t n) {
-  if (ctx.metrics != nullptr) ctx.metrics->num_records_out.fetch_add(n, std::memory_order_relaxed);
-}
-
-/// Adds `n` to the records-in counter when the context has metrics.
-inline void addRecordsIn(const runtime::OperatorContext& ctx, int64_t n) {
-  if (ctx.metrics != nullptr) ctx.metrics->num_records_in.fetch_add(n, std::memory_order_relaxed);
-}
-
 }  // namespace sluice::connectors

@@ -51,7 +51,6 @@ void PrintSinkOperator::processBatch(types::RowBatch&& batch) {
     types::formatRow(batch, r, text_);
     text_ += '\n';
   }
-  addRecordsIn(ctx_, static_cast<int64_t>(n));
   std::lock_guard<std::mutex> lock(printMutex());
   std::ostream& out = g_print_stream != nullptr ? *g_print_stream : (spec_->standard_error ? std::cerr : std::cout);
   out.write(text_.data(), static_cast<std::streamsize>(text_.size()));
@@ -86,7 +85,6 @@ std::unique_ptr<table::DynamicTableSink> PrintTableFactory::createSink(const tab
 void BlackHoleSinkOperator::processBatch(types::RowBatch&& batch) {
   const auto n = static_cast<int64_t>(batch.numRows());
   rows_.fetch_add(n, std::memory_order_relaxed);
-  addRecordsIn(ctx_, n);
 }
 
 std::shared_ptr<const runtime::StreamOperatorFactory> BlackHoleTableSink::operatorFactory() const {

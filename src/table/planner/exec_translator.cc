@@ -56,21 +56,29 @@ class Translator {
     return t;
   }
 
+  /// The translated input `i` of `rel`. Leaving a source block that runs at its own parallelism goes
+  /// through a REBALANCE exchange, so downstream keeps the default parallelism (FLIP-367).
+  graph::TransformationPtr input(const RelNode& rel, size_t i) {
+    const RelNodePtr& in_rel = rel.inputs[i];
+    graph::TransformationPtr in = translate(in_rel);
+    if (!rel.in_source_block && in_rel->in_source_block && in->parallelism > 0 &&
+        in->parallelism != default_parallelism_) {
+      auto ex = partition(in, graph::ShipStrategy::kRebalance);
+      ex->parallelism = -1;
+      return ex;
+    }
+    return in;
+  }
+
   graph::TransformationPtr translateNode(const RelNode& rel) {
     switch (rel.kind) {
       case RelKind::kTableSourceScan: {
         auto src = make(graph::TransformationKind::kSource, rel.table_name, rel, {}, rel.parallelism);
         src->factory = rel.source->operatorFactory();
-        if (rel.parallelism > 0 && rel.parallelism != default_parallelism_) {
-          // FLIP-367: the source runs at its own parallelism; downstream keeps the default.
-          auto ex = partition(src, graph::ShipStrategy::kRebalance);
-          ex->parallelism = -1;
-          return ex;
-        }
         return src;
       }
       case RelKind::kCalc: {
-        auto in = translate(rel.inputs[0]);
+        auto in = input(rel, 0);
         auto program = std::make_shared<CalcProgram>(rel.inputs[0]->row_type, rel.condition, rel.projections,
                                                      rel.row_type.names);
         auto t = make(graph::TransformationKind::kOneInput, "Calc", rel, {in}, in->parallelism);
@@ -78,7 +86,7 @@ class Translator {
         return t;
       }
       case RelKind::kWatermarkAssigner: {
-        auto in = translate(rel.inputs[0]);
+        auto in = input(rel, 0);
         auto t = make(graph::TransformationKind::kOneInput, "WatermarkAssigner", rel, {in}, in->parallelism);
         // The watermark value is an extra last input column; forward only the table's columns.
         std::vector<int> keep;
@@ -88,7 +96,7 @@ class Translator {
       }
       case RelKind::kGroupAggregate:
       case RelKind::kWindowAggregate: {
-        auto in = translate(rel.inputs[0]);
+        auto in = input(rel, 0);
         const auto& in_type = rel.inputs[0]->row_type;
         bool global = rel.group_keys.empty();
         auto ex = global ? partition(in, graph::ShipStrategy::kGlobal)
@@ -105,11 +113,11 @@ class Translator {
       }
       case RelKind::kUnion: {
         std::vector<graph::TransformationPtr> ins;
-        for (const auto& i : rel.inputs) ins.push_back(translate(i));
+        for (size_t i = 0; i < rel.inputs.size(); ++i) ins.push_back(input(rel, i));
         return make(graph::TransformationKind::kUnion, "Union", rel, ins, -1);
       }
       case RelKind::kSink: {
-        auto in = translate(rel.inputs[0]);
+        auto in = input(rel, 0);
         int p = rel.parallelism > 0 ? rel.parallelism : in->parallelism;
         auto t = make(graph::TransformationKind::kSink, "Sink: " + (rel.sink ? rel.sink_name : std::string("collect")), rel, {in}, p);
         if (rel.sink) {

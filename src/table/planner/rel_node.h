@@ -35,6 +35,10 @@ struct RelNode {
   bool produces_updates = false;    ///< changelog mode: false = insert-only, true = +I/-U/+U/-D
   std::vector<RelNodePtr> inputs;
   int parallelism = -1;             ///< -1 = parallelism.default
+  /// Part of a scan: the source and the Calc/WatermarkAssigner of its computed columns and watermark.
+  /// They run at the source's parallelism (`scan.parallelism`), like a source with watermark push-down;
+  /// the first node after the block reads through a REBALANCE exchange at the default parallelism.
+  bool in_source_block = false;
 
   // kTableSourceScan
   std::string table_name;

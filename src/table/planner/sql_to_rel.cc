@@ -49,12 +49,16 @@ bool isAggregateName(const std::string& n) {
   return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG";
 }
 
-bool containsAggregate(const sql::Expr& e) {
-  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) return true;
+/// The first aggregate call inside `e` (pre-order), or null.
+const sql::Expr* findAggregate(const sql::Expr& e) {
+  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) return &e;
   for (const auto& c : e.children)
-    if (c && containsAggregate(*c)) return true;
-  return false;
+    if (c)
+      if (const sql::Expr* a = findAggregate(*c)) return a;
+  return nullptr;
 }
+
+bool containsAggregate(const sql::Expr& e) { return findAggregate(e) != nullptr; }
 
 void collectAggregates(const sql::Expr& e, std::vector<const sql::Expr*>& out) {
   if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) {
@@ -123,7 +127,9 @@ struct SqlToRelConverter::Impl {
   RelNodePtr makeCalc(const RelNodePtr& input, ExprPtr condition, std::vector<ExprPtr> projections,
                       std::vector<std::string> names) {
     RelNodePtr in = input;
+    bool fused_into_source_block = false;
     if (in->kind == RelKind::kCalc && isMergeable(*in, projections, condition)) {
+      fused_into_source_block = in->in_source_block;
       for (auto& p : projections) p = substitute(p, in->projections);
       if (condition) condition = substitute(condition, in->projections);
       if (in->condition) {
@@ -150,9 +156,20 @@ struct SqlToRelConverter::Impl {
     }
     rel->projections = std::move(projections);
     rel->produces_updates = in->produces_updates;
-    // A Calc directly on a source scan runs at the source's parallelism (it is part of the scan).
-    if (in->kind == RelKind::kTableSourceScan || in->kind == RelKind::kWatermarkAssigner) rel->parallelism = in->parallelism;
+    if (fused_into_source_block) {
+      rel->in_source_block = true;
+      rel->parallelism = in->parallelism;
+    }
     return rel;
+  }
+
+  /// Marks a Calc built for a scan's computed columns as part of the scan (copying a shared node).
+  static RelNodePtr sourceBlock(RelNodePtr rel, int parallelism) {
+    if (rel->kind != RelKind::kCalc || rel->in_source_block) return rel;
+    auto copy = std::make_shared<RelNode>(*rel);
+    copy->in_source_block = true;
+    copy->parallelism = parallelism;
+    return copy;
   }
 
   // ---- expressions -------------------------------------------------------------------------
@@ -426,6 +443,7 @@ struct SqlToRelConverter::Impl {
     scan->table_name = table.name;
     scan->source = source;
     scan->parallelism = source->parallelism().value_or(-1);
+    scan->in_source_block = true;
 
     bool has_computed = physical_of_column.size() != resolved.physical_type.size();
     RelNodePtr rel = scan;
@@ -442,7 +460,7 @@ struct SqlToRelConverter::Impl {
         if (c.kind == sql::ColumnKind::kPhysical) {
           projections.push_back(makeInputRef(physical_of_column[i], c.type));
         } else {
-          if (containsAggregate(*c.expr)) fail(c.expr->pos, "Aggregate functions are not allowed in computed columns");
+          if (const sql::Expr* a = findAggregate(*c.expr)) fail(a->pos, "Aggregate functions are not allowed in computed columns");
           projections.push_back(convert(*c.expr, physical_scope));
         }
       }
@@ -469,13 +487,13 @@ struct SqlToRelConverter::Impl {
                                        wm.expr->toString(), wm_expr->type.toString()));
       // Computed columns first, then the watermark expression over them (two Calcs unless fusing
       // would evaluate a computed column twice).
-      rel = makeCalc(rel, nullptr, projections, names);
+      rel = sourceBlock(makeCalc(rel, nullptr, projections, names), scan->parallelism);
       std::vector<ExprPtr> with_wm;
       for (size_t i = 0; i < projections.size(); ++i) with_wm.push_back(makeInputRef(static_cast<int>(i), projections[i]->type));
       with_wm.push_back(wm_expr);
       std::vector<std::string> wm_names = names;
       wm_names.push_back("$watermark");
-      rel = makeCalc(rel, nullptr, with_wm, wm_names);
+      rel = sourceBlock(makeCalc(rel, nullptr, with_wm, wm_names), scan->parallelism);
       auto assigner = std::make_shared<RelNode>();
       assigner->kind = RelKind::kWatermarkAssigner;
       assigner->inputs = {rel};
@@ -488,9 +506,10 @@ struct SqlToRelConverter::Impl {
       assigner->watermark_index = static_cast<int>(with_wm.size() - 1);
       assigner->watermark_expr = wm_expr;
       assigner->parallelism = scan->parallelism;
+      assigner->in_source_block = true;
       rel = assigner;
     } else if (has_computed) {
-      rel = makeCalc(rel, nullptr, projections, names);
+      rel = sourceBlock(makeCalc(rel, nullptr, projections, names), scan->parallelism);
     }
     FromResult out;
     out.rel = rel;
@@ -618,7 +637,7 @@ struct SqlToRelConverter::Impl {
     FromResult from = convertFrom(*s.from);
     ExprPtr where;
     if (s.where) {
-      if (containsAggregate(*s.where)) fail(s.where->pos, "Aggregate functions are not allowed in WHERE");
+      if (const sql::Expr* a = findAggregate(*s.where)) fail(a->pos, "Aggregate functions are not allowed in WHERE");
       where = convert(*s.where, from.scope);
       checkBoolean(where, *s.where, "WHERE");
     }
@@ -678,7 +697,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
       if (n == "window_end") { has_window_end = true; continue; }
       if (n == "window_time") fail(g->pos, "GROUP BY window_time is not supported yet");
     }
-    if (containsAggregate(*g)) fail(g->pos, "Aggregate functions are not allowed in GROUP BY");
+    if (const sql::Expr* a = findAggregate(*g)) fail(a->pos, "Aggregate functions are not allowed in GROUP BY");
     group_exprs.push_back(g.get());
   }
   if (from.windowed && (!has_window_start || !has_window_end))
@@ -718,7 +737,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     if (!a->star) {
       if (a->children.size() != 1)
         fail(a->pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting 1 arguments", a->name));
-      if (containsAggregate(*a->children[0])) fail(a->children[0]->pos, "Aggregate function calls cannot be nested");
+      if (const sql::Expr* inner = findAggregate(*a->children[0])) fail(inner->pos, "Aggregate function calls cannot be nested");
       ExprPtr arg = convert(*a->children[0], from.scope);
       if (arg->type.id == TypeId::kNull) fail(a->children[0]->pos, fmt::format("Illegal use of 'NULL' in {}", a->name));
       call.arg_index = static_cast<int>(pre.size());

@@ -58,7 +58,8 @@ bool canAssign(const LogicalType& from, const LogicalType& to) {
   int rf = numericRank(from.id), rt = numericRank(to.id);
   if (rf && rt) {
     if (to.id == TypeId::kDouble) return true;
-    if (to.id == TypeId::kDecimal) return integerDigits(from) <= integerDigits(to);
+    // Flink's LogicalTypeCasts: every exact numeric type casts implicitly to any DECIMAL.
+    if (to.id == TypeId::kDecimal) return from.id != TypeId::kDouble;
     return rf <= rt && from.id != TypeId::kDecimal;
   }
   return false;
