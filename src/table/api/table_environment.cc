@@ -60,11 +60,12 @@ std::string jobName(const Configuration& config, const std::string& fallback) {
 namespace {
 
 // Applies DDL and SET; returns true when the statement was handled here.
-bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalog, Configuration& config,
-                    const std::function<void(const std::string&)>& message) {
+bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalog, const FactoryRegistry& factories,
+                    Configuration& config, const std::function<void(const std::string&)>& message) {
   switch (st.kind) {
     case sql::StatementKind::kCreateTable: {
       std::shared_ptr<const sql::CreateTableStmt> def(std::move(st.create_table));
+      SqlToRelConverter(catalog, factories, config, script).validateCreateTable(*def);
       catalog.createTable(def, st.pos);
       return true;
     }
@@ -160,7 +161,7 @@ std::string explainJob(const JobPlanner& planner, const sql::Statement& st, bool
 void TableEnvironment::executeScript(std::string_view script) {
   std::vector<sql::Statement> statements = sql::parseScript(script);
   for (auto& st : statements) {
-    if (applyStatement(st, script, *catalog_, config_, impl_->message)) continue;
+    if (applyStatement(st, script, *catalog_, *factories_, config_, impl_->message)) continue;
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     if (st.kind == sql::StatementKind::kExplain) {
       std::string text = explainJob(planner, *st.explained, false);
@@ -182,7 +183,7 @@ std::string TableEnvironment::explainScript(std::string_view script, bool json) 
   std::vector<sql::Statement> statements = sql::parseScript(script);
   std::string out;
   for (auto& st : statements) {
-    if (applyStatement(st, script, *catalog_, config_, nullptr)) continue;
+    if (applyStatement(st, script, *catalog_, *factories_, config_, nullptr)) continue;
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     const sql::Statement& target = st.kind == sql::StatementKind::kExplain ? *st.explained : st;
     out += explainJob(planner, target, json);

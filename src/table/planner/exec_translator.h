@@ -3,8 +3,8 @@
 /// SQL reaches the runtime: everything goes through src/graph.
 ///
 /// Parallelism follows Flink's exec nodes: a scan runs at `scan.parallelism` when set, together with
-/// the Calc/WatermarkAssigner of its computed columns and watermark (as a source with watermark
-/// push-down does), and the first node after it reads through a REBALANCE exchange so downstream keeps
+/// the Calcs and WatermarkAssigner pushed into it (RelNode::in_source_block), and the first node after
+/// it reads through a REBALANCE exchange so downstream keeps
 /// `parallelism.default` (FLIP-367); other Calcs inherit their input's parallelism; aggregations run at the default parallelism
 /// behind a HASH exchange on the group keys (a GLOBAL exchange and parallelism 1 without keys);
 /// sinks run at `sink.parallelism` or their input's parallelism.

@@ -35,9 +35,10 @@ struct RelNode {
   bool produces_updates = false;    ///< changelog mode: false = insert-only, true = +I/-U/+U/-D
   std::vector<RelNodePtr> inputs;
   int parallelism = -1;             ///< -1 = parallelism.default
-  /// Part of a scan: the source and the Calc/WatermarkAssigner of its computed columns and watermark.
-  /// They run at the source's parallelism (`scan.parallelism`), like a source with watermark push-down;
-  /// the first node after the block reads through a REBALANCE exchange at the default parallelism.
+  /// Part of a scan: the source, the Calc/WatermarkAssigner of its computed columns and watermark, and
+  /// Calcs directly over them (as Flink pushes watermarks, projections and filters into a source that
+  /// supports it). They run at the source's parallelism (`scan.parallelism`); the first node after the
+  /// block reads through a REBALANCE exchange at the default parallelism (FLIP-367).
   bool in_source_block = false;
 
   // kTableSourceScan

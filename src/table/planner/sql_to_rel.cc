@@ -127,9 +127,10 @@ struct SqlToRelConverter::Impl {
   RelNodePtr makeCalc(const RelNodePtr& input, ExprPtr condition, std::vector<ExprPtr> projections,
                       std::vector<std::string> names) {
     RelNodePtr in = input;
-    bool fused_into_source_block = false;
+    // A Calc over a scan is pushed into it (projection/filter push-down): it runs in the source
+    // block, at the source's parallelism, before any exchange.
+    bool fused_into_source_block = input->in_source_block;
     if (in->kind == RelKind::kCalc && isMergeable(*in, projections, condition)) {
-      fused_into_source_block = in->in_source_block;
       for (auto& p : projections) p = substitute(p, in->projections);
       if (condition) condition = substitute(condition, in->projections);
       if (in->condition) {
@@ -372,7 +373,8 @@ struct SqlToRelConverter::Impl {
       case sql::ExprKind::kCast: {
         ExprPtr v = sub(0);
         try {
-          return makeCast(v, e.cast_type.withNullable(e.cast_type.nullable && v->type.nullable ? true : e.cast_type.nullable));
+          LogicalType target = e.cast_type.withNullable(e.cast_type.nullable && v->type.nullable ? true : e.cast_type.nullable);
+          return e.try_cast ? makeTryCast(v, target) : makeCast(v, target);
         } catch (const SqlError&) {
           throw;
         } catch (const UserError& err) {
@@ -404,16 +406,29 @@ struct SqlToRelConverter::Impl {
 
   // ---- FROM --------------------------------------------------------------------------------
 
-  FromResult convertTable(const CatalogTable& table, const std::string& qualifier, sql::SourcePos pos) {
-    const sql::CreateTableStmt& def = *table.definition;
-    ResolvedTable resolved;
-    resolved.name = table.name;
+  /// A table's schema resolved from its DDL: physical row, computed columns, watermark.
+  struct TableSchema {
+    ResolvedTable resolved;           ///< physical columns, options, primary key
+    bool has_computed = false;
+    std::vector<ExprPtr> projections;  ///< per declared column, over the physical row (when computed or watermarked)
+    std::vector<std::string> names;
+    int rowtime = -1;                  ///< declared column of WATERMARK FOR, or -1
+    ExprPtr watermark;                 ///< over the declared columns
+  };
+
+  /// Validates a CREATE TABLE statement's schema (Flink resolves it when the table is created).
+  TableSchema resolveSchema(const sql::CreateTableStmt& def, const std::string& name, const std::string& qualifier) const {
+    TableSchema out;
+    ResolvedTable& resolved = out.resolved;
+    resolved.name = name;
     for (const auto& o : def.options) resolved.options[o.key] = o.value;
     std::vector<int> physical_of_column(def.columns.size(), -1);
     for (size_t i = 0; i < def.columns.size(); ++i) {
       const auto& c = def.columns[i];
       if (c.kind == sql::ColumnKind::kMetadata)
         fail(c.pos, fmt::format("Metadata column '{}' is not supported by this connector yet", c.name));
+      for (size_t j = 0; j < i; ++j)
+        if (def.columns[j].name == c.name) fail(c.pos, fmt::format("Column '{}' is defined twice", c.name));
       if (c.kind == sql::ColumnKind::kPhysical) {
         physical_of_column[i] = static_cast<int>(resolved.physical_type.size());
         resolved.physical_type.names.push_back(c.name);
@@ -426,6 +441,50 @@ struct SqlToRelConverter::Impl {
       resolved.primary_key.push_back(idx);
       resolved.physical_type.types[static_cast<size_t>(idx)].nullable = false;
     }
+    out.has_computed = physical_of_column.size() != resolved.physical_type.size();
+    Scope physical_scope;
+    for (size_t i = 0; i < resolved.physical_type.size(); ++i)
+      physical_scope.columns.push_back({qualifier, resolved.physical_type.names[i], static_cast<int>(i),
+                                        resolved.physical_type.types[i], false, false});
+    if (out.has_computed || def.watermark) {
+      for (size_t i = 0; i < def.columns.size(); ++i) {
+        const auto& c = def.columns[i];
+        out.names.push_back(c.name);
+        if (c.kind == sql::ColumnKind::kPhysical) {
+          out.projections.push_back(makeInputRef(physical_of_column[i], c.type));
+        } else {
+          if (const sql::Expr* a = findAggregate(*c.expr)) fail(a->pos, "Aggregate functions are not allowed in computed columns");
+          out.projections.push_back(convert(*c.expr, physical_scope));
+        }
+      }
+    }
+    if (def.watermark) {
+      const auto& wm = *def.watermark;
+      for (size_t i = 0; i < def.columns.size(); ++i)
+        if (def.columns[i].name == wm.column) out.rowtime = static_cast<int>(i);
+      if (out.rowtime < 0)
+        fail(wm.pos, fmt::format("The rowtime attribute field '{}' is not defined in the table schema", wm.column));
+      const LogicalType& rt_type = out.projections[static_cast<size_t>(out.rowtime)]->type;
+      if (rt_type.id != TypeId::kTimestamp || rt_type.precision > 3)
+        fail(wm.pos, fmt::format("Invalid data type of time field for watermark definition. The field must be of type "
+                                 "TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but "
+                                 "the time field type is {}", rt_type.toString()));
+      Scope table_scope;
+      for (size_t i = 0; i < def.columns.size(); ++i)
+        table_scope.columns.push_back({qualifier, def.columns[i].name, static_cast<int>(i),
+                                       out.projections[i]->type, false, false});
+      out.watermark = convert(*wm.expr, table_scope);
+      if (out.watermark->type.id != TypeId::kTimestamp)
+        fail(wm.expr->pos, fmt::format("Watermark strategy {} must be of type TIMESTAMP but is of type '{}'",
+                                       wm.expr->toString(), out.watermark->type.toString()));
+    }
+    return out;
+  }
+
+  FromResult convertTable(const CatalogTable& table, const std::string& qualifier, sql::SourcePos pos) {
+    const sql::CreateTableStmt& def = *table.definition;
+    TableSchema schema = resolveSchema(def, table.name, qualifier);
+    const ResolvedTable& resolved = schema.resolved;
     std::shared_ptr<ScanTableSource> source;
     try {
       const DynamicTableFactory& f = factories.find(resolved);
@@ -445,46 +504,13 @@ struct SqlToRelConverter::Impl {
     scan->parallelism = source->parallelism().value_or(-1);
     scan->in_source_block = true;
 
-    bool has_computed = physical_of_column.size() != resolved.physical_type.size();
     RelNodePtr rel = scan;
-    Scope physical_scope;
-    for (size_t i = 0; i < resolved.physical_type.size(); ++i)
-      physical_scope.columns.push_back({qualifier, resolved.physical_type.names[i], static_cast<int>(i),
-                                        resolved.physical_type.types[i], false, false});
-    std::vector<ExprPtr> projections;
-    std::vector<std::string> names;
-    if (has_computed || def.watermark) {
-      for (size_t i = 0; i < def.columns.size(); ++i) {
-        const auto& c = def.columns[i];
-        names.push_back(c.name);
-        if (c.kind == sql::ColumnKind::kPhysical) {
-          projections.push_back(makeInputRef(physical_of_column[i], c.type));
-        } else {
-          if (const sql::Expr* a = findAggregate(*c.expr)) fail(a->pos, "Aggregate functions are not allowed in computed columns");
-          projections.push_back(convert(*c.expr, physical_scope));
-        }
-      }
-    }
+    const std::vector<ExprPtr>& projections = schema.projections;
+    const std::vector<std::string>& names = schema.names;
+    const bool has_computed = schema.has_computed;
     if (def.watermark) {
-      const auto& wm = *def.watermark;
-      int rt = -1;
-      for (size_t i = 0; i < def.columns.size(); ++i)
-        if (def.columns[i].name == wm.column) rt = static_cast<int>(i);
-      if (rt < 0) fail(wm.pos, fmt::format("The rowtime attribute field '{}' is not defined in the table schema", wm.column));
-      const LogicalType& rt_type = projections[static_cast<size_t>(rt)]->type;
-      if (rt_type.id != TypeId::kTimestamp)
-        fail(wm.pos, fmt::format("Invalid data type of time field for watermark definition. The field must be of type "
-                                 "TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but "
-                                 "the time field type is {}", rt_type.toString()));
-      Scope table_scope;
-      for (size_t i = 0; i < def.columns.size(); ++i)
-        table_scope.columns.push_back({qualifier, def.columns[i].name, static_cast<int>(i),
-                                       projections[i]->type, false, false});
-      // The watermark expression sees the table's columns: evaluate it over the computed row.
-      ExprPtr wm_expr = convert(*wm.expr, table_scope);
-      if (wm_expr->type.id != TypeId::kTimestamp)
-        fail(wm.expr->pos, fmt::format("Watermark strategy {} must be of type TIMESTAMP but is of type '{}'",
-                                       wm.expr->toString(), wm_expr->type.toString()));
+      const int rt = schema.rowtime;
+      const ExprPtr& wm_expr = schema.watermark;
       // Computed columns first, then the watermark expression over them (two Calcs unless fusing
       // would evaluate a computed column twice).
       rel = sourceBlock(makeCalc(rel, nullptr, projections, names), scan->parallelism);
@@ -981,6 +1007,11 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
 SqlToRelConverter::SqlToRelConverter(const Catalog& catalog, const FactoryRegistry& factories,
                                      const Configuration& config, std::string_view script)
     : catalog_(catalog), factories_(factories), config_(config), script_(script) {}
+
+void SqlToRelConverter::validateCreateTable(const sql::CreateTableStmt& def) {
+  Impl impl{catalog_, factories_, config_, script_};
+  impl.resolveSchema(def, Catalog::normalize(def.name), def.name.back());
+}
 
 RelNodePtr SqlToRelConverter::convertQuery(const sql::Query& query) {
   Impl impl{catalog_, factories_, config_, script_};

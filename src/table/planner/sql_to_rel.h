@@ -30,6 +30,9 @@ class SqlToRelConverter {
   RelNodePtr convertInsert(const sql::InsertStmt& insert);
   /// A bare query -> a kSink root with no connector sink (the collect sink, parallelism 1).
   RelNodePtr convertQueryForCollect(const sql::Query& query);
+  /// Checks a CREATE TABLE's schema (computed columns, watermark type, primary key) as Flink does
+  /// when the table is created; connector options are checked when the table is used. Throws SqlError.
+  void validateCreateTable(const sql::CreateTableStmt& def);
   /// A query -> its plan (no sink).
   RelNodePtr convertQuery(const sql::Query& query);
 

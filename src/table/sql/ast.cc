@@ -65,6 +65,7 @@ ExprPtr Expr::clone() const {
   out->case_has_operand = case_has_operand;
   out->case_has_else = case_has_else;
   out->cast_type = cast_type;
+  out->try_cast = try_cast;
   out->distinct = distinct;
   out->star = star;
   out->trim_mode = trim_mode;
@@ -90,7 +91,7 @@ bool Expr::equals(const Expr& o) const {
       if (case_has_operand != o.case_has_operand || case_has_else != o.case_has_else) return false;
       break;
     case ExprKind::kCast:
-      if (!(cast_type == o.cast_type)) return false;
+      if (!(cast_type == o.cast_type) || try_cast != o.try_cast) return false;
       break;
     case ExprKind::kCall:
       if (distinct != o.distinct || star != o.star || trim_mode != o.trim_mode) return false;
@@ -198,7 +199,7 @@ std::string Expr::toString() const {
       return out + " END";
     }
     case ExprKind::kCast:
-      return fmt::format("CAST({} AS {})", childText(*this, 0), cast_type.toString());
+      return fmt::format("{}({} AS {})", try_cast ? "TRY_CAST" : "CAST", childText(*this, 0), cast_type.toString());
     case ExprKind::kCall: return callText(*this);
     case ExprKind::kDescriptor: {
       std::string out = "DESCRIPTOR(";

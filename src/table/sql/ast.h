@@ -128,6 +128,7 @@ struct Expr {
   bool case_has_operand = false;         ///< kCase: CASE x WHEN ... (simple form)
   bool case_has_else = false;            ///< kCase
   types::LogicalType cast_type;          ///< kCast target
+  bool try_cast = false;                 ///< kCast: TRY_CAST (NULL instead of an error on bad input)
   bool distinct = false;                 ///< kCall: f(DISTINCT x)
   bool star = false;                     ///< kCall: COUNT(*)
   TrimMode trim_mode = TrimMode::kBoth;  ///< kCall TRIM

@@ -253,7 +253,7 @@ ExprPtr Parser::parseWordPrimary() {
       return makeLiteral(LiteralKind::kTimestamp, after.text, t.pos);
     }
     if ((u == "DATE" || u == "TIME") && after.kind == TokenKind::kString) unsupported(t, u + " literal");
-    if (u == "TRY_CAST" && after.isSymbol("(")) unsupported(t, "TRY_CAST");
+    if (u == "TRY_CAST" && after.isSymbol("(")) return parseCast();
     if (u == "EXISTS") unsupported(t, "EXISTS (subquery)");
     if (u == "TABLE") {
       next();
@@ -420,10 +420,11 @@ ExprPtr Parser::parseCase() {
 }
 
 ExprPtr Parser::parseCast() {
-  const Token& t = next();  // CAST
+  const Token& t = next();  // CAST or TRY_CAST
   DepthGuard guard(*this, t);
   expectSymbol("(");
   auto e = makeNode(ExprKind::kCast, t.pos, false);
+  e->try_cast = t.isWord("TRY_CAST");
   e->children.push_back(parseExpr());
   expectWord("AS");
   e->cast_type = parseType();
@@ -438,10 +439,11 @@ ExprPtr Parser::parseInterval() {
   const Token& value = expectString("an interval string such as '1'");
   const Token& unit = peek();
   IntervalUnit u;
-  if (unit.isWord("SECOND")) u = IntervalUnit::kSecond;
-  else if (unit.isWord("MINUTE")) u = IntervalUnit::kMinute;
-  else if (unit.isWord("HOUR")) u = IntervalUnit::kHour;
-  else if (unit.isWord("DAY")) u = IntervalUnit::kDay;
+  // Flink also accepts the plural forms (INTERVAL '5' MINUTES).
+  if (unit.isWord("SECOND") || unit.isWord("SECONDS")) u = IntervalUnit::kSecond;
+  else if (unit.isWord("MINUTE") || unit.isWord("MINUTES")) u = IntervalUnit::kMinute;
+  else if (unit.isWord("HOUR") || unit.isWord("HOURS")) u = IntervalUnit::kHour;
+  else if (unit.isWord("DAY") || unit.isWord("DAYS")) u = IntervalUnit::kDay;
   else if (unit.isWord("YEAR") || unit.isWord("MONTH")) unsupported(unit, "INTERVAL " + unit.upper);
   else unexpected(unit, {"SECOND", "MINUTE", "HOUR", "DAY"});
   next();
