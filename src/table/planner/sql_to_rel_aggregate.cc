@@ -1,0 +1,185 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "table/planner/sql_to_rel.h"
+#include "table/planner/sql_to_rel_internal.h"
+#include "table/planner/type_coercion.h"
+#include "types/value_format.h"
+
+namespace sluice::table {
+
+RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where) {
+  // 1. Group keys and aggregate calls, in the order written.
+  std::vector<const sql::Expr*> group_exprs;
+  std::vector<sql::SourcePos> group_pos;
+  bool has_window_start = false, has_window_end = false;
+  for (const auto& g : s.group_by) {
+    if (g->kind == sql::ExprKind::kIdentifier && from.windowed) {
+      const std::string& n = g->names.back();
+      if (n == "window_start") {
+        has_window_start = true;
+        continue;
+      }
+      if (n == "window_end") {
+        has_window_end = true;
+        continue;
+      }
+      if (n == "window_time") fail(g->pos, "GROUP BY window_time is not supported yet");
+    }
+    if (const sql::Expr* a = findAggregate(*g)) fail(a->pos, "Aggregate functions are not allowed in GROUP BY");
+    group_exprs.push_back(g.get());
+  }
+  if (from.windowed && (!has_window_start || !has_window_end))
+    fail(s.pos, "A window aggregation over a window table function must GROUP BY both window_start and window_end");
+  if (s.distinct) {
+    if (!s.group_by.empty() || from.windowed) fail(s.pos, "SELECT DISTINCT with GROUP BY is not supported yet");
+    for (const auto& item : s.select_list) {
+      if (item.is_star) fail(item.pos, "SELECT DISTINCT * is not supported yet");
+      if (containsAggregate(*item.expr))
+        fail(item.pos, "SELECT DISTINCT with aggregate functions is not supported yet");
+      group_exprs.push_back(item.expr.get());
+    }
+  }
+  std::vector<const sql::Expr*> agg_exprs;
+  for (const auto& item : s.select_list) {
+    if (item.is_star) fail(item.pos, "SELECT * is not allowed in an aggregation");
+    collectAggregates(*item.expr, agg_exprs);
+  }
+  if (s.having) collectAggregates(*s.having, agg_exprs);
+
+  // 2. Pre-aggregation projection: [group keys..., aggregate arguments..., (row time)].
+  std::vector<ExprPtr> pre;
+  std::vector<std::string> pre_names;
+  for (const sql::Expr* g : group_exprs) {
+    pre.push_back(convert(*g, from.scope));
+    pre_names.push_back(g->kind == sql::ExprKind::kIdentifier ? g->names.back()
+                                                              : "$f" + std::to_string(pre.size() - 1));
+  }
+  std::vector<AggregateCall> calls;
+  for (const sql::Expr* a : agg_exprs) {
+    AggregateCall call;
+    call.distinct = a->distinct;
+    if (a->name == "COUNT")
+      call.kind = a->star ? AggKind::kCountStar : AggKind::kCount;
+    else if (a->name == "SUM")
+      call.kind = AggKind::kSum;
+    else if (a->name == "MIN")
+      call.kind = AggKind::kMin;
+    else if (a->name == "MAX")
+      call.kind = AggKind::kMax;
+    else
+      call.kind = AggKind::kAvg;
+    if (a->star && a->name != "COUNT") fail(a->pos, fmt::format("{}(*) is not allowed", a->name));
+    if (!a->star) {
+      if (a->children.size() != 1)
+        fail(a->pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting 1 arguments", a->name));
+      if (const sql::Expr* inner = findAggregate(*a->children[0]))
+        fail(inner->pos, "Aggregate function calls cannot be nested");
+      ExprPtr arg = convert(*a->children[0], from.scope);
+      if (arg->type.id == TypeId::kNull) fail(a->children[0]->pos, fmt::format("Illegal use of 'NULL' in {}", a->name));
+      call.arg_index = static_cast<int>(pre.size());
+      call.arg_type = arg->type;
+      pre.push_back(arg);
+      pre_names.push_back("$f" + std::to_string(pre.size() - 1));
+    } else {
+      call.arg_type = LogicalType::bigint(false);
+    }
+    try {
+      call.result_type = AggregateCall::resultType(call.kind, call.arg_type);
+    } catch (const SqlError&) {
+      throw;
+    } catch (const UserError& err) {
+      fail(a->pos, err.what());
+    }
+    call.name = a->toString();
+    calls.push_back(call);
+  }
+  int time_index = -1;
+  if (from.windowed) {
+    time_index = static_cast<int>(pre.size());
+    pre.push_back(
+        makeInputRef(from.window.time_index, from.rel->row_type.types[static_cast<size_t>(from.window.time_index)]));
+    pre_names.push_back(from.rel->row_type.names[static_cast<size_t>(from.window.time_index)]);
+  }
+  RelNodePtr pre_rel = makeCalc(from.rel, where, pre, pre_names);
+
+  // 3. The aggregate.
+  auto agg = std::make_shared<RelNode>();
+  agg->inputs = {pre_rel};
+  for (size_t i = 0; i < group_exprs.size(); ++i) {
+    agg->group_keys.push_back(static_cast<int>(i));
+    agg->row_type.names.push_back(pre_names[i]);
+    agg->row_type.types.push_back(pre[i]->type);
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    agg->row_type.names.push_back("EXPR$" + std::to_string(i));
+    agg->row_type.types.push_back(calls[i].result_type);
+  }
+  agg->aggregates = calls;
+  if (from.windowed) {
+    if (pre_rel->produces_updates)
+      fail(from.window_pos,
+           "Window aggregation does not support update or delete input (it consumes an updating changelog)");
+    agg->kind = RelKind::kWindowAggregate;
+    agg->window = from.window;
+    agg->window.time_index = time_index;
+    agg->row_type.names.push_back("window_start");
+    agg->row_type.types.push_back(LogicalType::timestamp(3, false));
+    agg->row_type.names.push_back("window_end");
+    agg->row_type.types.push_back(LogicalType::timestamp(3, false));
+    agg->produces_updates = false;
+  } else {
+    agg->kind = RelKind::kGroupAggregate;
+    agg->produces_updates = true;
+  }
+  agg->rowtime.assign(agg->row_type.size(), false);
+  if (group_exprs.empty()) agg->parallelism = 1;
+
+  // 4. Post-aggregation projection and HAVING, over the aggregate's output.
+  const size_t num_keys = group_exprs.size();
+  std::vector<int> group_input_index(group_exprs.size(), -1);
+  for (size_t i = 0; i < group_exprs.size(); ++i)
+    if (pre[i]->kind == ExprKind::kInputRef) group_input_index[i] = pre[i]->input_index;
+  Scope empty_scope;
+  NodeResolver resolver = [&](const sql::Expr& e) -> std::optional<ExprPtr> {
+    for (size_t i = 0; i < group_exprs.size(); ++i) {
+      if (group_exprs[i]->equals(e)) return makeInputRef(static_cast<int>(i), agg->row_type.types[i]);
+    }
+    if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) {
+      for (size_t i = 0; i < agg_exprs.size(); ++i)
+        if (agg_exprs[i]->equals(e))
+          return makeInputRef(static_cast<int>(num_keys + i), agg->row_type.types[num_keys + i]);
+    }
+    if (e.kind == sql::ExprKind::kIdentifier) {
+      const std::string& n = e.names.back();
+      if (from.windowed && (n == "window_start" || n == "window_end")) {
+        int idx = static_cast<int>(agg->row_type.size()) - (n == "window_start" ? 2 : 1);
+        return makeInputRef(idx, LogicalType::timestamp(3, false));
+      }
+      ExprPtr ref = resolveIdentifier(e, from.scope);
+      for (size_t i = 0; i < group_exprs.size(); ++i)
+        if (group_input_index[i] == ref->input_index) return makeInputRef(static_cast<int>(i), agg->row_type.types[i]);
+      fail(e.pos, fmt::format("Expression '{}' is not being grouped", sql::qualifiedNameToString(e.names)));
+    }
+    return std::nullopt;
+  };
+  ExprPtr having;
+  if (s.having) {
+    having = convert(*s.having, empty_scope, &resolver);
+    checkBoolean(having, *s.having, "HAVING");
+  }
+  std::vector<ExprPtr> post;
+  std::vector<std::string> post_names;
+  for (size_t i = 0; i < s.select_list.size(); ++i) {
+    post.push_back(convert(*s.select_list[i].expr, empty_scope, &resolver));
+    post_names.push_back(itemName(s.select_list[i], i));
+  }
+  return makeCalc(agg, having, post, post_names);
+}
+
+}  // namespace sluice::table

@@ -1,0 +1,258 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "table/planner/sql_to_rel.h"
+#include "table/planner/sql_to_rel_internal.h"
+#include "table/planner/type_coercion.h"
+#include "types/value_format.h"
+
+namespace sluice::table {
+
+ExprPtr SqlToRelConverter::Impl::resolveIdentifier(const sql::Expr& e, const Scope& scope) const {
+  const auto& parts = e.names;
+  const ScopeColumn* found = nullptr;
+  for (const auto& c : scope.columns) {
+    bool match =
+        parts.size() == 1 ? c.name == parts[0] : (parts.size() == 2 && c.qualifier == parts[0] && c.name == parts[1]);
+    if (!match) continue;
+    if (found != nullptr && parts.size() == 1) fail(e.pos, fmt::format("Column '{}' is ambiguous", parts[0]));
+    found = &c;
+  }
+  if (found == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& c : scope.columns) names.push_back(c.name);
+    std::string close = closestConfigKey(parts.back(), names);
+    std::string text = sql::qualifiedNameToString(parts);
+    if (parts.size() == 2) {
+      bool known_table = std::any_of(scope.columns.begin(), scope.columns.end(),
+                                     [&](const ScopeColumn& c) { return c.qualifier == parts[0]; });
+      if (!known_table) fail(e.pos, fmt::format("Table '{}' not found", parts[0]));
+    }
+    fail(e.pos, close.empty() ? fmt::format("Column '{}' not found in any table", text)
+                              : fmt::format("Column '{}' not found in any table; did you mean '{}'?", text, close));
+  }
+  if (found->window_property)
+    fail(e.pos, fmt::format("'{}' can only be used in a window aggregation grouped by window_start and window_end",
+                            found->name));
+  return makeInputRef(found->index, found->type);
+}
+
+ExprPtr SqlToRelConverter::Impl::literal(const sql::Expr& e) const {
+  switch (e.literal_kind) {
+    case sql::LiteralKind::kInteger: {
+      errno = 0;
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(e.text.c_str(), &end, 10);
+      if (errno != 0 || v > static_cast<unsigned long long>(INT64_MAX)) {
+        // Beyond BIGINT: Flink types it DECIMAL(p, 0); we keep integers within 64 bits.
+        fail(e.pos, fmt::format("Numeric literal '{}' out of range", e.text));
+      }
+      if (v <= static_cast<unsigned long long>(INT32_MAX))
+        return makeLiteral(static_cast<int64_t>(v), LogicalType::integer(false));
+      return makeLiteral(static_cast<int64_t>(v), LogicalType::bigint(false));
+    }
+    case sql::LiteralKind::kDecimal: {
+      std::string digits;
+      int scale = 0;
+      bool after = false;
+      for (char c : e.text) {
+        if (c == '.') {
+          after = true;
+          continue;
+        }
+        digits += c;
+        if (after) ++scale;
+      }
+      size_t nz = digits.find_first_not_of('0');
+      std::string sig = nz == std::string::npos ? "0" : digits.substr(nz);
+      int precision = std::max<int>(static_cast<int>(sig.size()), scale);
+      if (precision == 0) precision = 1;
+      if (sig.size() > 18) fail(e.pos, fmt::format("Decimal literal '{}' has more than 18 digits", e.text));
+      return makeLiteral(static_cast<int64_t>(std::stoll(sig)), LogicalType::decimal(precision, scale, false));
+    }
+    case sql::LiteralKind::kApproximate:
+      return makeLiteral(std::stod(e.text), LogicalType::doubleType(false));
+    case sql::LiteralKind::kString:
+      return makeLiteral(e.text,
+                         LogicalType::charType(static_cast<int32_t>(std::max<size_t>(1, e.text.size())), false));
+    case sql::LiteralKind::kBoolean:
+      return makeLiteral(static_cast<int64_t>(e.bool_value ? 1 : 0), LogicalType::boolean(false));
+    case sql::LiteralKind::kNull:
+      return makeLiteral(std::monostate{}, LogicalType::null());
+    case sql::LiteralKind::kTimestamp: {
+      int64_t ms = 0;
+      int precision = 0;
+      if (!parseTimestampLiteral(e.text, ms, precision))
+        fail(e.pos, fmt::format("Illegal TIMESTAMP literal '{}': not in format 'yyyy-MM-dd HH:mm:ss[.fff]'", e.text));
+      return makeLiteral(ms, LogicalType::timestamp(precision, false));
+    }
+    case sql::LiteralKind::kInterval:
+      return makeLiteral(sql::intervalMillis(e), LogicalType::intervalDayTime(false));
+  }
+  fail(e.pos, "unsupported literal");
+}
+
+bool SqlToRelConverter::Impl::parseTimestampLiteral(const std::string& s, int64_t& ms, int& precision) {
+  types::DateTimeParts p{};
+  unsigned y = 0;
+  int n = 0;
+  if (std::sscanf(s.c_str(), "%4u-%2u-%2u %2u:%2u:%2u%n", &y, &p.month, &p.day, &p.hour, &p.minute, &p.second, &n) != 6)
+    return false;
+  p.year = y;
+  precision = 0;
+  size_t i = static_cast<size_t>(n);
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    unsigned frac = 0;
+    int digits = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      if (digits < 3) frac = frac * 10 + static_cast<unsigned>(s[i] - '0');
+      ++digits;
+      ++i;
+    }
+    for (int d = digits; d < 3; ++d) frac *= 10;
+    p.millis = frac;
+    precision = digits;
+  }
+  if (i != s.size() || p.month < 1 || p.month > 12 || p.day < 1 || p.day > 31 || p.hour > 23 || p.minute > 59 ||
+      p.second > 59)
+    return false;
+  ms = types::joinTimestamp(p);
+  return true;
+}
+
+ExprPtr SqlToRelConverter::Impl::call(const sql::Expr& at, ScalarOp op, std::vector<ExprPtr> args) const {
+  try {
+    return makeCall(op, std::move(args));
+  } catch (const SqlError&) {
+    throw;
+  } catch (const UserError& err) {
+    fail(at.pos, err.what());
+  }
+}
+
+ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope, const NodeResolver* resolver) const {
+  if (resolver) {
+    if (auto r = (*resolver)(e)) return *r;
+  }
+  auto sub = [&](size_t i) { return convert(*e.children[i], scope, resolver); };
+  switch (e.kind) {
+    case sql::ExprKind::kIdentifier:
+      return resolveIdentifier(e, scope);
+    case sql::ExprKind::kLiteral:
+      return literal(e);
+    case sql::ExprKind::kUnary: {
+      if (e.unary_op == sql::UnaryOp::kPlus) return sub(0);
+      if (e.unary_op == sql::UnaryOp::kNot) return call(e, ScalarOp::kNot, {sub(0)});
+      const sql::Expr& operand = *e.children[0];
+      if (operand.kind == sql::ExprKind::kLiteral && operand.literal_kind == sql::LiteralKind::kInteger) {
+        if (operand.text == "9223372036854775808") return makeLiteral(INT64_MIN, LogicalType::bigint(false));
+        if (operand.text == "2147483648")
+          return makeLiteral(static_cast<int64_t>(INT32_MIN), LogicalType::integer(false));
+      }
+      ExprPtr v = sub(0);
+      if (v->kind == ExprKind::kLiteral && v->type.id != TypeId::kDouble && v->type.id != TypeId::kNull &&
+          std::holds_alternative<int64_t>(v->literal))
+        return makeLiteral(-std::get<int64_t>(v->literal), v->type);
+      if (v->kind == ExprKind::kLiteral && std::holds_alternative<double>(v->literal))
+        return makeLiteral(-std::get<double>(v->literal), v->type);
+      return call(e, ScalarOp::kNegate, {v});
+    }
+    case sql::ExprKind::kBinary: {
+      static const std::pair<sql::BinaryOp, ScalarOp> kOps[] = {
+          {sql::BinaryOp::kPlus, ScalarOp::kPlus},
+          {sql::BinaryOp::kMinus, ScalarOp::kMinus},
+          {sql::BinaryOp::kTimes, ScalarOp::kTimes},
+          {sql::BinaryOp::kDivide, ScalarOp::kDivide},
+          {sql::BinaryOp::kMod, ScalarOp::kMod},
+          {sql::BinaryOp::kConcat, ScalarOp::kConcat},
+          {sql::BinaryOp::kEquals, ScalarOp::kEquals},
+          {sql::BinaryOp::kNotEquals, ScalarOp::kNotEquals},
+          {sql::BinaryOp::kLess, ScalarOp::kLessThan},
+          {sql::BinaryOp::kLessOrEqual, ScalarOp::kLessThanOrEqual},
+          {sql::BinaryOp::kGreater, ScalarOp::kGreaterThan},
+          {sql::BinaryOp::kGreaterOrEqual, ScalarOp::kGreaterThanOrEqual},
+          {sql::BinaryOp::kAnd, ScalarOp::kAnd},
+          {sql::BinaryOp::kOr, ScalarOp::kOr},
+      };
+      for (const auto& [b, s] : kOps)
+        if (b == e.binary_op) return call(e, s, {sub(0), sub(1)});
+      fail(e.pos, "unsupported operator");
+    }
+    case sql::ExprKind::kBetween:
+      return call(e, e.negated ? ScalarOp::kNotBetween : ScalarOp::kBetween, {sub(0), sub(1), sub(2)});
+    case sql::ExprKind::kIn: {
+      std::vector<ExprPtr> args;
+      for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
+      return call(e, e.negated ? ScalarOp::kNotIn : ScalarOp::kIn, std::move(args));
+    }
+    case sql::ExprKind::kLike: {
+      std::vector<ExprPtr> args;
+      for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
+      return call(e, e.negated ? ScalarOp::kNotLike : ScalarOp::kLike, std::move(args));
+    }
+    case sql::ExprKind::kIsNull:
+      return call(e, e.negated ? ScalarOp::kIsNotNull : ScalarOp::kIsNull, {sub(0)});
+    case sql::ExprKind::kIsTrue: {
+      ExprPtr r = call(e, ScalarOp::kIsTrue, {sub(0)});
+      return e.negated ? call(e, ScalarOp::kNot, {r}) : r;
+    }
+    case sql::ExprKind::kIsFalse: {
+      ExprPtr r = call(e, ScalarOp::kIsFalse, {sub(0)});
+      return e.negated ? call(e, ScalarOp::kNot, {r}) : r;
+    }
+    case sql::ExprKind::kCase: {
+      std::vector<ExprPtr> args;
+      size_t i = 0;
+      ExprPtr operand;
+      if (e.case_has_operand) operand = sub(i++);
+      size_t end = e.children.size() - (e.case_has_else ? 1 : 0);
+      for (; i + 1 < end + 1 && i < end; i += 2) {
+        ExprPtr when = sub(i);
+        if (operand) when = call(*e.children[i], ScalarOp::kEquals, {operand, when});
+        args.push_back(when);
+        args.push_back(sub(i + 1));
+      }
+      if (e.case_has_else) args.push_back(sub(e.children.size() - 1));
+      return call(e, ScalarOp::kCase, std::move(args));
+    }
+    case sql::ExprKind::kCast: {
+      ExprPtr v = sub(0);
+      try {
+        LogicalType target =
+            e.cast_type.withNullable(e.cast_type.nullable && v->type.nullable ? true : e.cast_type.nullable);
+        return e.try_cast ? makeTryCast(v, target) : makeCast(v, target);
+      } catch (const SqlError&) {
+        throw;
+      } catch (const UserError& err) {
+        fail(e.pos, err.what());
+      }
+    }
+    case sql::ExprKind::kCall: {
+      if (isAggregateName(e.name)) fail(e.pos, fmt::format("Aggregate function {} is not allowed here", e.name));
+      if (e.name == "TUMBLE" || e.name == "HOP" || e.name == "CUMULATE")
+        fail(e.pos, fmt::format("Window function {} can only be used in FROM TABLE(...)", e.name));
+      std::optional<ScalarOp> op = scalarFunctionByName(e.name);
+      if (!op) fail(e.pos, fmt::format("No match found for function signature {}(...)", e.name));
+      std::vector<ExprPtr> args;
+      for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
+      if (*op == ScalarOp::kTrim) {
+        // TRIM(mode chars FROM s): the evaluator takes (s, chars, mode as INT literal 0/1/2).
+        if (args.size() == 1) args.push_back(makeLiteral(std::string(" "), LogicalType::charType(1, false)));
+        args.push_back(makeLiteral(static_cast<int64_t>(e.trim_mode), LogicalType::integer(false)));
+      }
+      return call(e, *op, std::move(args));
+    }
+    case sql::ExprKind::kDescriptor:
+    case sql::ExprKind::kTableArg:
+      fail(e.pos, "DESCRIPTOR and TABLE arguments are only allowed in window functions");
+  }
+  fail(e.pos, "unsupported expression");
+}
+
+}  // namespace sluice::table

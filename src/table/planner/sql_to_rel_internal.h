@@ -1,0 +1,185 @@
+#pragma once
+/// Internal to the planner: the state and steps of SqlToRelConverter, split over
+/// sql_to_rel.cc (FROM, SELECT, UNION, INSERT), sql_to_rel_expr.cc (expressions) and
+/// sql_to_rel_aggregate.cc (GROUP BY and window aggregation).
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "table/catalog/catalog.h"
+#include "table/catalog/table_factory.h"
+#include "table/planner/sql_to_rel.h"
+#include "table/sql/parser.h"
+
+namespace sluice::table {
+
+using types::LogicalType;
+using types::RowType;
+using types::TypeId;
+
+/// One column visible to name resolution.
+struct ScopeColumn {
+  std::string qualifier;  ///< table name or alias
+  std::string name;
+  int index = -1;  ///< column of the input rel; -1 for window properties
+  LogicalType type;
+  bool rowtime = false;
+  bool window_property = false;  ///< window_start / window_end / window_time of a window TVF
+};
+
+struct Scope {
+  std::vector<ScopeColumn> columns;
+};
+
+/// What a FROM clause produced.
+struct FromResult {
+  RelNodePtr rel;
+  Scope scope;
+  bool windowed = false;  ///< FROM TABLE(TUMBLE/HOP(...))
+  WindowSpec window;
+  sql::SourcePos window_pos;
+};
+
+inline bool isAggregateName(const std::string& n) {
+  return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG";
+}
+
+/// The first aggregate call inside `e` (pre-order), or null.
+inline const sql::Expr* findAggregate(const sql::Expr& e) {
+  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) return &e;
+  for (const auto& c : e.children)
+    if (c)
+      if (const sql::Expr* a = findAggregate(*c)) return a;
+  return nullptr;
+}
+
+inline bool containsAggregate(const sql::Expr& e) { return findAggregate(e) != nullptr; }
+
+inline void collectAggregates(const sql::Expr& e, std::vector<const sql::Expr*>& out) {
+  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) {
+    for (const sql::Expr* x : out)
+      if (x->equals(e)) return;
+    out.push_back(&e);
+    return;
+  }
+  for (const auto& c : e.children)
+    if (c) collectAggregates(*c, out);
+}
+
+// Replaces input refs of `e` by the expressions they point to (Calc fusion).
+inline ExprPtr substitute(const ExprPtr& e, const std::vector<ExprPtr>& inner) {
+  if (e->kind == ExprKind::kInputRef) return inner[static_cast<size_t>(e->input_index)];
+  if (e->kind != ExprKind::kCall) return e;
+  auto n = std::make_shared<Expr>(*e);
+  for (auto& a : n->args) a = substitute(a, inner);
+  return n;
+}
+
+inline void countRefs(const ExprPtr& e, std::vector<int>& counts) {
+  if (e->kind == ExprKind::kInputRef) {
+    ++counts[static_cast<size_t>(e->input_index)];
+  } else if (e->kind == ExprKind::kCall) {
+    for (const auto& a : e->args) countRefs(a, counts);
+  }
+}
+
+// Fusing two Calcs inlines the lower projections into the upper ones; refuse when that would
+// evaluate a non-trivial lower expression more than once (as Flink's FlinkRelUtil.isMergeable).
+inline bool isMergeable(const RelNode& lower, const std::vector<ExprPtr>& projections, const ExprPtr& condition) {
+  std::vector<int> counts(lower.projections.size(), 0);
+  for (const auto& p : projections) countRefs(p, counts);
+  if (condition) countRefs(condition, counts);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    ExprKind k = lower.projections[i]->kind;
+    if (counts[i] > 1 && k != ExprKind::kInputRef && k != ExprKind::kLiteral) return false;
+  }
+  return true;
+}
+
+inline bool isIdentity(const std::vector<ExprPtr>& projections, size_t input_width) {
+  if (projections.size() != input_width) return false;
+  for (size_t i = 0; i < projections.size(); ++i)
+    if (projections[i]->kind != ExprKind::kInputRef || projections[i]->input_index != static_cast<int>(i)) return false;
+  return true;
+}
+
+struct SqlToRelConverter::Impl {
+  const Catalog& catalog;
+  const FactoryRegistry& factories;
+  const Configuration& config;
+  std::string_view script;
+  int view_depth = 0;
+
+  [[noreturn]] void fail(sql::SourcePos pos, const std::string& message) const {
+    sql::throwSqlError(message, script, pos, "SQL validation error");
+  }
+
+  // ---- plan building helpers ---------------------------------------------------------------
+
+  /// A Calc over `input`; fused into `input` when it is a Calc itself.
+  RelNodePtr makeCalc(const RelNodePtr& input, ExprPtr condition, std::vector<ExprPtr> projections,
+                      std::vector<std::string> names);
+
+  /// Marks a Calc built for a scan's computed columns as part of the scan (copying a shared node).
+  static RelNodePtr sourceBlock(RelNodePtr rel, int parallelism);
+
+  // ---- expressions -------------------------------------------------------------------------
+
+  /// Hook for aggregate contexts: may replace a whole AST node by an expression.
+  using NodeResolver = std::function<std::optional<ExprPtr>(const sql::Expr&)>;
+
+  ExprPtr resolveIdentifier(const sql::Expr& e, const Scope& scope) const;
+
+  ExprPtr literal(const sql::Expr& e) const;
+
+  static bool parseTimestampLiteral(const std::string& s, int64_t& ms, int& precision);
+
+  ExprPtr call(const sql::Expr& at, ScalarOp op, std::vector<ExprPtr> args) const;
+
+  ExprPtr convert(const sql::Expr& e, const Scope& scope, const NodeResolver* resolver = nullptr) const;
+
+  // ---- FROM --------------------------------------------------------------------------------
+
+  /// A table's schema resolved from its DDL: physical row, computed columns, watermark.
+  struct TableSchema {
+    ResolvedTable resolved;  ///< physical columns, options, primary key
+    bool has_computed = false;
+    std::vector<ExprPtr> projections;  ///< per declared column, over the physical row (when computed or watermarked)
+    std::vector<std::string> names;
+    int rowtime = -1;   ///< declared column of WATERMARK FOR, or -1
+    ExprPtr watermark;  ///< over the declared columns
+  };
+
+  /// Validates a CREATE TABLE statement's schema (Flink resolves it when the table is created).
+  TableSchema resolveSchema(const sql::CreateTableStmt& def, const std::string& name,
+                            const std::string& qualifier) const;
+
+  FromResult convertTable(const CatalogTable& table, const std::string& qualifier, sql::SourcePos pos);
+
+  FromResult convertNamed(const sql::QualifiedName& name, const std::optional<std::string>& alias, sql::SourcePos pos);
+
+  static FromResult fromRel(const RelNodePtr& rel, const std::string& qualifier);
+
+  FromResult convertWindowTvf(const sql::TableRef& ref);
+
+  FromResult convertFrom(const sql::TableRef& ref);
+
+  // ---- SELECT ------------------------------------------------------------------------------
+
+  static std::string itemName(const sql::SelectItem& item, size_t position);
+
+  void checkBoolean(const ExprPtr& e, const sql::Expr& at, const char* clause) const;
+
+  RelNodePtr convertSelect(const sql::SelectStmt& s);
+
+  void expandStar(const sql::SelectItem& item, const Scope& scope, std::vector<ExprPtr>& projections,
+                  std::vector<std::string>& names) const;
+
+  RelNodePtr convertAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where);
+  RelNodePtr convertQueryRel(const sql::Query& q);
+  RelNodePtr makeSink(RelNodePtr input, const sql::InsertStmt& insert);
+};
+
+}  // namespace sluice::table
