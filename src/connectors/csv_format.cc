@@ -297,8 +297,32 @@ void rollback(RowBatch& out, size_t rows) {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+
+std::vector<int> allFields(size_t n) {
+  std::vector<int> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
+  return v;
+}
+
+}  // namespace
+
 CsvRowDeserializer::CsvRowDeserializer(types::RowType row_type, CsvFormatOptions options)
-    : row_type_(std::move(row_type)), options_(std::move(options)) {
+    : CsvRowDeserializer(row_type, std::move(options), allFields(row_type.size())) {}
+
+CsvRowDeserializer::CsvRowDeserializer(types::RowType row_type, CsvFormatOptions options, std::vector<int> projection)
+    : row_type_(std::move(row_type)), options_(std::move(options)), projection_(std::move(projection)) {
+  wanted_.assign(row_type_.size(), 0);
+  for (size_t k = 0; k < projection_.size(); ++k) {
+    const int c = projection_[k];
+    SLUICE_CHECK(c >= 0 && static_cast<size_t>(c) < row_type_.size() && (k == 0 || c > projection_[k - 1]),
+                 "csv projection index {} at position {} is out of range or not ascending (arity {})", c, k,
+                 row_type_.size());
+    wanted_[c] = 1;
+    produced_type_.names.push_back(c < static_cast<int>(row_type_.names.size()) ? row_type_.names[c]
+                                                                                 : std::to_string(c));
+    produced_type_.types.push_back(row_type_.types[c]);
+  }
   for (size_t c = 0; c < row_type_.size(); ++c) {
     switch (row_type_.types[c].id) {
       case TypeId::kBoolean:
@@ -331,6 +355,8 @@ bool CsvRowDeserializer::split(std::string_view line) {
   size_t pos = 0;
   while (true) {
     if (quoting && pos < n && line[pos] == quote) {
+      // An unprojected field is only delimited: its bytes are not copied.
+      const bool keep = fields_.size() < wanted_.size() && wanted_[fields_.size()];
       const uint32_t begin = static_cast<uint32_t>(scratch_.size());
       ++pos;
       bool closed = false;
@@ -338,7 +364,7 @@ bool CsvRowDeserializer::split(std::string_view line) {
         // Copy the run up to the next quote (or escape) in one go.
         size_t stop = pos;
         while (stop < n && line[stop] != quote && !(escaping && line[stop] == esc)) ++stop;
-        scratch_.append(line.data() + pos, stop - pos);
+        if (keep) scratch_.append(line.data() + pos, stop - pos);
         pos = stop;
         if (pos == n) break;
         if (escaping && line[pos] == esc && line[pos] != quote) {
@@ -346,13 +372,13 @@ bool CsvRowDeserializer::split(std::string_view line) {
             error_ = "escape character at the end of the line";
             return false;
           }
-          scratch_ += unescapeJackson(line[pos + 1]);
+          if (keep) scratch_ += unescapeJackson(line[pos + 1]);
           pos += 2;
           continue;
         }
         // A quote: doubled means a literal quote, otherwise it closes the field.
         if (pos + 1 < n && line[pos + 1] == quote) {
-          scratch_ += quote;
+          if (keep) scratch_ += quote;
           pos += 2;
           continue;
         }
@@ -391,9 +417,10 @@ bool CsvRowDeserializer::split(std::string_view line) {
       pos = end + 1;
       continue;
     }
-    // An escape inside an unquoted field: build the value in scratch_.
+    // An escape inside an unquoted field: build the value in scratch_ (only when projected).
+    const bool keep = fields_.size() < wanted_.size() && wanted_[fields_.size()];
     const uint32_t begin = static_cast<uint32_t>(scratch_.size());
-    scratch_.append(line.data() + pos, end - pos);
+    if (keep) scratch_.append(line.data() + pos, end - pos);
     pos = end;
     while (pos < n && line[pos] != delim) {
       if (line[pos] == esc) {
@@ -401,10 +428,11 @@ bool CsvRowDeserializer::split(std::string_view line) {
           error_ = "escape character at the end of the line";
           return false;
         }
-        scratch_ += unescapeJackson(line[pos + 1]);
+        if (keep) scratch_ += unescapeJackson(line[pos + 1]);
         pos += 2;
       } else {
-        scratch_ += line[pos++];
+        if (keep) scratch_ += line[pos];
+        ++pos;
       }
     }
     fields_.push_back({begin, static_cast<uint32_t>(scratch_.size() - begin), true});
@@ -507,9 +535,13 @@ CsvLineResult CsvRowDeserializer::parseLine(std::string_view line, RowBatch& out
            fmt::format("row length mismatch: {} fields expected but was {}", arity, fields_.size()));
     }
   }
-  for (size_t c = 0; c < arity; ++c) {
-    Column& column = out.column(c);
-    if (c >= fields_.size()) {
+  // Only the projected fields are looked at; the others were delimited by split() and are skipped.
+  const size_t produced = projection_.size();
+  const size_t present = fields_.size();
+  for (size_t k = 0; k < produced; ++k) {
+    const size_t c = static_cast<size_t>(projection_[k]);
+    Column& column = out.column(k);
+    if (c >= present) {
       // Too few fields under ignore-parse-errors: Flink leaves the missing ones NULL.
       column.appendNull();
       ++parse_errors_;

@@ -64,21 +64,38 @@ enum class CsvLineResult {
   kDropped,  ///< a bad row skipped under ignore-parse-errors
 };
 
-/// Converts CSV lines into rows of a fixed physical RowType. One instance per reading thread.
+/// Converts CSV lines into rows of a fixed physical RowType, or of a projection of it. One instance per
+/// reading thread.
+///
+/// Projection (Flink's csv format under projection push-down): every field of a line is
+/// still delimited (quotes and escapes respected, so the field count is checked exactly as without
+/// projection), but only the projected fields are converted and appended; the others are skipped
+/// unconverted, so a value that would not parse in an unprojected field is no error and is not counted
+/// in parseErrors(). A wrong number of fields is the same error (or drop) as without projection.
 class CsvRowDeserializer {
  public:
-  /// Throws UserError when a column type is not supported by the csv format.
+  /// Reads every field of `row_type`. Throws UserError when a column type is not supported by the csv
+  /// format.
   CsvRowDeserializer(types::RowType row_type, CsvFormatOptions options);
+  /// Reads only the fields at `projection` (indexes into `row_type`, ascending, non-empty), in that
+  /// order: the output columns are producedType(). Throws UserError as above (every column of
+  /// `row_type` is checked, projected or not); InternalError on a bad projection.
+  CsvRowDeserializer(types::RowType row_type, CsvFormatOptions options, std::vector<int> projection);
 
   /// Parses one line (no '\n'; a trailing '\r' is dropped) and appends at most one +I row to `out`,
-  /// whose columns must have the row type's types. Throws InputError "<path>:<line_number>: <what>"
+  /// whose columns must have producedType()'s types. Throws InputError "<path>:<line_number>: <what>"
   /// naming the column, the value and the expected type, unless csv.ignore-parse-errors.
   /// On a throw `out` is left as it was before the call.
   CsvLineResult parseLine(std::string_view line, types::RowBatch& out, std::string_view path, int64_t line_number);
 
-  /// Fields set to NULL and rows dropped because of parse errors so far.
+  /// Projected fields set to NULL and rows dropped because of parse errors so far.
   int64_t parseErrors() const { return parse_errors_; }
+  /// The physical row type of a line (all its fields).
   const types::RowType& rowType() const { return row_type_; }
+  /// The row type of the rows appended: rowType() restricted to the projection.
+  const types::RowType& producedType() const { return produced_type_; }
+  /// Physical index of each output column.
+  const std::vector<int>& projection() const { return projection_; }
   const CsvFormatOptions& options() const { return options_; }
 
  private:
@@ -87,7 +104,8 @@ class CsvRowDeserializer {
     uint32_t length;
     bool in_scratch;  ///< bytes live in scratch_ (unescaped), else in the line
   };
-  // Splits `line` into fields_; returns false and sets error_ on bad quoting.
+  // Splits `line` into fields_ (one span per field; the bytes of an unprojected field that needs
+  // unescaping are not copied, its span is empty); returns false and sets error_ on bad quoting.
   bool split(std::string_view line);
   std::string_view field(std::string_view line, const FieldSpan& f) const;
   // Converts one field into column `c`; returns false on a value that does not parse.
@@ -97,6 +115,9 @@ class CsvRowDeserializer {
 
   types::RowType row_type_;
   CsvFormatOptions options_;
+  std::vector<int> projection_;   ///< output column k reads physical field projection_[k]
+  types::RowType produced_type_;
+  std::vector<uint8_t> wanted_;   ///< per physical field: 1 when projected (its bytes are kept)
   std::vector<FieldSpan> fields_;
   std::string scratch_;
   std::string error_;

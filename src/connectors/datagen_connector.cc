@@ -50,6 +50,10 @@ void DataGenSourceOperator::open(const runtime::OperatorContext& ctx, runtime::O
   stride_ = p;
   rate_ = std::max<int64_t>(1, shareOf(spec_->rows_per_second, i, p));
   limit_ = spec_->number_of_rows ? shareOf(*spec_->number_of_rows, i, p) : -1;
+  produced_type_ = spec_->producedType();
+  emitted_fields_ = spec_->projection;
+  if (emitted_fields_.empty())
+    for (size_t f = 0; f < spec_->fields.size(); ++f) emitted_fields_.push_back(static_cast<int>(f));
   state_.clear();
   state_.resize(spec_->fields.size());
   for (size_t f = 0; f < spec_->fields.size(); ++f) {
@@ -84,7 +88,7 @@ runtime::InputStatus DataGenSourceOperator::emitNext() {
     return runtime::InputStatus::kNothingAvailable;
   }
   const size_t rows = static_cast<size_t>(std::min<int64_t>(due, static_cast<int64_t>(batch_size_)));
-  types::RowBatch batch(spec_->row_type);
+  types::RowBatch batch(produced_type_);
   batch.reserve(rows);
   generate(batch, rows);
   emitted_ += static_cast<int64_t>(rows);
@@ -94,10 +98,13 @@ runtime::InputStatus DataGenSourceOperator::emitNext() {
 
 void DataGenSourceOperator::generate(types::RowBatch& batch, size_t rows) {
   const int64_t now_ms = wallClockMillis();
-  for (size_t f = 0; f < spec_->fields.size(); ++f) {
+  // Unprojected fields are not generated: their values would be dropped, and the row limit was fixed
+  // in open() from every sequence.
+  for (size_t k = 0; k < emitted_fields_.size(); ++k) {
+    const size_t f = static_cast<size_t>(emitted_fields_[k]);
     const DataGenFieldSpec& fs = spec_->fields[f];
     FieldState& st = state_[f];
-    types::Column& col = batch.column(f);
+    types::Column& col = batch.column(k);
     const TypeId id = fs.type.id;
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     for (size_t r = 0; r < rows; ++r) {
@@ -179,6 +186,30 @@ std::string DataGenTableSource::summary() const {
   return spec_->number_of_rows ? fmt::format("datagen rows-per-second={}, number-of-rows={}", spec_->rows_per_second,
                                              *spec_->number_of_rows)
                                : fmt::format("datagen rows-per-second={}", spec_->rows_per_second);
+}
+
+bool DataGenTableSource::applyProjection(const std::vector<int>& fields) {
+  const int arity = static_cast<int>(spec_->fields.size());
+  SLUICE_CHECK(!fields.empty(), "empty projection for the datagen table '{}'", spec_->table_name);
+  for (size_t k = 0; k < fields.size(); ++k)
+    SLUICE_CHECK(fields[k] >= 0 && fields[k] < arity && (k == 0 || fields[k] > fields[k - 1]),
+                 "bad projection index {} for the datagen table '{}' of {} fields", fields[k], spec_->table_name,
+                 arity);
+  // The spec is shared read-only with operator factories made earlier: project a copy.
+  auto spec = std::make_shared<DataGenSpec>(*spec_);
+  spec->projection = fields;
+  spec_ = std::move(spec);
+  return true;
+}
+
+types::RowType DataGenSpec::producedType() const {
+  if (projection.empty()) return row_type;
+  types::RowType t;
+  for (int c : projection) {
+    t.names.push_back(row_type.names[static_cast<size_t>(c)]);
+    t.types.push_back(row_type.types[static_cast<size_t>(c)]);
+  }
+  return t;
 }
 
 std::set<std::string> DataGenTableFactory::supportedOptions() const {

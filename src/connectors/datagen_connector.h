@@ -50,10 +50,15 @@ struct DataGenFieldSpec {
 /// The whole table's generation plan, shared read-only by the subtasks.
 struct DataGenSpec {
   std::string table_name;
-  types::RowType row_type;
-  std::vector<DataGenFieldSpec> fields;
+  types::RowType row_type;               ///< the table's physical row type
+  std::vector<DataGenFieldSpec> fields;  ///< one per physical field
   int64_t rows_per_second = 10000;
   std::optional<int64_t> number_of_rows;
+  /// Physical fields emitted, ascending (projection push-down); empty emits every field. Unprojected
+  /// sequence fields still bound the number of rows.
+  std::vector<int> projection;
+  /// The emitted row type: `row_type` restricted to `projection` (`row_type` when it is empty).
+  types::RowType producedType() const;
 };
 
 /// One subtask of the datagen source.
@@ -77,7 +82,9 @@ class DataGenSourceOperator : public runtime::SourceOperator {
   void generate(types::RowBatch& batch, size_t rows);
 
   std::shared_ptr<const DataGenSpec> spec_;
-  std::vector<FieldState> state_;
+  types::RowType produced_type_;
+  std::vector<int> emitted_fields_;  ///< physical field of each output column
+  std::vector<FieldState> state_;    ///< per physical field
   size_t batch_size_ = 1024;
   int64_t rate_ = 0;
   int64_t limit_ = -1;
@@ -96,6 +103,13 @@ class DataGenTableSource : public table::ScanTableSource {
   /// True with number-of-rows or any sequence field.
   bool isBounded() const override;
   std::string summary() const override;
+  /// Projection push-down: generates only `fields`. A projected field gets the same values as without
+  /// projection (its random generator is seeded by its physical index), and the row count is unchanged
+  /// (unprojected sequences still end the source). Always supported; replaces an earlier projection.
+  /// Throws InternalError on indexes that are out of range, unsorted or empty.
+  bool applyProjection(const std::vector<int>& fields) override;
+  /// The spec the operators get (tests).
+  const DataGenSpec& spec() const { return *spec_; }
 
  private:
   std::shared_ptr<const DataGenSpec> spec_;

@@ -86,7 +86,9 @@ FileSystemSourceOperator::~FileSystemSourceOperator() { closeFile(); }
 void FileSystemSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
   SourceOperator::open(ctx, output);
   batch_size_ = batchSizeOf(ctx);
-  deserializer_ = std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv);
+  deserializer_ = spec_->projection.empty()
+                      ? std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv)
+                      : std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv, spec_->projection);
   const int n = std::max(1, ctx.parallelism);
   const int i = ctx.subtask_index;
   std::error_code ec;
@@ -177,7 +179,7 @@ bool FileSystemSourceOperator::openNextUnit() {
 
 runtime::InputStatus FileSystemSourceOperator::emitNext() {
   if (finished_) return runtime::InputStatus::kEndOfInput;
-  types::RowBatch batch(spec_->row_type);
+  types::RowBatch batch(deserializer_->producedType());
   batch.reserve(batch_size_);
   size_t rows = 0;
   while (rows < batch_size_) {
@@ -212,6 +214,30 @@ std::shared_ptr<const runtime::StreamOperatorFactory> FileSystemTableSource::ope
 
 std::string FileSystemTableSource::summary() const {
   return fmt::format("filesystem path={}, format=csv", spec_->path);
+}
+
+bool FileSystemTableSource::applyProjection(const std::vector<int>& fields) {
+  const int arity = static_cast<int>(spec_->row_type.size());
+  SLUICE_CHECK(!fields.empty(), "empty projection for the filesystem table '{}'", spec_->table_name);
+  for (size_t k = 0; k < fields.size(); ++k)
+    SLUICE_CHECK(fields[k] >= 0 && fields[k] < arity && (k == 0 || fields[k] > fields[k - 1]),
+                 "bad projection index {} for the filesystem table '{}' of {} fields", fields[k], spec_->table_name,
+                 arity);
+  // The spec is shared read-only with operator factories made earlier: project a copy.
+  auto spec = std::make_shared<FileSystemSourceSpec>(*spec_);
+  spec->projection = fields;
+  spec_ = std::move(spec);
+  return true;
+}
+
+types::RowType FileSystemSourceSpec::producedType() const {
+  if (projection.empty()) return row_type;
+  types::RowType t;
+  for (int c : projection) {
+    t.names.push_back(row_type.names[static_cast<size_t>(c)]);
+    t.types.push_back(row_type.types[static_cast<size_t>(c)]);
+  }
+  return t;
 }
 
 // ---------------------------------------------------------------------------------------------

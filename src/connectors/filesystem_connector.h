@@ -37,8 +37,12 @@ struct FileSystemSourceSpec {
   std::string table_name;
   std::string path;          ///< as the user wrote it, scheme stripped (used in messages)
   std::string absolute_path; ///< resolved against the current directory at planning time
-  types::RowType row_type;
+  types::RowType row_type;   ///< the table's physical row type (every field of a line)
   CsvFormatOptions csv;
+  /// Physical fields emitted, ascending (projection push-down); empty emits every field.
+  std::vector<int> projection;
+  /// The emitted row type: `row_type` restricted to `projection` (`row_type` when it is empty).
+  types::RowType producedType() const;
 };
 
 /// One subtask of the filesystem source.
@@ -96,6 +100,12 @@ class FileSystemTableSource : public table::ScanTableSource {
   std::optional<int> parallelism() const override { return parallelism_; }
   bool isBounded() const override { return true; }
   std::string summary() const override;
+  /// Projection push-down: every line is still split into all its fields (the field count is checked
+  /// as before), but only `fields` are converted and emitted. Always supported; replaces an earlier
+  /// projection. Throws InternalError on indexes that are out of range, unsorted or empty.
+  bool applyProjection(const std::vector<int>& fields) override;
+  /// The spec the operators get (tests).
+  const FileSystemSourceSpec& spec() const { return *spec_; }
 
  private:
   std::shared_ptr<const FileSystemSourceSpec> spec_;
