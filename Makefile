@@ -17,7 +17,8 @@ configure: deps
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
+run: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target sluice
 	$(BUILD_DIR)/src/cli/sluice run -p 2 examples/flights.sql
 
 test: build
