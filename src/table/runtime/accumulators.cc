@@ -436,4 +436,21 @@ void KeyCodec::decodeAppend(std::string_view key, RowBatch& out, size_t first_co
   }
 }
 
+types::RowType keysAndAggregatesType(const types::RowType& input_type, const std::vector<int>& group_keys,
+                                     const std::vector<AggregateCall>& calls, bool with_retraction) {
+  KeyCodec codec(input_type, group_keys);  // validates the key indexes
+  AggsHandler handler(input_type, calls, with_retraction);
+  types::RowType out;
+  for (int k : group_keys) {
+    const auto i = static_cast<size_t>(k);
+    out.names.push_back(i < input_type.names.size() ? input_type.names[i] : std::string());
+    out.types.push_back(input_type.types[i]);
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    out.names.push_back(calls[i].name.empty() ? fmt::format("EXPR${}", i) : calls[i].name);
+    out.types.push_back(handler.resultTypes()[i]);
+  }
+  return out;
+}
+
 }  // namespace sluice::table::agg

@@ -129,4 +129,9 @@ class KeyCodec {
   std::vector<Phys> phys_;
 };
 
+/// The output row of an aggregation: the group key columns of `input_type` (names kept), then one
+/// column per call named after it (or EXPR$i) with its result type. Validates like AggsHandler.
+types::RowType keysAndAggregatesType(const types::RowType& input_type, const std::vector<int>& group_keys,
+                                     const std::vector<AggregateCall>& calls, bool with_retraction);
+
 }  // namespace sluice::table::agg

@@ -43,19 +43,7 @@ struct GroupAggregateOperator::Impl {
 
 RowType GroupAggregateOperator::outputType(const RowType& input_type, const std::vector<int>& group_keys,
                                            const std::vector<AggregateCall>& calls) {
-  agg::KeyCodec codec(input_type, group_keys);  // validates the key indexes
-  agg::AggsHandler handler(input_type, calls, true);
-  RowType out;
-  for (int k : group_keys) {
-    const auto i = static_cast<size_t>(k);
-    out.names.push_back(i < input_type.names.size() ? input_type.names[i] : std::string());
-    out.types.push_back(input_type.types[i]);
-  }
-  for (size_t i = 0; i < calls.size(); ++i) {
-    out.names.push_back(calls[i].name.empty() ? fmt::format("EXPR${}", i) : calls[i].name);
-    out.types.push_back(handler.resultTypes()[i]);
-  }
-  return out;
+  return agg::keysAndAggregatesType(input_type, group_keys, calls, true);
 }
 
 GroupAggregateOperator::GroupAggregateOperator(RowType input_type, std::vector<int> group_keys,
