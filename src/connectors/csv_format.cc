@@ -126,6 +126,24 @@ bool parseDouble(std::string_view s, double& out) {
   return true;
 }
 
+// The common integer text: an optional '-' and 1..18 digits, nothing else (so it fits int64). Anything
+// else (spaces, '+', more digits) is left to parseLong, which has the full rules and the messages.
+inline bool parsePlainLong(std::string_view s, int64_t& out) {
+  size_t i = 0;
+  const bool neg = !s.empty() && s[0] == '-';
+  if (neg) i = 1;
+  const size_t digits = s.size() - i;
+  if (digits == 0 || digits > 18) return false;
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    const unsigned d = static_cast<unsigned>(static_cast<unsigned char>(s[i])) - '0';
+    if (d > 9) return false;
+    v = v * 10 + static_cast<int64_t>(d);
+  }
+  out = neg ? -v : v;
+  return true;
+}
+
 bool parseBooleanJava(std::string_view s) {
   s = javaTrim(s);
   if (s.size() != 4) return false;
@@ -323,6 +341,15 @@ CsvRowDeserializer::CsvRowDeserializer(types::RowType row_type, CsvFormatOptions
                  "csv projection index {} at position {} is out of range or not ascending (arity {})", c, k,
                  row_type_.size());
     wanted_[c] = 1;
+    FastKind kind = FastKind::kOther;
+    switch (row_type_.types[c].id) {
+      case TypeId::kVarchar:
+      case TypeId::kChar: kind = FastKind::kString; break;
+      case TypeId::kInt: kind = FastKind::kInt; break;
+      case TypeId::kBigInt: kind = FastKind::kBigInt; break;
+      default: break;
+    }
+    actions_.push_back({static_cast<uint32_t>(c), kind});
     produced_type_.names.push_back(c < static_cast<int>(row_type_.names.size()) ? row_type_.names[c]
                                                                                  : std::to_string(c));
     produced_type_.types.push_back(row_type_.types[c]);
@@ -344,7 +371,7 @@ CsvRowDeserializer::CsvRowDeserializer(types::RowType row_type, CsvFormatOptions
                                     c < row_type_.names.size() ? row_type_.names[c] : std::to_string(c)));
     }
   }
-  fields_.reserve(row_type_.size() + 1);
+  fields_.resize(row_type_.size() + 17);
 }
 
 bool CsvRowDeserializer::splitPlain(std::string_view line) {
@@ -354,6 +381,16 @@ bool CsvRowDeserializer::splitPlain(std::string_view line) {
   const char esc = options_.escape_character ? *options_.escape_character : delim;
   const char* p = line.data();
   const size_t n = line.size();
+  // Spans are stored without push_back: room for 17 more (a 16-byte block has at most 16 delimiters,
+  // plus the last field) is made before each block.
+  size_t count = 0;
+  FieldSpan* out = fields_.data();
+  auto room = [&] {
+    if (count + 17 > fields_.size()) {
+      fields_.resize(2 * fields_.size() + 17);
+      out = fields_.data();
+    }
+  };
   uint32_t begin = 0;
   size_t i = 0;
 #if defined(__SSE2__)
@@ -365,9 +402,10 @@ bool CsvRowDeserializer::splitPlain(std::string_view line) {
     const __m128i d = _mm_cmpeq_epi8(v, vd);
     const __m128i special = _mm_andnot_si128(d, _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, ve)));
     if (_mm_movemask_epi8(special) != 0) return false;
+    room();
     for (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(d)); m != 0; m &= m - 1) {
       const uint32_t at = static_cast<uint32_t>(i) + static_cast<uint32_t>(__builtin_ctz(m));
-      fields_.push_back({begin, at - begin, false});
+      out[count++] = {begin, at - begin, false};
       begin = at + 1;
     }
   }
@@ -375,21 +413,33 @@ bool CsvRowDeserializer::splitPlain(std::string_view line) {
   for (; i < n; ++i) {
     const char c = p[i];
     if (c == delim) {
-      fields_.push_back({begin, static_cast<uint32_t>(i) - begin, false});
+      if (count + 2 > fields_.size()) room();
+      out[count++] = {begin, static_cast<uint32_t>(i) - begin, false};
       begin = static_cast<uint32_t>(i) + 1;
     } else if (c == quote || c == esc) {
       return false;
     }
   }
-  fields_.push_back({begin, static_cast<uint32_t>(n) - begin, false});
+  room();
+  out[count++] = {begin, static_cast<uint32_t>(n) - begin, false};
+  num_fields_ = count;
   return true;
 }
 
+void CsvRowDeserializer::addField(FieldSpan f) {
+  if (num_fields_ == fields_.size()) {
+    fields_.push_back(f);
+  } else {
+    fields_[num_fields_] = f;
+  }
+  ++num_fields_;
+}
+
 bool CsvRowDeserializer::split(std::string_view line) {
-  fields_.clear();
+  num_fields_ = 0;
   scratch_.clear();
   if (splitPlain(line)) return true;
-  fields_.clear();
+  num_fields_ = 0;
   const char delim = options_.field_delimiter;
   const char quote = options_.quote_character;
   const bool quoting = options_.quote_enabled;
@@ -400,7 +450,7 @@ bool CsvRowDeserializer::split(std::string_view line) {
   while (true) {
     if (quoting && pos < n && line[pos] == quote) {
       // An unprojected field is only delimited: its bytes are not copied.
-      const bool keep = fields_.size() < wanted_.size() && wanted_[fields_.size()];
+      const bool keep = num_fields_ < wanted_.size() && wanted_[num_fields_];
       const uint32_t begin = static_cast<uint32_t>(scratch_.size());
       ++pos;
       bool closed = false;
@@ -434,7 +484,7 @@ bool CsvRowDeserializer::split(std::string_view line) {
         error_ = "unterminated quoted field";
         return false;
       }
-      fields_.push_back({begin, static_cast<uint32_t>(scratch_.size() - begin), true});
+      addField({begin, static_cast<uint32_t>(scratch_.size() - begin), true});
       if (pos == n) return true;
       if (line[pos] != delim) {
         error_ = fmt::format("unexpected character '{}' after a closing quote", line[pos]);
@@ -448,7 +498,7 @@ bool CsvRowDeserializer::split(std::string_view line) {
       // Fields are short: a plain loop beats a memchr call per field.
       size_t end = pos;
       while (end < n && line[end] != delim) ++end;
-      fields_.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(end - pos), false});
+      addField({static_cast<uint32_t>(pos), static_cast<uint32_t>(end - pos), false});
       if (end == n) return true;
       pos = end + 1;
       continue;
@@ -456,13 +506,13 @@ bool CsvRowDeserializer::split(std::string_view line) {
     size_t end = pos;
     while (end < n && line[end] != delim && line[end] != esc) ++end;
     if (end == n || line[end] == delim) {
-      fields_.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(end - pos), false});
+      addField({static_cast<uint32_t>(pos), static_cast<uint32_t>(end - pos), false});
       if (end == n) return true;
       pos = end + 1;
       continue;
     }
     // An escape inside an unquoted field: build the value in scratch_ (only when projected).
-    const bool keep = fields_.size() < wanted_.size() && wanted_[fields_.size()];
+    const bool keep = num_fields_ < wanted_.size() && wanted_[num_fields_];
     const uint32_t begin = static_cast<uint32_t>(scratch_.size());
     if (keep) scratch_.append(line.data() + pos, end - pos);
     pos = end;
@@ -479,7 +529,7 @@ bool CsvRowDeserializer::split(std::string_view line) {
         ++pos;
       }
     }
-    fields_.push_back({begin, static_cast<uint32_t>(scratch_.size() - begin), true});
+    addField({begin, static_cast<uint32_t>(scratch_.size() - begin), true});
     if (pos == n) return true;
     ++pos;
   }
@@ -569,34 +619,56 @@ CsvLineResult CsvRowDeserializer::parseLine(std::string_view line, RowBatch& out
     fail(out, rows_before, path, line_number, error_);
   }
   const size_t arity = row_type_.size();
-  if (fields_.size() != arity) {
-    if (!options_.ignore_parse_errors || fields_.size() > arity) {
+  const size_t present = num_fields_;
+  if (present != arity) {
+    if (!options_.ignore_parse_errors || present > arity) {
       if (options_.ignore_parse_errors) {
         ++parse_errors_;
         return CsvLineResult::kDropped;
       }
       fail(out, rows_before, path, line_number,
-           fmt::format("row length mismatch: {} fields expected but was {}", arity, fields_.size()));
+           fmt::format("row length mismatch: {} fields expected but was {}", arity, present));
     }
   }
   // Only the projected fields are looked at; the others were delimited by split() and are skipped.
-  const size_t produced = projection_.size();
-  const size_t present = fields_.size();
+  const size_t produced = actions_.size();
+  const bool null_literal = options_.null_literal.has_value();
   for (size_t k = 0; k < produced; ++k) {
-    const size_t c = static_cast<size_t>(projection_[k]);
+    const ColumnAction a = actions_[k];
     Column& column = out.column(k);
-    if (c >= present) {
+    if (a.field >= present) {
       // Too few fields under ignore-parse-errors: Flink leaves the missing ones NULL.
       column.appendNull();
       ++parse_errors_;
       continue;
     }
-    std::string_view v = field(line, fields_[c]);
-    if (options_.null_literal && v == *options_.null_literal) {
+    const std::string_view v = field(line, fields_[a.field]);
+    if (null_literal && v == *options_.null_literal) {
       column.appendNull();
       continue;
     }
-    if (!convert(c, v, column)) {
+    int64_t x;
+    switch (a.kind) {
+      case FastKind::kString:
+        column.appendString(v);
+        continue;
+      case FastKind::kInt:
+        if (parsePlainLong(v, x) && x >= std::numeric_limits<int32_t>::min() &&
+            x <= std::numeric_limits<int32_t>::max()) {
+          column.appendLong(x);
+          continue;
+        }
+        break;
+      case FastKind::kBigInt:
+        if (parsePlainLong(v, x)) {
+          column.appendLong(x);
+          continue;
+        }
+        break;
+      case FastKind::kOther:
+        break;
+    }
+    if (!convert(a.field, v, column)) {
       if (!options_.ignore_parse_errors) fail(out, rows_before, path, line_number, error_);
       column.appendNull();
       ++parse_errors_;

@@ -104,13 +104,22 @@ class CsvRowDeserializer {
     uint32_t length;
     bool in_scratch;  ///< bytes live in scratch_ (unescaped), else in the line
   };
-  // Splits `line` into fields_ (one span per field; the bytes of an unprojected field that needs
+  // What parseLine does with one output column, fixed at construction (no per-field type lookup on
+  // the common path): STRING/INT/BIGINT are converted inline, the other types through convert().
+  enum class FastKind : uint8_t { kString, kInt, kBigInt, kOther };
+  struct ColumnAction {
+    uint32_t field;  ///< physical field index
+    FastKind kind;
+  };
+  // Splits `line` into fields_[0, num_fields_) (one span per field; the bytes of an unprojected field that needs
   // unescaping are not copied, its span is empty); returns false and sets error_ on bad quoting.
   bool split(std::string_view line);
   // The common case: a line without any quote or escape character is split at every delimiter (16
   // bytes at a time where SSE2 exists). Returns false, with fields_ in an unspecified state, when the
   // line holds a quote or escape character anywhere; split() then takes the general path.
   bool splitPlain(std::string_view line);
+  // Appends a span in the general path.
+  void addField(FieldSpan f);
   std::string_view field(std::string_view line, const FieldSpan& f) const;
   // Converts one field into column `c`; returns false on a value that does not parse.
   bool convert(size_t c, std::string_view value, types::Column& column);
@@ -122,7 +131,9 @@ class CsvRowDeserializer {
   std::vector<int> projection_;   ///< output column k reads physical field projection_[k]
   types::RowType produced_type_;
   std::vector<uint8_t> wanted_;   ///< per physical field: 1 when projected (its bytes are kept)
-  std::vector<FieldSpan> fields_;
+  std::vector<ColumnAction> actions_;  ///< per output column
+  std::vector<FieldSpan> fields_;  ///< spans of the current line; only the first num_fields_ are valid
+  size_t num_fields_ = 0;
   std::string scratch_;
   std::string error_;
   int64_t parse_errors_ = 0;

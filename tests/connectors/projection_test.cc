@@ -33,7 +33,9 @@ RowType fiveFields() {
 RowType allStrings(size_t n) {
   RowType t;
   for (size_t i = 0; i < n; ++i) {
-    t.names.push_back("s" + std::to_string(i));
+    std::string name = "s";
+    name += std::to_string(i);
+    t.names.push_back(name);
     t.types.push_back(LogicalType::string());
   }
   return t;
@@ -176,6 +178,46 @@ TEST(CsvProjectionTest, NullLiteralInProjectedField) {
   EXPECT_EQ(parseProjected(fiveFields(), {3}, "N/A,b,N/A,N/A,e", batch, o), "");
   ASSERT_EQ(batch.numRows(), 1u);
   EXPECT_TRUE(batch.column(0).isNull(0));
+}
+
+TEST(CsvProjectionTest, IntegerEdgeCases) {
+  RowType t{{"i", "b"}, {LogicalType::integer(), LogicalType::bigint()}};
+  auto parse = [&](const std::string& line, RowBatch& batch) { return parseProjected(t, {0, 1}, line, batch); };
+  RowBatch batch(t);
+  EXPECT_EQ(parse("-0,007", batch), "");
+  EXPECT_EQ(parse("-2147483648,123456789012345678", batch), "");  // 18 digits
+  EXPECT_EQ(parse("2147483647,-9223372036854775808", batch), "");  // 19 digits
+  ASSERT_EQ(batch.numRows(), 3u);
+  EXPECT_EQ(batch.column(0).getLong(0), 0);
+  EXPECT_EQ(batch.column(1).getLong(0), 7);
+  EXPECT_EQ(batch.column(0).getLong(1), -2147483648LL);
+  EXPECT_EQ(batch.column(1).getLong(1), 123456789012345678LL);
+  EXPECT_EQ(batch.column(0).getLong(2), 2147483647LL);
+  EXPECT_EQ(batch.column(1).getLong(2), INT64_MIN);
+  EXPECT_EQ(parse("-,1", batch), "data/f.csv:7: cannot parse '-' as INT for column 'i'");
+  // 2^31 = 2147483648 and 10^10 are past INT; 2^63 past BIGINT.
+  EXPECT_EQ(parse("2147483648,1", batch), "data/f.csv:7: cannot parse '2147483648' as INT for column 'i' (out of range)");
+  EXPECT_EQ(parse("10000000000,1", batch),
+            "data/f.csv:7: cannot parse '10000000000' as INT for column 'i' (out of range)");
+  EXPECT_EQ(parse("1,9223372036854775808", batch),
+            "data/f.csv:7: cannot parse '9223372036854775808' as BIGINT for column 'b' (out of range)");
+  EXPECT_EQ(parse("1,1x", batch), "data/f.csv:7: cannot parse '1x' as BIGINT for column 'b'");
+  EXPECT_EQ(batch.numRows(), 3u);
+}
+
+TEST(CsvProjectionTest, LinesWithManyFields) {
+  // 300 one-character fields "0,1,...,9,0,1,..." (599 bytes): the span store grows past its first size.
+  std::string line;
+  for (int i = 0; i < 300; ++i) {
+    if (i) line += ',';
+    line += static_cast<char>('0' + i % 10);
+  }
+  RowBatch batch(RowType{{"s299"}, {LogicalType::string()}});
+  EXPECT_EQ(parseProjected(allStrings(300), {299}, line, batch), "");
+  ASSERT_EQ(batch.numRows(), 1u);
+  EXPECT_EQ(batch.column(0).getString(0), "9");  // 299 % 10
+  EXPECT_EQ(parseProjected(fiveFields(), {1}, line, batch),
+            "data/f.csv:7: row length mismatch: 5 fields expected but was 300");
 }
 
 TEST(CsvProjectionTest, BadProjectionIsAnInternalError) {
