@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -12,6 +14,7 @@
 #include "common/error.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/task/stream_task.h"
+#include "scheduler/region_scheduler.h"
 
 namespace sluice::cluster {
 
@@ -35,16 +38,20 @@ class JobHandle::State {
   SubmitOptions options;
   int slots_required = 0;
   int slots_configured = 0;
+  std::unique_ptr<scheduler::ExecutionGraph> execution_graph;
+  std::unique_ptr<scheduler::PipelinedRegionScheduler> scheduler;
 
   std::vector<std::vector<std::unique_ptr<runtime::InputGate>>> gates;   // [vertex][subtask]
   std::vector<std::vector<std::unique_ptr<runtime::StreamTask>>> tasks;  // [vertex][subtask]
   std::vector<std::unique_ptr<std::atomic<int>>> finished;               // per vertex
-  std::vector<std::thread> threads;
+  std::vector<std::thread> threads;  // started by the master thread only
+  std::thread master;
   std::thread monitor;
 
   mutable std::mutex mu;
   std::condition_variable cv;
   int running = 0;
+  std::deque<std::pair<int, bool>> ended;  // (execution, finished successfully), for the master thread
   bool done = false;
   bool cancel_requested = false;
   std::exception_ptr failure;
@@ -72,6 +79,7 @@ class JobHandle::State {
       cancel_requested = true;
     }
     cancelAll();
+    cv.notify_all();
   }
 
   void onFailure(std::exception_ptr ep) {
@@ -84,26 +92,78 @@ class JobHandle::State {
       }
     }
     if (first) cancelAll();
+    cv.notify_all();
   }
 
-  void runTask(size_t v, size_t s) {
-    runtime::StreamTask& task = *tasks[v][s];
+  void runTask(int execution) {
+    const scheduler::ExecutionVertex& ev = execution_graph->executions()[static_cast<size_t>(execution)];
+    runtime::StreamTask& task = *tasks[static_cast<size_t>(ev.vertex)][static_cast<size_t>(ev.subtask)];
     const std::string thread_name = task.name().substr(0, 15);
     pthread_setname_np(pthread_self(), thread_name.c_str());
+    bool finished_ok = false;
     try {
       task.invoke();
-      finished[v]->fetch_add(1, std::memory_order_relaxed);
+      finished[static_cast<size_t>(ev.vertex)]->fetch_add(1, std::memory_order_relaxed);
+      finished_ok = true;
     } catch (const runtime::CancelTaskException&) {
     } catch (...) {
       onFailure(std::current_exception());
     }
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (--running == 0) {
-        done = true;
-        end_time = Clock::now();
+      ended.emplace_back(execution, finished_ok);
+      --running;
+    }
+    cv.notify_all();
+  }
+
+  // Caller holds `mu`.
+  void deploy(const std::vector<int>& executions) {
+    running += static_cast<int>(executions.size());
+    for (int ex : executions) threads.emplace_back([this, ex] { runTask(ex); });
+  }
+
+  // The JobMaster: deploys regions as the scheduler decides, collects ended subtasks, fails the job when
+  // slots do not arrive in time, and marks the job done once no subtask runs and none will be deployed.
+  void runMaster() {
+    std::unique_lock<std::mutex> lock(mu);
+    deploy(scheduler->start(Clock::now()));
+    while (true) {
+      const bool stopping = failure != nullptr || cancel_requested;
+      while (!ended.empty()) {
+        const auto [execution, ok] = ended.front();
+        ended.pop_front();
+        if (ok && !stopping) {
+          deploy(scheduler->onExecutionFinished(execution, Clock::now()));
+        } else {
+          scheduler->onExecutionEnded(execution);
+        }
+      }
+      if (stopping || scheduler->isFinished()) {
+        if (running == 0) break;
+        cv.wait(lock, [&] { return !ended.empty(); });
+        continue;
+      }
+      try {
+        scheduler->checkSlotRequestTimeouts(Clock::now());
+      } catch (...) {
+        failure = std::current_exception();
+        lock.unlock();
+        cancelAll();
+        lock.lock();
+        continue;
+      }
+      const std::optional<Clock::time_point> deadline = scheduler->nextTimeout();
+      auto wake = [&] { return !ended.empty() || failure != nullptr || cancel_requested; };
+      if (deadline) {
+        cv.wait_until(lock, *deadline, wake);
+      } else {
+        cv.wait(lock, wake);
       }
     }
+    done = true;
+    end_time = Clock::now();
+    lock.unlock();
     cv.notify_all();
   }
 
@@ -157,6 +217,8 @@ class JobHandle::State {
   void joinAll() {
     std::lock_guard<std::mutex> lock(join_mu);
     if (joined) return;
+    // The master starts task threads; once it is joined `threads` no longer changes.
+    if (master.joinable()) master.join();
     for (auto& t : threads) {
       if (t.joinable()) t.join();
     }
@@ -203,6 +265,8 @@ JobExecutionResult JobHandle::wait() {
   r.wall_seconds = std::chrono::duration<double>(state_->end_time - state_->start_time).count();
   r.slots_required = state_->slots_required;
   r.slots_configured = state_->slots_configured;
+  r.slots_peak = state_->scheduler->slotPool().peakInUse();
+  r.deployed_regions = state_->scheduler->deployedRegions();
   r.vertices = state_->progress().vertices;
   return r;
 }
@@ -210,15 +274,37 @@ JobExecutionResult JobHandle::wait() {
 MiniCluster::MiniCluster(Configuration config) : config_(std::move(config)) {}
 
 int MiniCluster::requiredSlots(const graph::JobGraph& job) {
-  std::map<std::string, int> per_group;
-  for (const auto& v : job.vertices) per_group[v.slot_sharing_group] = std::max(per_group[v.slot_sharing_group], v.parallelism);
-  int total = 0;
-  for (const auto& [group, p] : per_group) total += p;
-  return total;
+  return scheduler::ExecutionGraph(job).minimumRequiredSlots();
 }
 
 int MiniCluster::configuredSlots(const Configuration& config) {
   return config.get(options::kNumberOfTaskSlots) * config.get(options::kNumberOfTaskManagers);
+}
+
+scheduler::SlotPoolSettings MiniCluster::slotPoolSettings(const Configuration& config, int required_slots) {
+  scheduler::SlotPoolSettings s;
+  s.task_managers = config.get(options::kNumberOfTaskManagers);
+  if (s.task_managers < 1) {
+    throw ConfigError(fmt::format("Invalid value '{}' for configuration key '{}': must be at least 1", s.task_managers,
+                                  options::kNumberOfTaskManagers.key()));
+  }
+  if (config.contains(options::kNumberOfTaskSlots.key())) {
+    s.slots_per_task_manager = config.get(options::kNumberOfTaskSlots);
+    if (s.slots_per_task_manager < 1) {
+      throw ConfigError(fmt::format("Invalid value '{}' for configuration key '{}': must be at least 1",
+                                    s.slots_per_task_manager, options::kNumberOfTaskSlots.key()));
+    }
+  } else {
+    // Flink's PerJobMiniClusterFactory: slots per TaskManager = ceil(job requirement / TaskManagers).
+    s.slots_per_task_manager = std::max(1, (required_slots + s.task_managers - 1) / s.task_managers);
+  }
+  const int64_t timeout = config.get(options::kSlotRequestTimeout);
+  if (timeout < 0) {
+    throw ConfigError(fmt::format("Invalid value '{} ms' for configuration key '{}': must not be negative", timeout,
+                                  options::kSlotRequestTimeout.key()));
+  }
+  s.slot_request_timeout = std::chrono::milliseconds(timeout);
+  return s;
 }
 
 std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const Configuration& config,
@@ -227,9 +313,12 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   st->job = job;
   st->config = config;
   st->options = std::move(submit);
-  st->slots_required = requiredSlots(job);
-  st->slots_configured = configuredSlots(config_);
   const graph::JobGraph& g = st->job;
+  st->execution_graph = std::make_unique<scheduler::ExecutionGraph>(g);
+  st->slots_required = st->execution_graph->minimumRequiredSlots();
+  const scheduler::SlotPoolSettings slots = slotPoolSettings(config_, st->slots_required);
+  st->slots_configured = slots.totalSlots();
+  st->scheduler = std::make_unique<scheduler::PipelinedRegionScheduler>(*st->execution_graph, slots);
 
   const int capacity = st->config.get(options::kChannelCapacity);
   if (capacity < 1) {
@@ -245,6 +334,13 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     const graph::JobVertex& vertex = g.vertices[v];
     st->gates[v].resize(static_cast<size_t>(vertex.parallelism));
     if (vertex.inputs.empty()) continue;
+    // A blocking result is written completely before its consumers are deployed, so nothing may bound
+    // its producer: the consumer's channels buffer without limit (in memory).
+    bool blocking_input = false;
+    for (int e : vertex.inputs) {
+      blocking_input = blocking_input || g.edges[static_cast<size_t>(e)].exchange_mode == graph::ExchangeMode::kBatch;
+    }
+    const int gate_capacity = blocking_input ? INT_MAX : capacity;
     for (int e : vertex.inputs) offset[static_cast<size_t>(e)].assign(static_cast<size_t>(vertex.parallelism), 0);
     for (int j = 0; j < vertex.parallelism; ++j) {
       int channels = 0;
@@ -256,7 +352,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                                                vertex.parallelism, j)
                                          .size());
       }
-      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, capacity);
+      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, gate_capacity);
     }
   }
 
@@ -291,19 +387,11 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     }
   }
 
-  // Every task exists before any thread starts, so cancellation always reaches all of them.
+  // Every task exists before any thread starts, so cancellation always reaches all of them; the master
+  // thread starts them region by region.
   st->start_time = Clock::now();
-  size_t total = 0;
-  for (const auto& per_vertex : st->tasks) total += per_vertex.size();
-  st->running = static_cast<int>(total);
-  if (total == 0) {
-    st->done = true;
-    st->end_time = st->start_time;
-  }
   JobHandle::State* raw = st.get();
-  for (size_t v = 0; v < st->tasks.size(); ++v) {
-    for (size_t s = 0; s < st->tasks[v].size(); ++s) st->threads.emplace_back([raw, v, s] { raw->runTask(v, s); });
-  }
+  st->master = std::thread([raw] { raw->runMaster(); });
   if (st->options.on_progress) st->monitor = std::thread([raw] { raw->runMonitor(); });
   return std::make_unique<JobHandle>(std::move(st));
 }

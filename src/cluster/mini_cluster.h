@@ -1,11 +1,17 @@
 #pragma once
-/// MiniCluster: runs a JobGraph inside this process, one thread per subtask (Flink's MiniCluster).
+/// MiniCluster: runs a JobGraph inside this process, one thread per subtask (Flink's MiniCluster), deployed
+/// region by region by the scheduler (scheduler/region_scheduler.h, Flink's PipelinedRegionSchedulingStrategy).
 ///
-/// Slots: the cluster has `taskmanager.numberOfTaskSlots` x `local.number-taskmanager` slots. In STREAMING
-/// every vertex of a slot sharing group shares slots, so a job needs, summed over its slot sharing groups,
-/// the largest parallelism in the group. When fewer slots are configured, the embedded cluster grows to
-/// fit, as Flink's MiniCluster does for local execution (it sizes its slots to the job's parallelism);
-/// the result reports both numbers.
+/// Slots: the cluster has `taskmanager.numberOfTaskSlots` x `local.number-taskmanager` slots. When
+/// `taskmanager.numberOfTaskSlots` is not set, each TaskManager gets ceil(required / TaskManagers) slots,
+/// so the job fits (as Flink's PerJobMiniClusterFactory sizes a local cluster to the job); when it is set,
+/// it is enforced. Subtasks of one slot sharing group with the same index share a slot. In STREAMING all
+/// regions run at once (a job needs, summed over its slot sharing groups, the largest parallelism in the
+/// group); in BATCH each region has its own default group and regions run one after another as their
+/// blocking inputs are produced, reusing the slots of finished regions. A region that cannot get its slots
+/// within `slot.request.timeout` fails the job with a UserError naming required and available slots.
+/// Blocking results are buffered completely in the consumer's input channels (memory) before the consumer
+/// is deployed.
 
 #include <chrono>
 #include <cstdint>
@@ -16,6 +22,7 @@
 
 #include "common/config.h"
 #include "graph/job_graph.h"
+#include "scheduler/region_scheduler.h"
 
 namespace sluice::cluster {
 
@@ -57,8 +64,10 @@ struct JobExecutionResult {
   JobStatus status = JobStatus::kFinished;
   int64_t wall_time_ms = 0;            ///< from start to the last task's end
   double wall_seconds = 0;             ///< the same in seconds
-  int slots_required = 0;              ///< sum over slot sharing groups of the max parallelism
-  int slots_configured = 0;            ///< numberOfTaskSlots x number-taskmanager
+  int slots_required = 0;              ///< the job's minimum (ExecutionGraph::minimumRequiredSlots)
+  int slots_configured = 0;            ///< slots of the cluster that ran the job (after sizing)
+  int slots_peak = 0;                  ///< most slots in use at once
+  std::vector<int> deployed_regions;   ///< scheduling region ids in deployment order
   std::vector<VertexProgress> vertices;
 };
 
@@ -103,8 +112,9 @@ class MiniCluster {
   /// `config` provides the slot settings (and is the default job configuration).
   explicit MiniCluster(Configuration config = Configuration());
 
-  /// Starts `job` (copied) with `config` (copied; tasks read it). Throws UserError/ConfigError when the
-  /// job cannot be deployed (e.g. an unsupported partitioner); task failures surface in wait().
+  /// Starts `job` (copied) with `config` (copied; tasks read it); the slot settings come from the cluster's
+  /// configuration. Throws UserError/ConfigError when the job cannot be deployed (e.g. an unsupported
+  /// partitioner); task failures and slot request timeouts surface in wait().
   std::unique_ptr<JobHandle> start(const graph::JobGraph& job, const Configuration& config,
                                    SubmitOptions options = {});
   /// start + wait: runs the job to its end and returns the result; rethrows the first task failure
@@ -113,10 +123,15 @@ class MiniCluster {
   /// Same, with the cluster's configuration.
   JobExecutionResult execute(const graph::JobGraph& job) { return execute(job, config_); }
 
-  /// Slots `job` needs in STREAMING: summed over slot sharing groups, the max parallelism in the group.
+  /// Slots `job` needs at least (scheduler::ExecutionGraph::minimumRequiredSlots): STREAMING, summed over
+  /// slot sharing groups, the max parallelism in the group; BATCH, the most one region needs.
   static int requiredSlots(const graph::JobGraph& job);
   /// numberOfTaskSlots x number-taskmanager of `config`.
   static int configuredSlots(const Configuration& config);
+  /// The slot pool of a cluster with `config` running a job that needs `required_slots`: TaskManagers,
+  /// slots per TaskManager (sized to the job when `taskmanager.numberOfTaskSlots` is not set) and
+  /// `slot.request.timeout`. Throws ConfigError on values < 1 (or a negative timeout).
+  static scheduler::SlotPoolSettings slotPoolSettings(const Configuration& config, int required_slots);
 
  private:
   Configuration config_;

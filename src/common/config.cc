@@ -271,6 +271,11 @@ const ConfigOption<std::string> kPipelineName("pipeline.name", ConfigType::kStri
                                               "Name of the job; defaults to the script name.");
 const ConfigOption<bool> kOperatorChaining("pipeline.operator-chaining.enabled", ConfigType::kBool, "true",
                                            "Chain operators into one task where possible.");
+const ConfigOption<bool> kChainOperatorsWithDifferentMaxParallelism(
+    "pipeline.operator-chaining.chain-operators-with-different-max-parallelism", ConfigType::kBool, "true",
+    "Chain operators whose maximum parallelism differs (false: equal max parallelism is a chaining condition).");
+const ConfigOption<int64_t> kSlotRequestTimeout("slot.request.timeout", ConfigType::kDuration, "5 min",
+                                                "How long a task waits for free slots before the job fails.");
 const ConfigOption<std::string> kRuntimeMode("execution.runtime-mode", ConfigType::kEnum, "STREAMING",
                                              "STREAMING, BATCH or AUTOMATIC.", {"STREAMING", "BATCH", "AUTOMATIC"});
 const ConfigOption<std::string> kLocalTimeZone("table.local-time-zone", ConfigType::kString, "default",

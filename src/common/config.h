@@ -92,6 +92,9 @@ extern const ConfigOption<int32_t> kParallelismDefault;     ///< parallelism.def
 extern const ConfigOption<int32_t> kMaxParallelism;         ///< pipeline.max-parallelism = -1 (derived)
 extern const ConfigOption<std::string> kPipelineName;       ///< pipeline.name
 extern const ConfigOption<bool> kOperatorChaining;          ///< pipeline.operator-chaining.enabled = true
+/// pipeline.operator-chaining.chain-operators-with-different-max-parallelism = true
+extern const ConfigOption<bool> kChainOperatorsWithDifferentMaxParallelism;
+extern const ConfigOption<int64_t> kSlotRequestTimeout;     ///< slot.request.timeout = 5 min
 extern const ConfigOption<std::string> kRuntimeMode;        ///< execution.runtime-mode = STREAMING
 extern const ConfigOption<std::string> kLocalTimeZone;      ///< table.local-time-zone = default
 extern const ConfigOption<int32_t> kNumberOfTaskSlots;      ///< taskmanager.numberOfTaskSlots = 1

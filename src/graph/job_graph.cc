@@ -7,6 +7,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "common/hash.h"
+#include "graph/pipelined_region.h"
 
 namespace sluice::graph {
 
@@ -51,15 +52,57 @@ std::vector<int> connectedProducers(ShipStrategy s, int producer_parallelism, in
 }
 
 bool StreamingJobGraphGenerator::isChainable(const StreamGraph& graph, const StreamEdge& edge) {
+  const StreamNode& down = graph.node(edge.target_id);
+  return down.in_edges.size() == 1 && isChainableInput(graph, edge);
+}
+
+bool StreamingJobGraphGenerator::isChainableInput(const StreamGraph& graph, const StreamEdge& edge) {
   const StreamNode& up = graph.node(edge.source_id);
   const StreamNode& down = graph.node(edge.target_id);
-  const bool up_strategy_ok = up.chaining_strategy == ChainingStrategy::kAlways ||
-                              up.chaining_strategy == ChainingStrategy::kHead ||
-                              up.chaining_strategy == ChainingStrategy::kHeadWithSources;
-  return down.in_edges.size() == 1 && up.slot_sharing_group == down.slot_sharing_group &&
-         down.chaining_strategy == ChainingStrategy::kAlways && up_strategy_ok && !down.is_source &&
-         edge.partitioner.strategy == ShipStrategy::kForward && edge.exchange_mode == ExchangeMode::kPipelined &&
-         up.parallelism == down.parallelism && graph.chaining_enabled;
+  if (!graph.chaining_enabled || up.slot_sharing_group != down.slot_sharing_group ||
+      !areOperatorsChainable(graph, up, down) || !arePartitionerAndExchangeModeChainable(edge)) {
+    return false;
+  }
+  // A union must go through the network stack: no other input edge may feed the same input index.
+  for (int e : down.in_edges) {
+    const StreamEdge& other = graph.edges[static_cast<size_t>(e)];
+    const bool same = other.source_id == edge.source_id && other.target_id == edge.target_id &&
+                      other.type_number == edge.type_number;
+    if (!same && other.type_number == edge.type_number) return false;
+  }
+  return true;
+}
+
+bool StreamingJobGraphGenerator::areOperatorsChainable(const StreamGraph& graph, const StreamNode& up,
+                                                      const StreamNode& down) {
+  if (up.factory == nullptr || down.factory == nullptr) return false;
+  if (up.chaining_strategy == ChainingStrategy::kNever) return false;
+  bool chainable = true;
+  switch (down.chaining_strategy) {
+    case ChainingStrategy::kNever:
+    case ChainingStrategy::kHead:
+      return false;
+    case ChainingStrategy::kAlways:
+      break;
+    case ChainingStrategy::kHeadWithSources:
+      // Only a source may chain into a HEAD_WITH_SOURCES operator.
+      chainable = up.is_source;
+      break;
+  }
+  chainable = chainable && up.parallelism == down.parallelism;
+  if (!graph.chain_operators_with_different_max_parallelism) {
+    chainable = chainable && up.max_parallelism == down.max_parallelism;
+  }
+  return chainable;
+}
+
+bool StreamingJobGraphGenerator::arePartitionerAndExchangeModeChainable(const StreamEdge& edge) {
+  return edge.partitioner.strategy == ShipStrategy::kForward && edge.exchange_mode != ExchangeMode::kBatch;
+}
+
+ExchangeMode StreamingJobGraphGenerator::resultExchangeMode(const StreamGraph& graph, const StreamEdge& edge) {
+  if (edge.exchange_mode != ExchangeMode::kUndefined) return edge.exchange_mode;
+  return graph.runtime_mode == RuntimeMode::kBatch ? ExchangeMode::kBatch : ExchangeMode::kPipelined;
 }
 
 namespace {
@@ -118,6 +161,7 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
   // A node heads a chain when no chainable edge enters it. Vertices follow the topological order of heads.
   JobGraph job;
   job.name = g.job_name;
+  job.runtime_mode = g.runtime_mode;
   std::vector<int> vertex_of_node(n, -1);
   std::vector<int> op_index_of_node(n, -1);
 
@@ -199,7 +243,7 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
       je.source_node_id = se.source_id;
       je.target_node_id = se.target_id;
       je.partitioner = se.partitioner;
-      je.exchange_mode = se.exchange_mode;
+      je.exchange_mode = resultExchangeMode(g, se);
       SLUICE_CHECK(op_index_of_node[static_cast<size_t>(target_idx)] == 0,
                    "non-chained edge into the middle of a chain (node {})", se.target_id);
       const int ji = static_cast<int>(job.edges.size());
@@ -214,6 +258,9 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
     const StreamNode& head = g.node(v.operators[0].node_id);
     for (int e : head.in_edges) v.inputs.push_back(job_edge_of_stream_edge[static_cast<size_t>(e)]);
   }
+
+  job.regions = computePipelinedRegions(job);
+  assignSlotSharingGroups(job, g.all_vertices_in_same_slot_sharing_group_by_default);
 
   uint64_t jh = hashBytes(job.name);
   for (const JobVertex& v : job.vertices) jh = hashCombine(jh, hashBytes(v.id));

@@ -30,7 +30,11 @@ struct JobVertex {
   std::string description;
   int parallelism = 1;
   int max_parallelism = 128;
+  /// The effective slot sharing group (Flink's setSlotSharing, FLINK-14060): a user-named group is kept
+  /// (it may span regions); "default" becomes "default" for the whole job in STREAMING and
+  /// "default-region-<N>" (one group per pipelined region N) in BATCH.
   std::string slot_sharing_group = "default";
+  int pipelined_region = 0;                     ///< index into JobGraph::regions
   bool is_source = false;
   std::vector<ChainedOperator> operators;       ///< head first
   std::vector<int> inputs;                      ///< indexes into JobGraph::edges, in the head's input order
@@ -45,15 +49,24 @@ struct JobEdge {
   int source_node_id = 0;
   int target_node_id = 0;
   PartitionerSpec partitioner;
-  ExchangeMode exchange_mode = ExchangeMode::kPipelined;
+  ExchangeMode exchange_mode = ExchangeMode::kPipelined;  ///< resolved: kPipelined or kBatch (blocking)
+};
+
+/// A set of vertices joined by pipelined edges (Flink's LogicalPipelinedRegion). Blocking edges
+/// separate regions. Ids are dense, numbered in the order of each region's first vertex.
+struct LogicalPipelinedRegion {
+  int id = 0;
+  std::vector<int> vertices;                    ///< indexes into JobGraph::vertices, ascending
 };
 
 /// The graph the cluster executes.
 struct JobGraph {
   std::string job_id;                           ///< 32 hex digits, deterministic
   std::string name;
+  RuntimeMode runtime_mode = RuntimeMode::kStreaming;
   std::vector<JobVertex> vertices;              ///< topologically sorted
   std::vector<JobEdge> edges;
+  std::vector<LogicalPipelinedRegion> regions;  ///< see JobVertex::pipelined_region
 };
 
 /// True when the edge connects subtasks pointwise (FORWARD, RESCALE; Flink's POINTWISE distribution
@@ -69,18 +82,34 @@ std::vector<int> connectedConsumers(ShipStrategy s, int producer_parallelism, in
 std::vector<int> connectedProducers(ShipStrategy s, int producer_parallelism, int consumer_parallelism,
                                     int consumer);
 
-/// Translates a StreamGraph into a JobGraph by chaining operators (Flink's StreamingJobGraphGenerator).
+/// Translates a StreamGraph into a JobGraph by chaining operators (Flink's StreamingJobGraphGenerator),
+/// then computes the pipelined regions and the slot sharing groups (graph/pipelined_region.h).
 ///
-/// An edge is chained when all hold (Flink's isChainable): the target has exactly one input edge; both
-/// ends are in the same slot sharing group; the target's strategy is ALWAYS and the source's is ALWAYS,
-/// HEAD or HEAD_WITH_SOURCES; the partitioner is FORWARD; the exchange is PIPELINED; both have the same
-/// parallelism; chaining is enabled.
+/// An edge is chained (Flink's isChainable) when the target has exactly one input edge and the edge is a
+/// chainable input: chaining is enabled (`pipeline.operator-chaining.enabled`); both ends are in the same
+/// slot sharing group; the operators are chainable (areOperatorsChainable); the partitioner is FORWARD
+/// and the exchange mode is not BATCH; and no other input edge of the target has the same input index
+/// (a union goes through the network).
+///
+/// Non-chained edges are PIPELINED (Flink's PIPELINED_BOUNDED) or BATCH (BLOCKING): an edge without an
+/// explicit mode is BATCH in BATCH runtime mode (Flink's ALL_EDGES_BLOCKING), PIPELINED otherwise.
 class StreamingJobGraphGenerator {
  public:
   /// Builds the JobGraph. Throws InternalError on a malformed StreamGraph (e.g. a cycle).
   static JobGraph createJobGraph(const StreamGraph& graph);
-  /// Whether `edge` of `graph` would be chained.
+  /// Whether `edge` of `graph` would be chained (Flink's isChainable).
   static bool isChainable(const StreamGraph& graph, const StreamEdge& edge);
+  /// Flink's isChainableInput: every condition of isChainable except the single input edge.
+  static bool isChainableInput(const StreamGraph& graph, const StreamEdge& edge);
+  /// Flink's areOperatorsChainable: both have factories; `up` is not NEVER; `down` is ALWAYS, or
+  /// HEAD_WITH_SOURCES with a source `up`; equal parallelism; equal max parallelism unless
+  /// `pipeline.operator-chaining.chain-operators-with-different-max-parallelism` is true.
+  static bool areOperatorsChainable(const StreamGraph& graph, const StreamNode& up, const StreamNode& down);
+  /// Flink's arePartitionerAndExchangeModeChainable: FORWARD and not BATCH.
+  static bool arePartitionerAndExchangeModeChainable(const StreamEdge& edge);
+  /// The exchange of a non-chained edge: its explicit mode, else BATCH in BATCH runtime mode, else
+  /// PIPELINED (Flink's determineUndefinedResultPartitionType).
+  static ExchangeMode resultExchangeMode(const StreamGraph& graph, const StreamEdge& edge);
 };
 
 /// Convenience: Transformations -> StreamGraph -> JobGraph with `config`.

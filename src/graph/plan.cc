@@ -35,7 +35,7 @@ std::string jobGraphToJson(const JobGraph& graph, int indent) {
   nlohmann::ordered_json root;
   root["jid"] = graph.job_id;
   root["name"] = graph.name;
-  root["type"] = "STREAMING";
+  root["type"] = runtimeModeName(graph.runtime_mode);
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
   for (const JobVertex& v : graph.vertices) {
     nlohmann::ordered_json n;
@@ -44,6 +44,11 @@ std::string jobGraphToJson(const JobGraph& graph, int indent) {
     n["operator"] = v.name;
     n["operator_strategy"] = "";
     n["description"] = v.description;
+    n["slot_sharing_group"] = v.slot_sharing_group;
+    n["pipelined_region"] = v.pipelined_region;
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+    for (const ChainedOperator& op : v.operators) ops.push_back(op.name);
+    n["operators"] = std::move(ops);
     if (!v.inputs.empty()) {
       nlohmann::ordered_json inputs = nlohmann::ordered_json::array();
       for (size_t i = 0; i < v.inputs.size(); ++i) {
@@ -65,11 +70,12 @@ std::string jobGraphToJson(const JobGraph& graph, int indent) {
 }
 
 std::string jobGraphToText(const JobGraph& graph) {
-  std::string out = fmt::format("Job '{}' ({})\n", graph.name, graph.job_id);
+  std::string out = fmt::format("Job '{}' ({}) {}, {} pipelined region(s)\n", graph.name, graph.job_id,
+                                runtimeModeName(graph.runtime_mode), graph.regions.size());
   for (size_t i = 0; i < graph.vertices.size(); ++i) {
     const JobVertex& v = graph.vertices[i];
-    out += fmt::format("[{}] {}  parallelism={} max-parallelism={}\n", i + 1, v.name, v.parallelism,
-                       v.max_parallelism);
+    out += fmt::format("[{}] {}  parallelism={} max-parallelism={} slot-sharing-group={} pipelined-region={}\n",
+                       i + 1, v.name, v.parallelism, v.max_parallelism, v.slot_sharing_group, v.pipelined_region);
     if (v.operators.size() > 1) {
       for (const ChainedOperator& op : v.operators) out += fmt::format("      operator {}: {}\n", op.node_id, op.name);
     }
@@ -82,39 +88,20 @@ std::string jobGraphToText(const JobGraph& graph) {
   return out;
 }
 
-std::string jobGraphToDot(const JobGraph& graph) {
-  auto quote = [](const std::string& s) {
-    std::string q = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') q += '\\';
-      if (c == '\n') {
-        q += "\\n";
-        continue;
-      }
-      q += c;
-    }
-    return q + "\"";
-  };
-  std::string out = "digraph " + quote(graph.name) + " {\n  rankdir=LR;\n  node [shape=box];\n";
-  for (size_t i = 0; i < graph.vertices.size(); ++i) {
-    const JobVertex& v = graph.vertices[i];
-    out += fmt::format("  v{} [label={}];\n", i, quote(fmt::format("{}\nparallelism: {}", v.name, v.parallelism)));
-  }
-  for (const JobEdge& e : graph.edges) {
-    out += fmt::format("  v{} -> v{} [label={}];\n", e.source_vertex, e.target_vertex, quote(partitionerText(e.partitioner)));
-  }
-  return out + "}\n";
-}
+std::string jobGraphToDot(const JobGraph& graph) { return planJsonToDot({jobGraphToJson(graph, -1)}); }
 
 std::string streamGraphToText(const StreamGraph& graph) {
-  std::string out = fmt::format("StreamGraph '{}'\n", graph.job_name);
+  std::string out = fmt::format("StreamGraph '{}' {}\n", graph.job_name, runtimeModeName(graph.runtime_mode));
   for (const StreamNode& n : graph.nodes) {
     out += fmt::format("  node {} {}  parallelism={} max-parallelism={} chaining={} slot-sharing-group={}\n", n.id,
                        n.operator_name, n.parallelism, n.max_parallelism, chainingName(n.chaining_strategy),
                        n.slot_sharing_group);
   }
   for (const StreamEdge& e : graph.edges) {
-    out += fmt::format("  edge {} -> {} {}\n", e.source_id, e.target_id, partitionerText(e.partitioner));
+    out += fmt::format("  edge {} -> {} {}{}\n", e.source_id, e.target_id, partitionerText(e.partitioner),
+                       e.exchange_mode == ExchangeMode::kUndefined ? ""
+                       : e.exchange_mode == ExchangeMode::kBatch   ? " BATCH"
+                                                                   : " PIPELINED");
   }
   return out;
 }

@@ -27,6 +27,8 @@ void StreamGraph::reindex() {
   for (size_t i = 0; i < nodes.size(); ++i) index_[nodes[i].id] = static_cast<int>(i);
 }
 
+const char* runtimeModeName(RuntimeMode m) { return m == RuntimeMode::kBatch ? "BATCH" : "STREAMING"; }
+
 int computeDefaultMaxParallelism(int parallelism) {
   // Flink: MathUtils.roundUpToPowerOfTwo(p + p / 2), at least 128 (DEFAULT_LOWER_BOUND), at most 32768.
   int64_t x = static_cast<int64_t>(parallelism) + parallelism / 2;
@@ -55,22 +57,26 @@ bool isVirtual(TransformationKind k) {
 struct ResolvedInput {
   int node_id;
   std::optional<PartitionerSpec> partitioner;
+  ExchangeMode exchange_mode;
 };
 
 // Walks through virtual nodes: a partition sets the partitioner (the one nearest the consumer wins, as in
 // Flink where the consumer-side virtual partition node is resolved last), a union expands in input order.
-void resolveInputs(const TransformationPtr& t, std::optional<PartitionerSpec> partitioner,
+// The exchange mode is taken from every partition on the way, so the one nearest the producer wins, as
+// in Flink's StreamGraph.addEdgeInternal.
+void resolveInputs(const TransformationPtr& t, std::optional<PartitionerSpec> partitioner, ExchangeMode mode,
                    std::vector<ResolvedInput>& out) {
   switch (t->kind) {
     case TransformationKind::kPartition:
       SLUICE_CHECK(t->inputs.size() == 1, "partition transformation {} needs exactly one input", t->id);
-      resolveInputs(t->inputs[0], partitioner ? partitioner : std::optional<PartitionerSpec>(t->partitioner), out);
+      resolveInputs(t->inputs[0], partitioner ? partitioner : std::optional<PartitionerSpec>(t->partitioner),
+                    t->exchange_mode, out);
       return;
     case TransformationKind::kUnion:
-      for (const auto& in : t->inputs) resolveInputs(in, partitioner, out);
+      for (const auto& in : t->inputs) resolveInputs(in, partitioner, mode, out);
       return;
     default:
-      out.push_back({t->id, std::move(partitioner)});
+      out.push_back({t->id, std::move(partitioner), mode});
   }
 }
 
@@ -93,6 +99,11 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
   if (graph.job_name.empty()) graph.job_name = config_.get(options::kPipelineName);
   if (graph.job_name.empty()) graph.job_name = "insert-into_job";
   graph.chaining_enabled = config_.get(options::kOperatorChaining);
+  graph.chain_operators_with_different_max_parallelism =
+      config_.get(options::kChainOperatorsWithDifferentMaxParallelism);
+  graph.runtime_mode =
+      config_.get(options::kRuntimeMode) == "BATCH" ? RuntimeMode::kBatch : RuntimeMode::kStreaming;
+  graph.all_vertices_in_same_slot_sharing_group_by_default = graph.runtime_mode == RuntimeMode::kStreaming;
 
   for (const auto& [id, t] : all) {
     if (isVirtual(t->kind)) continue;
@@ -119,7 +130,7 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
     }
     n.uid = t->uid;
     n.slot_sharing_group = t->slot_sharing_group.empty() ? "default" : t->slot_sharing_group;
-    n.chaining_strategy = t->factory->chainingStrategy();
+    n.chaining_strategy = t->chaining_strategy ? *t->chaining_strategy : t->factory->chainingStrategy();
     n.factory = t->factory;
     n.output_type = t->output_type;
     graph.nodes.push_back(std::move(n));
@@ -133,7 +144,7 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
       continue;
     }
     std::vector<ResolvedInput> inputs;
-    for (const auto& in : t->inputs) resolveInputs(in, std::nullopt, inputs);
+    for (const auto& in : t->inputs) resolveInputs(in, std::nullopt, ExchangeMode::kUndefined, inputs);
     for (const auto& in : inputs) {
       const int src_idx = graph.indexOf(in.node_id);
       const int dst_idx = graph.indexOf(id);
@@ -142,6 +153,7 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
       StreamEdge e;
       e.source_id = in.node_id;
       e.target_id = id;
+      e.exchange_mode = in.exchange_mode;
       if (in.partitioner) {
         e.partitioner = *in.partitioner;
       } else {
@@ -155,7 +167,8 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
             "shuffle, broadcast or global.",
             src.operator_name, src.parallelism, dst.operator_name, dst.parallelism));
       }
-      SLUICE_CHECK(e.partitioner.strategy != ShipStrategy::kHash || !e.partitioner.key_columns.empty(),
+      SLUICE_CHECK(e.partitioner.strategy != ShipStrategy::kHash || !e.partitioner.key_columns.empty() ||
+                       e.partitioner.record_partitioner != nullptr,
                    "HASH partitioner into '{}' has no key columns", dst.operator_name);
       const int edge_index = static_cast<int>(graph.edges.size());
       graph.edges.push_back(std::move(e));

@@ -17,8 +17,12 @@ class Configuration;
 
 namespace sluice::graph {
 
-/// How the data of an edge is exchanged (Flink's StreamExchangeMode). Only PIPELINED is executed so far.
-enum class ExchangeMode { kPipelined, kBatch };
+/// `execution.runtime-mode` (Flink's RuntimeExecutionMode). AUTOMATIC is treated as STREAMING: operator
+/// factories do not tell whether their input is bounded.
+enum class RuntimeMode { kStreaming, kBatch };
+
+/// "STREAMING" or "BATCH".
+const char* runtimeModeName(RuntimeMode m);
 
 /// One operator of the job (Flink's StreamNode).
 struct StreamNode {
@@ -29,8 +33,8 @@ struct StreamNode {
   int max_parallelism = 128;         ///< resolved, >= parallelism
   std::string uid;
   std::string slot_sharing_group;    ///< resolved: "default" when none was given
-  ChainingStrategy chaining_strategy = ChainingStrategy::kAlways;
-  bool is_source = false;
+  ChainingStrategy chaining_strategy = ChainingStrategy::kAlways;  ///< the Transformation's, else the factory's
+  bool is_source = false;            ///< the factory is a source (Flink's SourceOperatorFactory)
   std::shared_ptr<const OperatorFactory> factory;
   types::RowType output_type;
   std::vector<int> in_edges;         ///< indexes into StreamGraph::edges, in input order
@@ -42,13 +46,20 @@ struct StreamEdge {
   int source_id = 0;
   int target_id = 0;
   PartitionerSpec partitioner;
-  ExchangeMode exchange_mode = ExchangeMode::kPipelined;
+  ExchangeMode exchange_mode = ExchangeMode::kUndefined;
+  int type_number = 0;               ///< input index of the target (0 for one-input operators and unions)
 };
 
 /// The operator graph of one job.
 struct StreamGraph {
   std::string job_name;
   bool chaining_enabled = true;           ///< pipeline.operator-chaining.enabled
+  /// pipeline.operator-chaining.chain-operators-with-different-max-parallelism
+  bool chain_operators_with_different_max_parallelism = true;
+  RuntimeMode runtime_mode = RuntimeMode::kStreaming;
+  /// Flink's StreamGraph.isAllVerticesInSameSlotSharingGroupByDefault: true in STREAMING (one "default"
+  /// group for the whole job), false in BATCH (one group per pipelined region; FLINK-14060).
+  bool all_vertices_in_same_slot_sharing_group_by_default = true;
   std::vector<StreamNode> nodes;          ///< sorted by id
   std::vector<StreamEdge> edges;
 
@@ -69,7 +80,9 @@ int computeDefaultMaxParallelism(int parallelism);
 
 /// Translates Transformations into a StreamGraph (Flink's StreamGraphGenerator).
 ///
-/// Rules: parallelism -1 -> `parallelism.default`; max parallelism -1 -> `pipeline.max-parallelism`,
+/// Rules: `execution.runtime-mode` BATCH makes every kUndefined edge blocking in the JobGraph and gives each
+/// pipelined region its own default slot sharing group (Flink's configureStreamGraphBatch);
+/// parallelism -1 -> `parallelism.default`; max parallelism -1 -> `pipeline.max-parallelism`,
 /// and when that is -1 too, computeDefaultMaxParallelism(parallelism). Virtual kPartition sets the
 /// partitioner of the edges to its consumer; kUnion hands all its inputs to the consumer in input order.
 /// An edge without partitioner is FORWARD when both ends have the same parallelism, else REBALANCE.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,15 @@
 
 namespace sluice::graph {
 
-/// Flink's ChainingStrategy.
+/// Flink's ChainingStrategy: ALWAYS chains both ways; HEAD only starts chains (nothing chains into it;
+/// `startNewChain`); NEVER never chains (`disableChaining`); HEAD_WITH_SOURCES is like HEAD except that
+/// source operators may chain into it.
 enum class ChainingStrategy { kAlways, kHead, kNever, kHeadWithSources };
+
+/// How the data of an edge is exchanged (Flink's StreamExchangeMode). kUndefined edges take the job's
+/// default when the JobGraph is built: PIPELINED in STREAMING, BATCH (blocking) in BATCH runtime mode.
+/// An explicit kBatch edge is never chained; kPipelined stays pipelined even in BATCH mode.
+enum class ExchangeMode { kUndefined, kPipelined, kBatch };
 
 /// How records are distributed to the consumer's subtasks (Flink's ship strategies).
 enum class ShipStrategy { kForward, kRebalance, kRescale, kShuffle, kBroadcast, kGlobal, kHash, kCustom };
@@ -21,10 +29,20 @@ enum class ShipStrategy { kForward, kRebalance, kRescale, kShuffle, kBroadcast, 
 /// "FORWARD", "REBALANCE", "HASH", ... as in Flink's JSON plan.
 const char* shipStrategyName(ShipStrategy s);
 
+/// Base of a partitioner that works on DataStream records (C++ objects) rather than row columns:
+/// runtime::ObjectPartitioner derives from it (key hashing for HASH, the user's function for CUSTOM).
+class RecordPartitioner {
+ public:
+  virtual ~RecordPartitioner() = default;
+};
+
 /// A partitioner as data: the strategy and, for HASH, the key columns of the input row.
 struct PartitionerSpec {
   ShipStrategy strategy = ShipStrategy::kForward;
   std::vector<int> key_columns;  ///< HASH: indexes into the input RowType
+  /// HASH / CUSTOM over DataStream records: computes key hashes or target channels of object batches.
+  /// Null for SQL rows (which use `key_columns`).
+  std::shared_ptr<const RecordPartitioner> record_partitioner;
 };
 
 /// Base of every operator factory; runtime::StreamOperatorFactory derives from it.
@@ -56,7 +74,10 @@ struct Transformation {
   std::string slot_sharing_group;   ///< empty: "default"
   std::vector<std::shared_ptr<Transformation>> inputs;
   std::shared_ptr<const OperatorFactory> factory;  ///< null for virtual kinds
+  /// Overrides the factory's chaining strategy when set (DataStream `disableChaining`, `startNewChain`).
+  std::optional<ChainingStrategy> chaining_strategy;
   PartitionerSpec partitioner;      ///< kPartition only
+  ExchangeMode exchange_mode = ExchangeMode::kUndefined;  ///< kPartition only: mode of the edges it sets
   types::RowType output_type;       ///< schema of the rows this node emits
 };
 

@@ -115,7 +115,8 @@ TEST(StreamGraphGeneratorTest, DefaultPartitionerIsForwardOrRebalance) {
   EXPECT_EQ(g.edges[0].partitioner.strategy, ShipStrategy::kForward);    // 2 -> 2
   EXPECT_EQ(g.edges[1].partitioner.strategy, ShipStrategy::kRebalance);  // 2 -> 3
   EXPECT_EQ(g.edges[2].partitioner.strategy, ShipStrategy::kForward);    // 3 -> 3
-  for (const auto& e : g.edges) EXPECT_EQ(e.exchange_mode, ExchangeMode::kPipelined);
+  // No explicit exchange mode: UNDEFINED until the JobGraph resolves it (PIPELINED in STREAMING).
+  for (const auto& e : g.edges) EXPECT_EQ(e.exchange_mode, ExchangeMode::kUndefined);
 }
 
 TEST(StreamGraphGeneratorTest, ForwardBetweenDifferentParallelismIsAnError) {
@@ -331,7 +332,7 @@ TEST(PlanTest, JsonHasFlinkShape) {
 
   const std::string dot = jobGraphToDot(g);
   EXPECT_EQ(dot.rfind("digraph \"my job\" {", 0), 0u) << dot;
-  EXPECT_NE(dot.find("v0 -> v1 [label=\"HASH[0]\"];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("v0 -> v1 [label=\"HASH\\npipelined_bounded\"];"), std::string::npos) << dot;
 
   const std::string text = jobGraphToText(g);
   EXPECT_NE(text.find("[1] Source: flights -> Calc  parallelism=2"), std::string::npos) << text;
