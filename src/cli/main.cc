@@ -18,6 +18,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "connectors/builtin.h"
+#include "graph/plan.h"
 #include "table/api/table_environment.h"
 #include "table/catalog/table_factory.h"
 #include "types/row_batch.h"
@@ -111,9 +112,55 @@ int runCommand(const CommonOptions& opts) {
   return 0;
 }
 
+/// True when an executable `name` is on PATH.
+bool onPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+/// Renders DOT text to SVG with Graphviz's `dot` run as a subprocess (input through a temporary file).
+std::string renderSvg(const std::string& dot_text) {
+  if (!onPath("dot")) {
+    throw sluice::UserError(
+        "--format=svg needs Graphviz's 'dot' program on PATH (Debian: apt-get install graphviz); "
+        "--format=dot prints the graph for rendering elsewhere");
+  }
+  char tmpl[] = "/tmp/sluice-plan-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd < 0) throw sluice::UserError("Cannot create a temporary file for the DOT graph");
+  const std::string dot_path = tmpl;
+  const bool written = ::write(fd, dot_text.data(), dot_text.size()) == static_cast<ssize_t>(dot_text.size());
+  ::close(fd);
+  std::string svg;
+  int status = -1;
+  if (written) {
+    FILE* pipe = ::popen(("dot -Tsvg '" + dot_path + "'").c_str(), "r");
+    if (pipe != nullptr) {
+      char buf[65536];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) svg.append(buf, n);
+      status = ::pclose(pipe);
+    }
+  }
+  std::remove(dot_path.c_str());
+  if (status != 0) throw sluice::UserError(fmt::format("Graphviz 'dot -Tsvg' failed (exit status {})", status));
+  return svg;
+}
+
 int explainCommand(const CommonOptions& opts, const std::string& format) {
   sluice::table::TableEnvironment env(opts.build(), builtinFactories());
-  std::string text = env.explainScript(readScript(opts.file), format == "json");
+  const bool graph_only = format != "text";
+  std::string text = env.explainScript(readScript(opts.file), graph_only);
+  if (format == "dot" || format == "svg") {
+    text = sluice::graph::planJsonToDot(sluice::graph::splitJsonDocuments(text));
+    if (format == "svg") text = renderSvg(text);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
@@ -129,8 +176,10 @@ int main(int argc, char** argv) {
   CLI::App* explain = app.add_subcommand("explain", "Print the plan, StreamGraph and JobGraph of a SQL script's jobs");
   explain_opts.add(explain);
   std::string format = "text";
-  explain->add_option("--format", format, "text or json (Flink's /jobs/:id/plan shape)")
-      ->check(CLI::IsMember({"text", "json"}));
+  explain->add_option("--format", format,
+                      "text; json (Flink's /jobs/:id/plan shape); dot (Graphviz: chains as boxes, pipelined regions "
+                      "and slot sharing groups as coloured clusters); svg (dot rendered by Graphviz's 'dot')")
+      ->check(CLI::IsMember({"text", "json", "dot", "svg"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
