@@ -5,6 +5,7 @@
 #include <limits>
 #include <variant>
 
+#include "runtime/object_batch.h"
 #include "types/row_batch.h"
 
 namespace sluice::runtime {
@@ -20,7 +21,8 @@ struct Watermark {
 /// The producer subtask has finished; no more elements on this channel.
 struct EndOfPartition {};
 
-/// What travels through a channel between tasks, in order.
-using StreamElement = std::variant<types::RowBatch, Watermark, EndOfPartition>;
+/// What travels through a channel between tasks, in order: SQL rows as RowBatch, DataStream records as
+/// ObjectBatch, watermarks, and the end of the producer.
+using StreamElement = std::variant<types::RowBatch, ObjectBatchPtr, Watermark, EndOfPartition>;
 
 }  // namespace sluice::runtime

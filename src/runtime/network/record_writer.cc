@@ -5,13 +5,14 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "runtime/serialization/key_hash.h"
 
 namespace sluice::runtime {
 
 namespace {
 
-constexpr uint64_t kKeySeed = 0x2545f4914f6cdd1dull;
-constexpr uint64_t kNullHash = 0x9e3779b97f4a7c15ull;
+constexpr uint64_t kKeySeed = kKeyHashSeed;
+constexpr uint64_t kNullHash = kNullKeyHash;
 
 inline uint64_t doubleHash(double d) {
   if (d == 0.0) d = 0.0;  // -0.0 and 0.0 are the same key
@@ -129,8 +130,9 @@ RecordWriter::RecordWriter(ResultPartition partition, graph::PartitionerSpec par
       num_targets_(partition_.subpartitions.size()),
       rng_state_(mix64(static_cast<uint64_t>(producer_index) + 1)) {
   SLUICE_CHECK(num_targets_ > 0, "a result partition without subpartitions");
-  if (partitioner_.strategy == graph::ShipStrategy::kCustom) {
-    throw UserError("The CUSTOM partitioner is not supported by this engine yet");
+  object_partitioner_ = dynamic_cast<const ObjectPartitioner*>(partitioner_.record_partitioner.get());
+  if (partitioner_.strategy == graph::ShipStrategy::kCustom && object_partitioner_ == nullptr) {
+    throw UserError("The CUSTOM partitioner is supported only for DataStream records (partitionCustom)");
   }
   if (partitioner_.strategy == graph::ShipStrategy::kHash) {
     SLUICE_CHECK(static_cast<int>(num_targets_) == partition_.consumer_parallelism,
@@ -139,6 +141,7 @@ RecordWriter::RecordWriter(ResultPartition partition, graph::PartitionerSpec par
   // Flink starts round-robin at a random channel; the subtask index spreads producers deterministically.
   round_robin_ = static_cast<size_t>(producer_index) % num_targets_;
   pending_.resize(num_targets_);
+  pending_objects_.resize(num_targets_);
   rows_per_target_.resize(num_targets_);
 }
 
@@ -262,6 +265,7 @@ void RecordWriter::emitHashed(types::RowBatch&& batch) {
 
 void RecordWriter::flush() {
   if (pending_rows_ == 0) return;
+  flushObjects();
   for (size_t t = 0; t < num_targets_; ++t) {
     if (pending_[t].empty()) continue;
     types::RowBatch b = std::move(pending_[t]);

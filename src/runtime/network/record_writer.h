@@ -11,6 +11,7 @@
 
 #include "graph/transformation.h"
 #include "runtime/network/input_gate.h"
+#include "runtime/object_batch.h"
 #include "types/row_batch.h"
 
 namespace sluice::runtime {
@@ -31,16 +32,25 @@ void appendRows(types::RowBatch& dst, const types::RowBatch& src, const uint32_t
 void appendBatch(types::RowBatch& dst, const types::RowBatch& src);
 
 /// Writes one out edge of one subtask. Task thread only, except `recordsOut()`.
+///
+/// DataStream records (emitObjects) follow Flink's per-record channel selection: REBALANCE/RESCALE go
+/// round-robin record by record, SHUFFLE picks a random channel per record, HASH uses the edge's
+/// ObjectPartitioner for key hashes (then key group and subtask as for rows), CUSTOM asks it for the
+/// channel of every record; FORWARD/GLOBAL/BROADCAST work as for rows. Object batches are coalesced per
+/// target like row batches.
 class RecordWriter {
  public:
   /// `producer_index`: this subtask (seeds round-robin and shuffle). `batch_size` rows: coalescing
   /// target. `coalesce` false (buffer timeout 0): every batch is sent at once.
-  /// Throws UserError for the CUSTOM strategy (not supported).
+  /// Throws UserError for the CUSTOM strategy without an ObjectPartitioner (not supported for SQL rows).
   RecordWriter(ResultPartition partition, graph::PartitionerSpec partitioner, int producer_index, size_t batch_size,
                bool coalesce);
 
   /// Routes a batch (empty batches are dropped). May block on backpressure; throws CancelTaskException.
   void emit(types::RowBatch&& batch);
+  /// Routes a batch of DataStream records (empty batches are dropped). May block on backpressure; throws
+  /// CancelTaskException, UserError from a custom partitioner.
+  void emitObjects(ObjectBatchPtr&& batch);
   /// Flushes, then sends the watermark to every subpartition.
   void broadcastWatermark(Watermark mark);
   /// Sends all coalesced batches.
@@ -56,6 +66,11 @@ class RecordWriter {
   void sendTo(size_t target, types::RowBatch&& batch);
   void emitTo(size_t target, types::RowBatch&& batch);
   void emitHashed(types::RowBatch&& batch);
+  void sendObjectsTo(size_t target, ObjectBatchPtr&& batch);
+  void emitObjectsTo(size_t target, ObjectBatchPtr&& batch);
+  /// Sends record i of `batch` to channels_[i].
+  void emitObjectsSplit(ObjectBatchPtr&& batch);
+  void flushObjects();
   void advanceRoundRobin();
   size_t nextShuffle();
 
@@ -70,6 +85,10 @@ class RecordWriter {
   size_t pending_rows_ = 0;
   std::vector<uint64_t> hashes_;
   std::vector<std::vector<uint32_t>> rows_per_target_;
+  const ObjectPartitioner* object_partitioner_ = nullptr;  ///< owned by partitioner_
+  std::vector<ObjectBatchPtr> pending_objects_;
+  bool objects_seen_ = false;  ///< keeps the row path from scanning pending_objects_
+  std::vector<int> channels_;
   std::atomic<int64_t> records_out_{0};
 };
 

@@ -1,5 +1,8 @@
 #pragma once
-/// Operator interfaces (Flink's StreamOperator / OneInputStreamOperator / SourceOperator), batch at a time.
+/// Operator interfaces (Flink's StreamOperator / OneInputStreamOperator / TwoInputStreamOperator /
+/// SourceOperator), batch at a time. SQL operators take RowBatches (processBatch); DataStream operators take
+/// ObjectBatches of C++ records (processObjects, and processObjects2 for the second input of a two-input
+/// operator). An operator overrides the calls of the data it handles; the others throw InternalError.
 /// Threading: every method is called only from the owning task's thread, so operators need no locks.
 
 #include <atomic>
@@ -7,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "common/error.h"
 #include "graph/transformation.h"
 #include "runtime/stream_element.h"
 
@@ -22,8 +26,16 @@ class Output {
   virtual ~Output() = default;
   /// Hands a batch downstream. Empty batches may be dropped by the callee.
   virtual void collect(types::RowBatch&& batch) = 0;
+  /// Hands a batch of DataStream records downstream (its tag selects main or side output). Empty batches
+  /// may be dropped. Default: InternalError (an output that carries only SQL rows).
+  virtual void collectObjects(ObjectBatchPtr&& batch) {
+    (void)batch;
+    SLUICE_CHECK(false, "this output does not carry DataStream records");
+  }
   virtual void emitWatermark(Watermark mark) = 0;
 };
+
+class ProcessingTimeService;
 
 /// Counters an operator updates (read by progress reporting from other threads).
 struct OperatorMetrics {
@@ -40,6 +52,8 @@ struct OperatorContext {
   std::string operator_name;
   const Configuration* config = nullptr;  ///< job configuration, read-only
   OperatorMetrics* metrics = nullptr;     ///< never null once open() is called
+  /// The task's processing-time timers; never null once open() is called by a StreamTask.
+  ProcessingTimeService* processing_time_service = nullptr;
 };
 
 /// An operator with one logical input (a union of channels counts as one input).
@@ -53,6 +67,18 @@ class StreamOperator {
   }
   /// Processes a batch of rows (with their RowKinds) in order.
   virtual void processBatch(types::RowBatch&& batch) = 0;
+  /// Processes a batch of DataStream records (the first input of a two-input operator). Default:
+  /// InternalError.
+  virtual void processObjects(ObjectBatchPtr&& batch) {
+    (void)batch;
+    SLUICE_CHECK(false, "operator '{}' does not take DataStream records", ctx_.operator_name);
+  }
+  /// Processes a batch of the second input of a two-input operator (Flink's processElement2). Default:
+  /// InternalError.
+  virtual void processObjects2(ObjectBatchPtr&& batch) {
+    (void)batch;
+    SLUICE_CHECK(false, "operator '{}' has no second input", ctx_.operator_name);
+  }
   /// Event time advanced. Default: forward. Operators with timers fire them first.
   virtual void processWatermark(Watermark mark) { output_->emitWatermark(mark); }
   /// All input has been consumed (bounded input; Flink's BoundedOneInput.endInput). Flush buffered state.
@@ -82,6 +108,15 @@ class SourceOperator : public StreamOperator {
 class StreamOperatorFactory : public graph::OperatorFactory {
  public:
   virtual std::unique_ptr<StreamOperator> createOperator() const = 0;
+  /// DataStream side outputs: the output tag this operator reads from the producer with StreamNode id
+  /// `source_node_id` (0: its main output). Batches with another tag are dropped before they reach it.
+  virtual int inputTag(int source_node_id) const {
+    (void)source_node_id;
+    return 0;
+  }
+  /// Two-input operators: how many of the head's input edges (JobVertex::inputs order) feed the first
+  /// input; the rest feed the second (processObjects2). -1: a one-input operator.
+  virtual int numFirstInputEdges() const { return -1; }
 };
 
 /// A factory from a lambda, for operators that need no extra description.

@@ -19,12 +19,23 @@ class ChainingOutput final : public Output {
     addCount(next_metrics_->num_records_in, n);
     next_->processBatch(std::move(batch));
   }
+  void collectObjects(ObjectBatchPtr&& batch) override {
+    if (batch->tag() != accepted_tag_) return;
+    const int64_t n = static_cast<int64_t>(batch->size());
+    if (n == 0) return;
+    if (self_) addCount(self_->num_records_out, n);
+    addCount(next_metrics_->num_records_in, n);
+    next_->processObjects(std::move(batch));
+  }
   void emitWatermark(Watermark mark) override { next_->processWatermark(mark); }
+  /// Only object batches with this tag reach the next operator (side outputs).
+  void setAcceptedTag(int tag) { accepted_tag_ = tag; }
 
  private:
   StreamOperator* next_;
   OperatorMetrics* self_;
   OperatorMetrics* next_metrics_;
+  int accepted_tag_ = 0;
 };
 
 // The tail of a chain towards one network edge (Flink's RecordWriterOutput).
@@ -36,11 +47,18 @@ class RecordWriterOutput final : public Output {
     if (self_) addCount(self_->num_records_out, static_cast<int64_t>(batch.numRows()));
     writer_->emit(std::move(batch));
   }
+  void collectObjects(ObjectBatchPtr&& batch) override {
+    if (batch->tag() != accepted_tag_ || batch->empty()) return;
+    if (self_) addCount(self_->num_records_out, static_cast<int64_t>(batch->size()));
+    writer_->emitObjects(std::move(batch));
+  }
   void emitWatermark(Watermark mark) override { writer_->broadcastWatermark(mark); }
+  void setAcceptedTag(int tag) { accepted_tag_ = tag; }
 
  private:
   RecordWriter* writer_;
   OperatorMetrics* self_;
+  int accepted_tag_ = 0;
 };
 
 // Fan-out to several outputs (Flink's CopyingBroadcastingOutputCollector): all but the last get a copy.
@@ -53,13 +71,30 @@ class BroadcastingOutput final : public Output {
     for (size_t i = 0; i + 1 < outputs_.size(); ++i) outputs_[i]->collect(types::RowBatch(batch));
     outputs_.back()->collect(std::move(batch));
   }
+  void collectObjects(ObjectBatchPtr&& batch) override {
+    if (batch->empty()) return;
+    // Only the outputs that read this tag get the batch; all but the last of them get a copy.
+    size_t last = outputs_.size();
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      if (tags_[i] == batch->tag()) last = i;
+    }
+    if (last == outputs_.size()) return;
+    addCount(self_->num_records_out, static_cast<int64_t>(batch->size()));
+    for (size_t i = 0; i < last; ++i) {
+      if (tags_[i] == batch->tag()) outputs_[i]->collectObjects(batch->clone());
+    }
+    outputs_[last]->collectObjects(std::move(batch));
+  }
   void emitWatermark(Watermark mark) override {
     for (Output* o : outputs_) o->emitWatermark(mark);
   }
+  /// tags[i]: the object tag output i reads.
+  void setTags(std::vector<int> tags) { tags_ = std::move(tags); }
 
  private:
   std::vector<Output*> outputs_;
   OperatorMetrics* self_;
+  std::vector<int> tags_;
 };
 
 // The output of an operator with no downstream (a sink): counts and drops.
@@ -67,11 +102,19 @@ class DiscardingOutput final : public Output {
  public:
   explicit DiscardingOutput(OperatorMetrics* self) : self_(self) {}
   void collect(types::RowBatch&& batch) override { addCount(self_->num_records_out, static_cast<int64_t>(batch.numRows())); }
+  void collectObjects(ObjectBatchPtr&& batch) override {
+    if (batch->tag() == 0) addCount(self_->num_records_out, static_cast<int64_t>(batch->size()));
+  }
   void emitWatermark(Watermark) override {}
 
  private:
   OperatorMetrics* self_;
 };
+
+int inputTagOf(const graph::OperatorFactory* factory, int source_node_id) {
+  const auto* f = dynamic_cast<const StreamOperatorFactory*>(factory);
+  return f == nullptr ? 0 : f->inputTag(source_node_id);
+}
 
 }  // namespace
 
@@ -81,6 +124,7 @@ class OperatorChain::WatermarkTrackingOutput final : public Output {
  public:
   explicit WatermarkTrackingOutput(Output* inner) : inner_(inner) {}
   void collect(types::RowBatch&& batch) override { inner_->collect(std::move(batch)); }
+  void collectObjects(ObjectBatchPtr&& batch) override { inner_->collectObjects(std::move(batch)); }
   void emitWatermark(Watermark mark) override {
     if (mark.timestamp > max_) max_ = mark.timestamp;
     inner_->emitWatermark(mark);
@@ -93,7 +137,7 @@ class OperatorChain::WatermarkTrackingOutput final : public Output {
 };
 
 OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers,
-                             const OperatorContext& base, OperatorMetrics* metrics)
+                             const OperatorContext& base, OperatorMetrics* metrics, const graph::JobGraph* job)
     : metrics_(metrics) {
   const size_t n = vertex.operators.size();
   SLUICE_CHECK(n > 0, "vertex '{}' has no operators", vertex.name);
@@ -128,14 +172,29 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
     const size_t fan_out = op.chained_outputs.size() + op.network_outputs.size();
     OperatorMetrics* self = fan_out == 1 ? &metrics_[i] : nullptr;
     std::vector<Output*> outs;
+    std::vector<int> tags;
     for (int child : op.chained_outputs) {
-      owned_outputs_.push_back(std::make_unique<ChainingOutput>(operators_[static_cast<size_t>(child)].get(), self,
-                                                                &metrics_[static_cast<size_t>(child)]));
-      outs.push_back(owned_outputs_.back().get());
+      const graph::ChainedOperator& next = vertex.operators[static_cast<size_t>(child)];
+      auto out = std::make_unique<ChainingOutput>(operators_[static_cast<size_t>(child)].get(), self,
+                                                  &metrics_[static_cast<size_t>(child)]);
+      tags.push_back(inputTagOf(next.factory.get(), op.node_id));
+      out->setAcceptedTag(tags.back());
+      outs.push_back(out.get());
+      owned_outputs_.push_back(std::move(out));
     }
     for (int edge : op.network_outputs) {
-      owned_outputs_.push_back(std::make_unique<RecordWriterOutput>(writerFor(edge), self));
-      outs.push_back(owned_outputs_.back().get());
+      auto out = std::make_unique<RecordWriterOutput>(writerFor(edge), self);
+      tags.push_back(0);
+      if (job != nullptr) {
+        const graph::JobEdge& e = job->edges[static_cast<size_t>(edge)];
+        const graph::JobVertex& target = job->vertices[static_cast<size_t>(e.target_vertex)];
+        for (const graph::ChainedOperator& t : target.operators) {
+          if (t.node_id == e.target_node_id) tags.back() = inputTagOf(t.factory.get(), op.node_id);
+        }
+      }
+      out->setAcceptedTag(tags.back());
+      outs.push_back(out.get());
+      owned_outputs_.push_back(std::move(out));
     }
     if (outs.empty()) {
       owned_outputs_.push_back(std::make_unique<DiscardingOutput>(&metrics_[i]));
@@ -143,8 +202,10 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
     } else if (outs.size() == 1) {
       outputs_of_[i] = outs[0];
     } else {
-      owned_outputs_.push_back(std::make_unique<BroadcastingOutput>(std::move(outs), &metrics_[i]));
-      outputs_of_[i] = owned_outputs_.back().get();
+      auto fan = std::make_unique<BroadcastingOutput>(std::move(outs), &metrics_[i]);
+      fan->setTags(std::move(tags));
+      outputs_of_[i] = fan.get();
+      owned_outputs_.push_back(std::move(fan));
     }
     contexts_[i].operator_name = op.name;
     contexts_[i].metrics = &metrics_[i];

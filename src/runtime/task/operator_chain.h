@@ -25,8 +25,10 @@ class OperatorChain {
   /// a source vertex's head must be a SourceOperator). `writers[k]` writes JobGraph edge `vertex.outputs[k]`;
   /// `metrics[i]` belongs to operator i and outlives the chain. `base` carries the subtask facts; the
   /// operator name is filled in per operator. Throws InternalError on a wrong factory type.
+  /// `job` (optional) lets network outputs drop object batches of side-output tags their consumer does
+  /// not read (StreamOperatorFactory::inputTag); without it every network output takes the main output.
   OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers, const OperatorContext& base,
-                OperatorMetrics* metrics);
+                OperatorMetrics* metrics, const graph::JobGraph* job = nullptr);
   ~OperatorChain();
   OperatorChain(const OperatorChain&) = delete;
   OperatorChain& operator=(const OperatorChain&) = delete;
@@ -37,6 +39,16 @@ class OperatorChain {
   void processBatch(types::RowBatch&& batch) {
     addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch.numRows()));
     head_->processBatch(std::move(batch));
+  }
+  /// Feeds a batch of DataStream records to the head's first (or only) input.
+  void processObjects(ObjectBatchPtr&& batch) {
+    addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch->size()));
+    head_->processObjects(std::move(batch));
+  }
+  /// Feeds a batch of DataStream records to the head's second input (two-input heads).
+  void processObjects2(ObjectBatchPtr&& batch) {
+    addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch->size()));
+    head_->processObjects2(std::move(batch));
   }
   /// Feeds an advanced task watermark to the head.
   void processWatermark(Watermark mark) { head_->processWatermark(mark); }

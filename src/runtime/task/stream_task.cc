@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/config.h"
 #include "common/error.h"
 #include "runtime/task/operator_chain.h"
@@ -61,9 +63,10 @@ void StreamTask::invoke() {
     base.max_parallelism = vertex_->max_parallelism;
     base.task_name = name_;
     base.config = setup_.config;
+    base.processing_time_service = &timers_;
     std::vector<RecordWriter*> writers;
     for (auto& w : writers_) writers.push_back(w.get());
-    chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get());
+    chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get(), setup_.job);
     throwIfCancelled();
     chain_->open();
     if (vertex_->is_source) runSource();
@@ -85,6 +88,7 @@ void StreamTask::runSource() {
   while (true) {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
+    if (!timers_.empty()) fireTimers();
     const InputStatus status = source->emitNext();
     if (status == InputStatus::kEndOfInput) break;
     if (status == InputStatus::kNothingAvailable) {
@@ -105,10 +109,15 @@ void StreamTask::runInput() {
   SLUICE_CHECK(channels > 0, "task '{}' has an input gate without channels", name_);
   valve_ = std::make_unique<StatusWatermarkValve>(channels);
   channel_ended_.assign(static_cast<size_t>(channels), 0);
+  computeChannelInputs();
   while (channels_ended_ < channels) {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
-    const auto deadline = checkFlush();
+    auto deadline = checkFlush();
+    if (!timers_.empty()) {
+      const auto timer_deadline = fireTimers();
+      if (timer_deadline && (!deadline || *timer_deadline < *deadline)) deadline = timer_deadline;
+    }
     const InputGate::PollResult r = gate->pollAll(inbox_, deadline);
     if (r == InputGate::PollResult::kCancelled) throw CancelTaskException();
     if (r != InputGate::PollResult::kData) continue;
@@ -120,6 +129,14 @@ void StreamTask::runInput() {
 void StreamTask::dispatch(InputGate::Entry& entry) {
   if (auto* batch = std::get_if<types::RowBatch>(&entry.element)) {
     if (!batch->empty()) chain_->processBatch(std::move(*batch));
+  } else if (auto* objects = std::get_if<ObjectBatchPtr>(&entry.element)) {
+    if (*objects && !(*objects)->empty()) {
+      if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {
+        chain_->processObjects(std::move(*objects));
+      } else {
+        chain_->processObjects2(std::move(*objects));
+      }
+    }
   } else if (const auto* mark = std::get_if<Watermark>(&entry.element)) {
     if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) chain_->processWatermark(Watermark{*wm});
   } else {
@@ -161,6 +178,38 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::checkFlush() {
     return std::nullopt;
   }
   return flush_deadline_;
+}
+
+}  // namespace sluice::runtime
+
+namespace sluice::runtime {
+
+std::optional<std::chrono::steady_clock::time_point> StreamTask::fireTimers() {
+  timers_.fireDue();
+  const auto next = timers_.nextTimer();
+  if (!next) return std::nullopt;
+  const int64_t wait_ms = std::max<int64_t>(0, *next - timers_.currentProcessingTime());
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+}
+
+void StreamTask::computeChannelInputs() {
+  channel_input_.clear();
+  const auto* factory = dynamic_cast<const StreamOperatorFactory*>(vertex_->operators[0].factory.get());
+  const int first_edges = factory == nullptr ? -1 : factory->numFirstInputEdges();
+  if (first_edges < 0) return;
+  // The cluster's gate layout: the head's input edges in order, per edge its connected producers ascending.
+  for (size_t k = 0; k < vertex_->inputs.size(); ++k) {
+    const graph::JobEdge& edge = setup_.job->edges[static_cast<size_t>(vertex_->inputs[k])];
+    const int producers = static_cast<int>(
+        graph::connectedProducers(edge.partitioner.strategy,
+                                  setup_.job->vertices[static_cast<size_t>(edge.source_vertex)].parallelism,
+                                  vertex_->parallelism, setup_.subtask_index)
+            .size());
+    for (int c = 0; c < producers; ++c) channel_input_.push_back(static_cast<int>(k) >= first_edges ? 1 : 0);
+  }
+  SLUICE_CHECK(static_cast<int>(channel_input_.size()) == setup_.input_gate->numChannels(),
+               "task '{}': {} channels by edge layout, gate has {}", name_, channel_input_.size(),
+               setup_.input_gate->numChannels());
 }
 
 }  // namespace sluice::runtime

@@ -1,8 +1,10 @@
 #pragma once
 /// StreamTask: one subtask of a JobVertex, run on its own thread (Flink's StreamTask with its
 /// MailboxProcessor). A source task loops SourceOperator::emitNext(); other tasks read their InputGate and
-/// feed batches and advanced watermarks (StatusWatermarkValve) to the chain head. Mails run between two
-/// default actions.
+/// feed batches and advanced watermarks (StatusWatermarkValve) to the chain head. Mails and due
+/// processing-time timers run between two default actions. A two-input head (StreamOperatorFactory::
+/// numFirstInputEdges() >= 0) gets the batches of its first input edges through processObjects and the
+/// rest through processObjects2; its watermark is the minimum over the channels of both inputs.
 
 #include <atomic>
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
 #include "runtime/task/mailbox.h"
+#include "runtime/time/processing_time_service.h"
 
 namespace sluice {
 class Configuration;
@@ -66,6 +69,9 @@ class StreamTask {
   int subtaskIndex() const { return setup_.subtask_index; }
   /// Counters of operator `i` of the chain (any thread).
   const OperatorMetrics& operatorMetrics(size_t i) const { return metrics_[i]; }
+  /// The task's processing-time timers (task thread only). Replace the clock before invoke() to drive
+  /// processing time by hand in tests.
+  ProcessingTimeService& processingTimeService() { return timers_; }
   /// Records this subtask handed to its network outputs (any thread).
   int64_t networkRecordsOut() const;
 
@@ -78,6 +84,10 @@ class StreamTask {
   void flushAll();
   /// Flushes when the buffer timeout passed since data became pending; returns the next deadline.
   std::optional<std::chrono::steady_clock::time_point> checkFlush();
+  /// Runs due processing-time timers; returns the steady-clock deadline of the next one.
+  std::optional<std::chrono::steady_clock::time_point> fireTimers();
+  /// Marks which input (0 or 1) each gate channel feeds, for two-input heads.
+  void computeChannelInputs();
   void throwIfCancelled() const {
     if (cancelled_.load(std::memory_order_relaxed)) throw CancelTaskException();
   }
@@ -96,6 +106,8 @@ class StreamTask {
   std::unique_ptr<StatusWatermarkValve> valve_;
   std::deque<InputGate::Entry> inbox_;
   std::vector<char> channel_ended_;
+  std::vector<char> channel_input_;  ///< per channel: 1 when it feeds the head's second input
+  ProcessingTimeService timers_;
   int channels_ended_ = 0;
 };
 

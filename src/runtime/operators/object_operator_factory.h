@@ -1,0 +1,45 @@
+#pragma once
+/// The operator factory of DataStream transformations: creates one operator per subtask from a callable,
+/// and carries what the task needs to wire it (source or not, chaining strategy, which side-output tag
+/// it reads from each producer, and how many head input edges feed the first input of a two-input
+/// operator). Configured by the API while the job is built; const (shared by all subtasks) afterwards.
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "runtime/operators/stream_operator.h"
+
+namespace sluice::runtime {
+
+class ObjectOperatorFactory final : public StreamOperatorFactory {
+ public:
+  using Create = std::function<std::unique_ptr<StreamOperator>()>;
+
+  /// `create` must be callable from several task threads at once (it copies the user function).
+  ObjectOperatorFactory(Create create, bool is_source, graph::ChainingStrategy strategy)
+      : create_(std::move(create)), is_source_(is_source), strategy_(strategy) {}
+
+  std::unique_ptr<StreamOperator> createOperator() const override { return create_(); }
+  bool isSource() const override { return is_source_; }
+  graph::ChainingStrategy chainingStrategy() const override { return strategy_; }
+  int inputTag(int source_node_id) const override {
+    auto it = input_tags_.find(source_node_id);
+    return it == input_tags_.end() ? 0 : it->second;
+  }
+  int numFirstInputEdges() const override { return first_input_edges_; }
+
+  /// Build time only: the operator reads side output `tag` of producer node `source_node_id`.
+  void setInputTag(int source_node_id, int tag) { input_tags_[source_node_id] = tag; }
+  /// Build time only: marks a two-input operator whose first `n` head input edges feed input 1.
+  void setNumFirstInputEdges(int n) { first_input_edges_ = n; }
+
+ private:
+  Create create_;
+  bool is_source_;
+  graph::ChainingStrategy strategy_;
+  std::map<int, int> input_tags_;
+  int first_input_edges_ = -1;
+};
+
+}  // namespace sluice::runtime

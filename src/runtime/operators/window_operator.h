@@ -1,0 +1,154 @@
+#pragma once
+/// Keyed time windows (Flink's WindowOperator with the tumbling and sliding assigners and the default
+/// EventTimeTrigger / ProcessingTimeTrigger): contents are kept per (key, window) as an accumulator; a
+/// window fires when the watermark (event time) or the clock (processing time) passes its max timestamp
+/// (end - 1); late firings within the allowed lateness fire again; state is dropped at max timestamp +
+/// allowed lateness; elements later than that go to the late-data side output or are dropped.
+/// Results carry the window's max timestamp. Threading: task thread only.
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "runtime/operators/keyed_operators.h"
+
+namespace sluice::runtime {
+
+/// Flink's TimeWindow.getWindowStartWithOffset: the start of the window of size `size` containing `ts`.
+inline int64_t windowStartWithOffset(int64_t ts, int64_t offset, int64_t size) {
+  const int64_t remainder = (ts - offset) % size;
+  return remainder < 0 ? ts - (remainder + size) : ts - remainder;
+}
+
+/// Which windows an element belongs to: tumbling (slide == size) or sliding, on event or processing time.
+struct WindowAssigner {
+  int64_t size_ms = 0;
+  int64_t slide_ms = 0;
+  int64_t offset_ms = 0;
+  bool event_time = true;
+
+  /// The windows containing time `ts` (ms), latest start first (Flink's assignWindows order).
+  void assign(int64_t ts, std::vector<TimeWindow>& out) const {
+    out.clear();
+    const int64_t last_start = windowStartWithOffset(ts, offset_ms, slide_ms);
+    for (int64_t start = last_start; start > ts - size_ms; start -= slide_ms) out.push_back({start, start + size_ms});
+  }
+  bool isEventTime() const { return event_time; }
+};
+
+/// The per-window logic: how contents accumulate and what a firing emits. `open`/`close` run the user
+/// function's lifecycle. One instance per subtask.
+template <typename K, typename IN, typename ACC, typename OUT>
+struct WindowFunctions {
+  std::function<ACC()> create;
+  std::function<void(ACC&, const IN&)> add;
+  std::function<void(const K&, const TimeWindow&, ACC&, WindowContext<TimeWindow>&, Collector<OUT>&)> emit;
+  std::function<void(RuntimeContext&)> open;
+  std::function<void()> close;
+};
+
+/// The window operator. `late_tag` (optional): side output for elements too late for every window.
+template <typename K, typename IN, typename ACC, typename OUT, typename KS>
+class WindowOperator final : public KeyedOperatorBase<K> {
+ public:
+  WindowOperator(KS key_selector, WindowAssigner assigner, int64_t allowed_lateness_ms,
+                 WindowFunctions<K, IN, ACC, OUT> fns, std::optional<OutputTag<IN>> late_tag,
+                 std::shared_ptr<ExecutionScopeSlot> slot)
+      : KeyedOperatorBase<K>(std::move(slot)), key_selector_(std::move(key_selector)), assigner_(assigner),
+        lateness_(allowed_lateness_ms), fns_(std::move(fns)), late_tag_(std::move(late_tag)) {}
+
+  void open(const OperatorContext& ctx, Output* output) override {
+    KeyedOperatorBase<K>::open(ctx, output);
+    if (fns_.open) fns_.open(this->runtime_context_);
+  }
+
+  void processObjects(ObjectBatchPtr&& batch) override {
+    const auto& in = batch->template as<IN>();
+    for (size_t i = 0; i < in.size(); ++i) processElement(in.value(i), in.timestamp(i));
+    afterTimers();
+  }
+
+  void endInput() override {
+    if (!assigner_.event_time) this->drainProcessingTimers();
+  }
+  void close() override {
+    if (fns_.close) fns_.close();
+    KeyedOperatorBase<K>::close();
+  }
+
+ protected:
+  void onTimer(int64_t time, int64_t ns, TimeDomain domain) override {
+    const TimeWindow w{ns, ns + assigner_.size_ms};
+    const uint32_t k = this->keys_.currentKeyIndex();
+    auto it = contents_.find(Slot{k, w.start, w.end});
+    if (it == contents_.end()) return;
+    if (time == w.maxTimestamp()) fire(w, it->second);
+    const bool event = domain == TimeDomain::kEventTime;
+    const int64_t cleanup = event ? w.maxTimestamp() + lateness_ : w.maxTimestamp();
+    if (time == cleanup) contents_.erase(it);
+  }
+  void afterTimers() override {
+    this->emit(out_.take());
+    this->flushSideOutputs();
+  }
+
+ private:
+  using Slot = std::tuple<uint32_t, int64_t, int64_t>;  ///< key index, window start, window end
+
+  void processElement(const IN& value, int64_t ts) {
+    this->keys_.setCurrentKey(key_selector_(value));
+    const uint32_t k = this->keys_.currentKeyIndex();
+    int64_t t = ts;
+    if (assigner_.event_time) {
+      if (ts == kNoTimestamp) {
+        throw UserError(fmt::format(
+            "Record has no timestamp in event-time window operator '{}'. Did you forget to call "
+            "assignTimestampsAndWatermarks(...)?",
+            this->ctx_.operator_name));
+      }
+    } else {
+      t = this->processingTime();
+    }
+    assigner_.assign(t, windows_);
+    bool skipped = true;
+    for (const TimeWindow& w : windows_) {
+      if (assigner_.event_time && w.maxTimestamp() + lateness_ <= this->watermark_) continue;  // isWindowLate
+      skipped = false;
+      auto [it, inserted] = contents_.try_emplace(Slot{k, w.start, w.end}, fns_.create ? fns_.create() : ACC());
+      fns_.add(it->second, value);
+      if (assigner_.event_time) {
+        if (w.maxTimestamp() <= this->watermark_) {
+          fire(w, it->second);  // EventTimeTrigger.onElement: a late element within lateness fires at once
+        } else {
+          this->event_timers_.add(w.maxTimestamp(), k, w.start);
+        }
+        if (lateness_ > 0) this->event_timers_.add(w.maxTimestamp() + lateness_, k, w.start);
+      } else {
+        this->addProcessingTimer(w.maxTimestamp(), k, w.start);
+      }
+    }
+    if (skipped && assigner_.event_time && ts + lateness_ <= this->watermark_ && late_tag_) {
+      this->side_outputs_.add(*late_tag_, value, ts);
+    }
+  }
+
+  void fire(const TimeWindow& w, ACC& acc) {
+    context_.set(&w, this->watermark_, this->processingTime(), &this->side_outputs_);
+    out_.setTimestamp(w.maxTimestamp());
+    fns_.emit(this->keys_.currentKey(), w, acc, context_, out_);
+  }
+
+  KS key_selector_;
+  WindowAssigner assigner_;
+  int64_t lateness_;
+  WindowFunctions<K, IN, ACC, OUT> fns_;
+  std::optional<OutputTag<IN>> late_tag_;
+  std::map<Slot, ACC> contents_;
+  std::vector<TimeWindow> windows_;
+  BatchCollector<OUT> out_;
+  WindowContext<TimeWindow> context_;
+};
+
+}  // namespace sluice::runtime
