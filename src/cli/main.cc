@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -27,6 +28,8 @@
 namespace {
 
 std::string readScript(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw sluice::UserError(fmt::format("'{}' is a directory, not a SQL file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw sluice::UserError(fmt::format("Cannot read SQL file '{}'", path));
   std::stringstream ss;
@@ -42,7 +45,12 @@ struct CommonOptions {
   std::string file;
 
   void add(CLI::App* cmd) {
-    cmd->add_option("-p,--parallelism", parallelism, "Default parallelism (parallelism.default)")->check(CLI::PositiveNumber);
+    cmd->add_option("-p,--parallelism", parallelism, "Default parallelism (parallelism.default), a positive integer")
+        ->check([](const std::string& v) {
+          return !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos && std::stol(v) > 0
+                     ? std::string()
+                     : std::string("the parallelism must be a positive integer");
+        });
     cmd->add_option("-D", dynamic, "Configuration option key=value (repeatable); overrides conf/config.yaml");
     cmd->add_option("--conf-dir", conf_dir,
                     "Directory holding config.yaml (default: $SLUICE_CONF_DIR, else ./conf when present)");
@@ -81,6 +89,7 @@ int runCommand(const CommonOptions& opts) {
     }
     std::lock_guard<std::mutex> lock(out_mu);
     std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);  // rows reach a pipe or file as they are produced, even if the job is interrupted
   });
   env.setMessageCallback([&](const std::string& message) {
     std::lock_guard<std::mutex> lock(out_mu);

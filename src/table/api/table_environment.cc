@@ -66,12 +66,20 @@ bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalo
     case sql::StatementKind::kCreateTable: {
       std::shared_ptr<const sql::CreateTableStmt> def(std::move(st.create_table));
       SqlToRelConverter(catalog, factories, config, script).validateCreateTable(*def);
-      catalog.createTable(def, st.pos);
+      try {
+        catalog.createTable(def, st.pos);
+      } catch (const SqlError& e) {
+        sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+      }
       return true;
     }
     case sql::StatementKind::kCreateView: {
       std::shared_ptr<const sql::CreateViewStmt> def(std::move(st.create_view));
-      catalog.createView(def, st.pos);
+      try {
+        catalog.createView(def, st.pos);
+      } catch (const SqlError& e) {
+        sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+      }
       return true;
     }
     case sql::StatementKind::kSet: {
@@ -114,6 +122,11 @@ struct JobPlanner {
   CollectCallback collect;
 
   PlannedJob plan(const sql::Statement& st) const {
+    if (config.get(options::kRuntimeMode) != "STREAMING")
+      sql::throwSqlError(fmt::format("execution.runtime-mode '{}' is not supported for SQL jobs yet; they run in "
+                                     "STREAMING mode",
+                                     config.get(options::kRuntimeMode)),
+                         script, st.pos, "SQL validation error");
     SqlToRelConverter conv(catalog, factories, config, script);
     PlannedJob job;
     switch (st.kind) {

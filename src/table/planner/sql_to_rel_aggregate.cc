@@ -1,12 +1,13 @@
-#include <fmt/format.h>
+#include "table/planner/sql_to_rel.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "common/config.h"
 #include "common/error.h"
-#include "table/planner/sql_to_rel.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/planner/type_coercion.h"
 #include "types/value_format.h"

@@ -27,6 +27,8 @@ class Lexer {
 
   std::vector<Token> run() {
     std::vector<Token> out;
+    // A UTF-8 byte order mark (editors on some systems write one) is not part of the script.
+    if (s_.substr(0, 3) == "\xEF\xBB\xBF") i_ = 3;
     for (;;) {
       skipSpaceAndComments();
       Token t;

@@ -472,12 +472,13 @@ types::LogicalType Parser::parseType() {
   LogicalType type;
   if (u == "BOOLEAN") {
     type = LogicalType::boolean();
-  } else if (u == "TINYINT" || u == "SMALLINT" || u == "INT" || u == "INTEGER") {
-    type = LogicalType::integer();  // TINYINT/SMALLINT widen to INT until the engine has them
+  } else if (u == "INT" || u == "INTEGER") {
+    type = LogicalType::integer();
   } else if (u == "BIGINT") {
     type = LogicalType::bigint();
-  } else if (u == "FLOAT" || u == "REAL") {
-    type = LogicalType::doubleType();  // FLOAT widens to DOUBLE until the engine has it
+  } else if (u == "TINYINT" || u == "SMALLINT" || u == "FLOAT" || u == "REAL") {
+    // Widening them silently would give values outside their range: refuse until they exist.
+    unsupported(t, "type " + u);
   } else if (u == "DOUBLE") {
     acceptWord("PRECISION");
     type = LogicalType::doubleType();
