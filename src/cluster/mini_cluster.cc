@@ -119,22 +119,35 @@ class JobHandle::State {
 
   // Caller holds `mu`.
   void deploy(const std::vector<int>& executions) {
-    running += static_cast<int>(executions.size());
-    for (int ex : executions) threads.emplace_back([this, ex] { runTask(ex); });
+    for (int ex : executions) {
+      threads.emplace_back([this, ex] { runTask(ex); });
+      ++running;  // only once the thread exists, so a failed start cannot leave the count waiting
+    }
   }
 
   // The JobMaster: deploys regions as the scheduler decides, collects ended subtasks, fails the job when
   // slots do not arrive in time, and marks the job done once no subtask runs and none will be deployed.
   void runMaster() {
     std::unique_lock<std::mutex> lock(mu);
-    deploy(scheduler->start(Clock::now()));
+    // Scheduling errors (a thread that cannot start, a broken invariant) fail the job like a task failure.
+    auto guarded = [&](auto&& fn) {
+      try {
+        fn();
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+        lock.unlock();
+        cancelAll();
+        lock.lock();
+      }
+    };
+    guarded([&] { deploy(scheduler->start(Clock::now())); });
     while (true) {
       const bool stopping = failure != nullptr || cancel_requested;
       while (!ended.empty()) {
         const auto [execution, ok] = ended.front();
         ended.pop_front();
         if (ok && !stopping) {
-          deploy(scheduler->onExecutionFinished(execution, Clock::now()));
+          guarded([&, ex = execution] { deploy(scheduler->onExecutionFinished(ex, Clock::now())); });
         } else {
           scheduler->onExecutionEnded(execution);
         }
@@ -144,15 +157,13 @@ class JobHandle::State {
         cv.wait(lock, [&] { return !ended.empty(); });
         continue;
       }
-      try {
+      bool timed_out = false;
+      guarded([&] {
+        timed_out = true;
         scheduler->checkSlotRequestTimeouts(Clock::now());
-      } catch (...) {
-        failure = std::current_exception();
-        lock.unlock();
-        cancelAll();
-        lock.lock();
-        continue;
-      }
+        timed_out = false;
+      });
+      if (timed_out) continue;
       const std::optional<Clock::time_point> deadline = scheduler->nextTimeout();
       auto wake = [&] { return !ended.empty() || failure != nullptr || cancel_requested; };
       if (deadline) {
