@@ -535,10 +535,6 @@ bool CsvRowDeserializer::split(std::string_view line) {
   }
 }
 
-std::string_view CsvRowDeserializer::field(std::string_view line, const FieldSpan& f) const {
-  return f.in_scratch ? std::string_view(scratch_.data() + f.begin, f.length) : line.substr(f.begin, f.length);
-}
-
 bool CsvRowDeserializer::convert(size_t c, std::string_view v, Column& column) {
   const LogicalType& t = row_type_.types[c];
   const char* why = nullptr;

@@ -120,7 +120,10 @@ class CsvRowDeserializer {
   bool splitPlain(std::string_view line);
   // Appends a span in the general path.
   void addField(FieldSpan f);
-  std::string_view field(std::string_view line, const FieldSpan& f) const;
+  std::string_view field(std::string_view line, const FieldSpan& f) const {
+    return f.in_scratch ? std::string_view(scratch_.data() + f.begin, f.length)
+                        : std::string_view(line.data() + f.begin, f.length);
+  }
   // Converts one field into column `c`; returns false on a value that does not parse.
   bool convert(size_t c, std::string_view value, types::Column& column);
   [[noreturn]] void fail(types::RowBatch& out, size_t rows_before, std::string_view path, int64_t line_number,
