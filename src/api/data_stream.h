@@ -55,7 +55,7 @@ class OperatorSettings {
  public:
   /// The operator's name (shown in the plan and the task names).
   Derived& name(const std::string& n) {
-    real("name")->name = n;
+    real("name")->name = name_prefix_ + n;
     return self();
   }
   /// A stable operator id (Flink's uid); also makes the vertex id deterministic.
@@ -121,12 +121,15 @@ class OperatorSettings {
   StreamExecutionEnvironment* env_;
   graph::TransformationPtr transformation_;
   bool non_parallel_;
+  std::string name_prefix_;  ///< "Sink: " for sinks (Flink's sink node names)
 };
 
 /// The end of a stream: a sink's settings.
 class DataStreamSink : public OperatorSettings<DataStreamSink> {
  public:
-  DataStreamSink(StreamExecutionEnvironment* env, graph::TransformationPtr t) : OperatorSettings(env, std::move(t)) {}
+  DataStreamSink(StreamExecutionEnvironment* env, graph::TransformationPtr t) : OperatorSettings(env, std::move(t)) {
+    name_prefix_ = "Sink: ";
+  }
 };
 
 /// A stream of records of type T.
@@ -233,7 +236,7 @@ class DataStream : public OperatorSettings<DataStream<T>> {
     return sinkNamed(std::make_shared<PrintSink<T>>(identifier, true), "Print to Std. Err");
   }
   /// Writes to a Sink<T> (one SinkWriter per subtask).
-  DataStreamSink sinkTo(std::shared_ptr<const Sink<T>> sink) const { return sinkNamed(std::move(sink), "Sink: Writer"); }
+  DataStreamSink sinkTo(std::shared_ptr<const Sink<T>> sink) const { return sinkNamed(std::move(sink), "Writer"); }
   /// Gathers every record into the returned CollectedValues (filled while the job runs).
   std::shared_ptr<CollectedValues<T>> collect(const std::string& name = "Collect Sink") const {
     auto values = std::make_shared<CollectedValues<T>>();
@@ -286,7 +289,7 @@ class DataStream : public OperatorSettings<DataStream<T>> {
 
   DataStreamSink addSink(const std::string& name, std::shared_ptr<runtime::ObjectOperatorFactory> factory) const {
     for (const auto& [node, tag] : tags_) factory->setInputTag(node, tag);
-    auto t = this->env_->newTransformation(graph::TransformationKind::kSink, name, {this->transformation_});
+    auto t = this->env_->newTransformation(graph::TransformationKind::kSink, "Sink: " + name, {this->transformation_});
     t->factory = std::move(factory);
     this->env_->addSink(t);
     return DataStreamSink(this->env_, t);

@@ -60,7 +60,8 @@ class TimerQueue {
 
 /// Base of keyed operators: the key backend, event-time and processing-time timer queues, the
 /// TimerService a function sees, and timer firing on watermarks and on the task's processing-time service.
-/// Subclasses implement onTimer (key already set).
+/// Subclasses implement onTimer (key already set). As in Flink (FLINK-14231), processing-time timers still
+/// pending when the input ends are not fired; event-time timers all fire on the final watermark.
 template <typename K>
 class KeyedOperatorBase : public ObjectOperator, public TimerService {
  public:
@@ -109,9 +110,6 @@ class KeyedOperatorBase : public ObjectOperator, public TimerService {
     }
     if (fired) afterTimers();
   }
-  /// End of a bounded input: fire the remaining processing-time timers, so processing-time windows
-  /// emit their last contents rather than vanish.
-  void drainProcessingTimers() { fireProcessingTimers(Watermark::kMaxTimestamp); }
 
   KeyedBackend<K> keys_;
   TimerQueue event_timers_;
@@ -195,9 +193,6 @@ class KeyedProcessOperator final : public KeyedOperatorBase<typename F::KeyType>
       fn_.processElement(in.value(i), context_, out_);
     }
     afterTimers();
-  }
-  void endInput() override {
-    this->drainProcessingTimers();
   }
   void close() override {
     this->closeFunction(fn_);
@@ -322,7 +317,6 @@ class KeyedCoProcessOperator final : public KeyedOperatorBase<typename F::KeyTyp
   }
   void processObjects(ObjectBatchPtr&& batch) override { run<I1, 1>(*batch); }
   void processObjects2(ObjectBatchPtr&& batch) override { run<I2, 2>(*batch); }
-  void endInput() override { this->drainProcessingTimers(); }
   void close() override {
     this->closeFunction(fn_);
     KeyedOperatorBase<K>::close();

@@ -4,7 +4,8 @@
 /// window fires when the watermark (event time) or the clock (processing time) passes its max timestamp
 /// (end - 1); late firings within the allowed lateness fire again; state is dropped at max timestamp +
 /// allowed lateness; elements later than that go to the late-data side output or are dropped.
-/// Results carry the window's max timestamp. Threading: task thread only.
+/// Results carry the window's max timestamp. Processing-time windows still open when a bounded input
+/// ends are not fired (Flink quiesces pending processing-time timers at the end of input). Threading: task thread only.
 
 #include <functional>
 #include <map>
@@ -70,9 +71,6 @@ class WindowOperator final : public KeyedOperatorBase<K> {
     afterTimers();
   }
 
-  void endInput() override {
-    if (!assigner_.event_time) this->drainProcessingTimers();
-  }
   void close() override {
     if (fns_.close) fns_.close();
     KeyedOperatorBase<K>::close();
