@@ -686,12 +686,15 @@ int64_t countNewlines(std::string_view data, size_t end) {
   int64_t n = 0;
   const char* p = data.data();
   const char* e = data.data() + std::min(end, data.size());
-  while (p < e) {
-    const void* hit = std::memchr(p, '\n', static_cast<size_t>(e - p));
-    if (hit == nullptr) break;
-    ++n;
-    p = static_cast<const char*>(hit) + 1;
+#if defined(__SSE2__)
+  // Subtasks past the first count the lines before their range once: 16 bytes per step.
+  const __m128i nl = _mm_set1_epi8('\n');
+  for (; e - p >= 16; p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    n += __builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl))));
   }
+#endif
+  for (; p < e; ++p) n += *p == '\n';
   return n;
 }
 

@@ -220,6 +220,19 @@ TEST(CsvProjectionTest, LinesWithManyFields) {
             "data/f.csv:7: row length mismatch: 5 fields expected but was 300");
 }
 
+TEST(CsvProjectionTest, CountNewlinesOverLongData) {
+  // Line k (k = 0..99) is k % 23 'x' then '\n': 100 newlines in 100 + sum(k % 23) bytes.
+  std::string data;
+  for (int k = 0; k < 100; ++k) data += std::string(static_cast<size_t>(k % 23), 'x') + "\n";
+  EXPECT_EQ(countNewlines(data, data.size()), 100);
+  EXPECT_EQ(countNewlines(data, data.size() + 50), 100);  // clipped to the data
+  EXPECT_EQ(countNewlines(data, data.size() - 1), 99);    // the last '\n' is excluded
+  // Lines 0..9 have 0..9 'x' (45 bytes) plus 10 newlines: the first 55 bytes hold 10 newlines, 54 hold 9.
+  EXPECT_EQ(countNewlines(data, 55), 10);
+  EXPECT_EQ(countNewlines(data, 54), 9);
+  EXPECT_EQ(countNewlines(data, 0), 0);
+}
+
 TEST(CsvProjectionTest, BadProjectionIsAnInternalError) {
   EXPECT_THROW(CsvRowDeserializer(fiveFields(), CsvFormatOptions{}, {3, 1}), InternalError);
   EXPECT_THROW(CsvRowDeserializer(fiveFields(), CsvFormatOptions{}, {5}), InternalError);
