@@ -36,13 +36,18 @@ class KeyedStream : public DataStream<T> {
   }
   /// Rolling sum of a field (member pointer, e.g. &std::pair<std::string, int64_t>::second or &Flight::delay);
   /// the other fields keep the values of the key's first record (Flink's sum(field)).
-  template <typename M>
-  DataStream<T> sum(M T::*field) const {
+  template <typename Field>
+    requires std::is_member_object_pointer_v<Field>
+  DataStream<T> sum(Field field) const {
     return aggregation("Keyed Aggregation", [field](const T& a, const T& b) {
       T r = a;
       r.*field = a.*field + b.*field;
       return r;
     });
+  }
+  /// Rolling sum of the records themselves (T a number).
+  DataStream<T> sum() const {
+    return aggregation("Keyed Aggregation", [](const T& a, const T& b) { return static_cast<T>(a + b); });
   }
   /// Rolling sum of tuple field I (Flink's sum(position)).
   template <size_t I>
@@ -54,8 +59,9 @@ class KeyedStream : public DataStream<T> {
     });
   }
   /// Rolling minimum of a field; other fields from the key's first record (Flink's min(field)).
-  template <typename M>
-  DataStream<T> min(M T::*field) const {
+  template <typename Field>
+    requires std::is_member_object_pointer_v<Field>
+  DataStream<T> min(Field field) const {
     return aggregation("Keyed Aggregation", [field](const T& a, const T& b) {
       T r = a;
       if (b.*field < a.*field) r.*field = b.*field;
@@ -63,8 +69,9 @@ class KeyedStream : public DataStream<T> {
     });
   }
   /// Rolling maximum of a field; other fields from the key's first record (Flink's max(field)).
-  template <typename M>
-  DataStream<T> max(M T::*field) const {
+  template <typename Field>
+    requires std::is_member_object_pointer_v<Field>
+  DataStream<T> max(Field field) const {
     return aggregation("Keyed Aggregation", [field](const T& a, const T& b) {
       T r = a;
       if (a.*field < b.*field) r.*field = b.*field;
@@ -72,13 +79,15 @@ class KeyedStream : public DataStream<T> {
     });
   }
   /// The whole record with the smallest field (the earlier one on ties; Flink's minBy).
-  template <typename M>
-  DataStream<T> minBy(M T::*field) const {
+  template <typename Field>
+    requires std::is_member_object_pointer_v<Field>
+  DataStream<T> minBy(Field field) const {
     return aggregation("Keyed Aggregation", [field](const T& a, const T& b) { return b.*field < a.*field ? b : a; });
   }
   /// The whole record with the largest field (the earlier one on ties; Flink's maxBy).
-  template <typename M>
-  DataStream<T> maxBy(M T::*field) const {
+  template <typename Field>
+    requires std::is_member_object_pointer_v<Field>
+  DataStream<T> maxBy(Field field) const {
     return aggregation("Keyed Aggregation", [field](const T& a, const T& b) { return a.*field < b.*field ? b : a; });
   }
 
