@@ -61,8 +61,8 @@ TEST_P(StreamOpsTest, ConnectCoMapWithTwoTypes) {
   auto numbers = env.fromSequence(1, 3);
   auto words = env.fromElements(std::string("x"), std::string("yy"));
   auto out = numbers.connect(words)
-                 .map([](const int64_t& n) { return "n" + std::to_string(n); },
-                      [](const std::string& w) { return "w" + std::to_string(w.size()); })
+                 .map([](const int64_t& n) { return fmt::format("n{}", n); },
+                      [](const std::string& w) { return fmt::format("w{}", w.size()); })
                  .executeAndCollect();
   EXPECT_EQ(sorted(out), (std::vector<std::string>{"n1", "n2", "n3", "w1", "w2"}));
 }
