@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <random>
 
 #include <fmt/format.h>
 
+#include "common/config.h"
 #include "common/error.h"
 #include "connectors/connector_options.h"
 #include "connectors/operator_util.h"
@@ -243,45 +246,94 @@ types::RowType FileSystemSourceSpec::producedType() const {
 // ---------------------------------------------------------------------------------------------
 // Sink
 
+std::string randomUuid() {
+  // random_device is not guaranteed thread-safe: one per call.
+  std::random_device rd;
+  std::array<uint8_t, 16> b{};
+  for (size_t i = 0; i < b.size(); i += 4) {
+    const uint32_t r = rd();
+    for (size_t k = 0; k < 4; ++k) b[i + k] = static_cast<uint8_t>(r >> (8 * k));
+  }
+  b[6] = static_cast<uint8_t>((b[6] & 0x0F) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3F) | 0x80);  // IETF variant
+  std::string out;
+  out.reserve(36);
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", b[i]);
+  }
+  return out;
+}
+
+namespace {
+
+std::string notADirectoryMessage(const FileSystemSinkSpec& spec) {
+  return fmt::format("Path '{}' of table '{}' is a file; the filesystem sink writes part files into a directory.",
+                     spec.path, spec.table_name);
+}
+
+}  // namespace
+
 FileSystemSinkOperator::FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec)
     : spec_(std::move(spec)) {}
 
-FileSystemSinkOperator::~FileSystemSinkOperator() {
-  if (fd_ >= 0) ::close(fd_);
+FileSystemSinkOperator::~FileSystemSinkOperator() { discardUncommitted(); }
+
+std::string FileSystemSinkOperator::partFilePath(int counter) const {
+  return joinPath(spec_->absolute_path,
+                  fmt::format("part-{}-{}-{}.csv", spec_->run_id, ctx_.subtask_index, counter));
+}
+
+std::string FileSystemSinkOperator::inProgressPath(int counter) const {
+  // The leading '.' hides it from the filesystem source (Flink's DefaultFileFilter).
+  return joinPath(spec_->absolute_path,
+                  fmt::format(".part-{}-{}-{}.csv.inprogress", spec_->run_id, ctx_.subtask_index, counter));
 }
 
 void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
   StreamOperator::open(ctx, output);
   serializer_ = std::make_unique<CsvRowSerializer>(spec_->row_type, spec_->csv);
   std::error_code ec;
-  if (spec_->directory) {
-    fs::create_directories(spec_->absolute_path, ec);
-    if (ec)
-      throw UserError(fmt::format("Cannot create directory '{}' of table '{}': {}", spec_->path, spec_->table_name,
-                                  ec.message()));
-    file_path_ = joinPath(spec_->absolute_path, fmt::format("part-{}-0.csv", ctx.subtask_index));
-    fd_ = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  } else {
-    file_path_ = spec_->absolute_path;
-    fs::path parent = fs::path(file_path_).parent_path();
-    if (!parent.empty()) fs::create_directories(parent, ec);
-    std::call_once(spec_->truncate_once, [&] {
-      int t = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (t >= 0) ::close(t);
-    });
-    fd_ = ::open(file_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  fs::file_status st = fs::status(spec_->absolute_path, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) throw UserError(notADirectoryMessage(*spec_));
+  fs::create_directories(spec_->absolute_path, ec);
+  // The subtasks of a job create it concurrently and a losing one may see an error although the
+  // directory now exists: only a path that is still no directory is an error.
+  if (ec && !fs::is_directory(spec_->absolute_path)) {
+    if (fs::exists(spec_->absolute_path)) throw UserError(notADirectoryMessage(*spec_));
+    throw UserError(fmt::format("Cannot create directory '{}' of table '{}': {}", spec_->path, spec_->table_name,
+                                ec.message()));
   }
+  counter_ = 0;
+  part_bytes_ = 0;
+  finished_.clear();
+  committed_.clear();
+  openPart();
+}
+
+void FileSystemSinkOperator::openPart() {
+  const std::string path = inProgressPath(counter_);
+  // O_TRUNC: a restarted attempt of the same subtask of the same job starts its part over.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
-    throw UserError(fmt::format("Cannot open '{}' of table '{}' for writing: {}", file_path_, spec_->table_name,
+    throw UserError(fmt::format("Cannot open '{}' of table '{}' for writing: {}", path, spec_->table_name,
                                 std::strerror(errno)));
+  part_bytes_ = 0;
 }
 
 void FileSystemSinkOperator::processBatch(types::RowBatch&& batch) {
   const size_t n = batch.numRows();
+  const int64_t limit = spec_->rolling_file_size;
   for (size_t r = 0; r < n; ++r) {
     SLUICE_CHECK(batch.kind(r) == types::RowKind::kInsert,
                  "filesystem sink of table '{}' received a {} row; it accepts only inserts", spec_->table_name,
                  types::shortString(batch.kind(r)));
+    // Flink's table rolling policy: roll before a row when the part file is already past the size.
+    if (part_bytes_ + static_cast<int64_t>(buffer_.size()) > limit) {
+      finishPart();
+      ++counter_;
+      openPart();
+    }
     serializer_->appendRow(batch, r, buffer_);
   }
   if (buffer_.size() >= kSinkFlushBytes) flush();
@@ -289,25 +341,50 @@ void FileSystemSinkOperator::processBatch(types::RowBatch&& batch) {
 
 void FileSystemSinkOperator::flush() {
   if (buffer_.empty() || fd_ < 0) return;
-  if (spec_->directory) {
-    writeAll(fd_, buffer_.data(), buffer_.size(), file_path_);
-  } else {
-    // Whole lines under one lock: subtasks sharing the file never interleave within a line.
-    std::lock_guard<std::mutex> lock(spec_->append_mutex);
-    writeAll(fd_, buffer_.data(), buffer_.size(), file_path_);
-  }
+  writeAll(fd_, buffer_.data(), buffer_.size(), inProgressPath(counter_));
+  part_bytes_ += static_cast<int64_t>(buffer_.size());
   buffer_.clear();
 }
 
-void FileSystemSinkOperator::endInput() { flush(); }
+void FileSystemSinkOperator::finishPart() {
+  flush();
+  if (fd_ < 0) return;
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0)
+    throw UserError(fmt::format("Cannot write '{}': {}", inProgressPath(counter_), std::strerror(errno)));
+  if (part_bytes_ > 0) {
+    finished_.push_back(counter_);
+  } else {
+    ::unlink(inProgressPath(counter_).c_str());
+  }
+}
 
-void FileSystemSinkOperator::close() {
+void FileSystemSinkOperator::endInput() {
+  finishPart();
+  for (int c : finished_) {
+    const std::string from = inProgressPath(c);
+    const std::string to = partFilePath(c);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      throw UserError(fmt::format("Cannot commit part file '{}' of table '{}' (rename from '{}'): {}", to,
+                                  spec_->table_name, from, std::strerror(errno)));
+    committed_.push_back(to);
+  }
+  finished_.clear();
+}
+
+void FileSystemSinkOperator::discardUncommitted() {
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
+    ::unlink(inProgressPath(counter_).c_str());
   }
+  for (int c : finished_) ::unlink(inProgressPath(c).c_str());
+  finished_.clear();
   buffer_.clear();
 }
+
+void FileSystemSinkOperator::close() { discardUncommitted(); }
 
 FileSystemTableSink::FileSystemTableSink(std::shared_ptr<const FileSystemSinkSpec> spec, std::optional<int> parallelism)
     : spec_(std::move(spec)), parallelism_(parallelism) {}
@@ -408,10 +485,26 @@ std::unique_ptr<table::DynamicTableSink> FileSystemTableFactory::createSink(cons
   spec->table_name = table.name;
   spec->path = c.path;
   spec->absolute_path = c.absolute;
-  std::error_code ec;
-  spec->directory = (!c.path.empty() && c.path.back() == '/') || fs::is_directory(c.absolute, ec);
+  spec->run_id = randomUuid();
+  if (auto size = findOption(table.options, "sink.rolling-policy.file-size")) {
+    const std::string key = "sink.rolling-policy.file-size";
+    int64_t bytes = 0;
+    try {
+      bytes = parseMemorySize(key, *size);
+    } catch (const ConfigError&) {
+      bytes = 0;
+    }
+    if (bytes <= 0)
+      throw UserError(fmt::format("Invalid value '{}' for option '{}' of table '{}': expected a positive memory "
+                                  "size such as '128mb'.",
+                                  *size, key, table.name));
+    spec->rolling_file_size = bytes;
+  }
   spec->row_type = table.physical_type;
   spec->csv = c.csv;
+  std::error_code ec;
+  fs::file_status st = fs::status(c.absolute, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) throw UserError(notADirectoryMessage(*spec));
   return std::make_unique<FileSystemTableSink>(std::move(spec),
                                                parallelismOption(table.options, "sink.parallelism", table.name));
 }

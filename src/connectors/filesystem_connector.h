@@ -10,15 +10,22 @@
 ///    lines that start in its range. Error line numbers count the newlines before the range.
 /// Files are memory-mapped and parsed in place (no per-line copies).
 ///
-/// Sink: `path` an existing directory or ending with '/': subtask i writes `<path>/part-<i>-0.csv`;
-/// otherwise `path` is one file that all subtasks append whole lines to (truncated by the first
-/// subtask that opens it). Rows are buffered and written in large blocks, the rest on endInput.
+/// Sink (Flink's FileSink as used by the filesystem table sink in streaming mode): `path` is always a
+/// directory, created with its parents when missing; a `path` that is a regular file is an error. Each
+/// job's sink gets a random UUID at planning time (shared by its subtasks); subtask i writes part files
+/// `<path>/part-<uuid>-<i>-<counter>.csv`, counter from 0, rolling to the next counter once a file exceeds
+/// `sink.rolling-policy.file-size` (default 128mb). Earlier files in the directory are never touched, so
+/// running a job twice appends (the source reading the directory sees both runs). A part file is written
+/// under the hidden name `.part-<uuid>-<i>-<counter>.csv.inprogress` and renamed to its final name on
+/// endInput (Flink commits at the end of a bounded input), so readers never see a half-written file and
+/// a job that fails before endInput leaves no visible file (its in-progress files are removed on close).
+/// A subtask that receives no row leaves no file (Flink opens a part file on the first record). Rows are
+/// buffered and written in large blocks.
 /// Threading: operators are used by their task thread only; the counters are atomics readable anywhere.
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -112,42 +119,63 @@ class FileSystemTableSource : public table::ScanTableSource {
   std::optional<int> parallelism_;
 };
 
-/// What every sink subtask needs; shared by the subtasks of one job.
+/// What every sink subtask needs; shared read-only by the subtasks of one job.
 struct FileSystemSinkSpec {
   std::string table_name;
-  std::string path;           ///< scheme stripped, as written
-  std::string absolute_path;
-  bool directory = false;     ///< one part file per subtask under `absolute_path`
+  std::string path;           ///< scheme stripped, as written (used in messages)
+  std::string absolute_path;  ///< the directory the part files go into
+  /// Random UUID of this sink, fixed at planning time: part file names start with `part-<run_id>-`.
+  std::string run_id;
+  /// `sink.rolling-policy.file-size` in bytes: a part file that has grown past it is closed before the
+  /// next row, which starts the next part file.
+  int64_t rolling_file_size = int64_t{128} << 20;
   types::RowType row_type;
   CsvFormatOptions csv;
-  // Single-file mode: the first subtask truncates the file; appends are serialized.
-  mutable std::once_flag truncate_once;
-  mutable std::mutex append_mutex;
 };
+
+/// A random (version 4) UUID in the usual 8-4-4-4-12 lowercase hex form, as Java's UUID.randomUUID()
+/// prints it. Draws from std::random_device; thread-safe.
+std::string randomUuid();
 
 /// One subtask of the filesystem sink. Accepts only +I rows (throws InternalError otherwise, since the
 /// planner must have rejected an updating input).
 class FileSystemSinkOperator : public runtime::StreamOperator {
  public:
   explicit FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec);
+  /// Closes and removes any in-progress file still open (a failed or cancelled subtask).
   ~FileSystemSinkOperator() override;
-  /// Creates/truncates this subtask's file. Throws UserError naming the path when it cannot.
+  /// Creates the directory (and its parents) when missing and opens the in-progress file of part 0.
+  /// Throws UserError naming the path when `path` is a file or the directory or file cannot be created.
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
+  /// Serializes the rows; rolls to the next part file when the current one exceeds the rolling size.
+  /// Throws UserError naming the file on a write error.
   void processBatch(types::RowBatch&& batch) override;
-  /// Writes the buffered rows.
+  /// Writes the buffered rows and commits: renames every part file of this subtask to its final name
+  /// (an empty part 0 is removed instead). Throws UserError naming the file when a write or rename fails.
   void endInput() override;
+  /// Closes the open file; in-progress files not committed by endInput are removed.
   void close() override;
-  /// The file this subtask writes (valid after open).
-  const std::string& filePath() const { return file_path_; }
+  /// Final path of this subtask's part file number `counter` (valid after open).
+  std::string partFilePath(int counter) const;
+  /// Hidden in-progress path of this subtask's part file number `counter` (valid after open).
+  std::string inProgressPath(int counter) const;
+  /// The final paths committed by endInput, in counter order.
+  const std::vector<std::string>& committedFiles() const { return committed_; }
 
  private:
+  void openPart();
   void flush();
+  void finishPart();
+  void discardUncommitted();
 
   std::shared_ptr<const FileSystemSinkSpec> spec_;
   std::unique_ptr<CsvRowSerializer> serializer_;
-  std::string file_path_;
+  int counter_ = 0;            ///< part number of the open file
   int fd_ = -1;
-  std::string buffer_;
+  int64_t part_bytes_ = 0;     ///< bytes written to the open file (excluding `buffer_`)
+  std::string buffer_;         ///< serialized rows of the open file not yet written
+  std::vector<int> finished_;  ///< closed part files awaiting commit (counters)
+  std::vector<std::string> committed_;
 };
 
 /// The sink the planner gets for a filesystem table (insert-only).
@@ -173,6 +201,9 @@ class FileSystemTableFactory : public table::DynamicTableFactory {
   /// bad, or the path does not exist ("... does not exist", naming the path).
   std::unique_ptr<table::ScanTableSource> createSource(const table::ResolvedTable& table,
                                                        const Configuration& config) const override;
+  /// Draws the sink's run UUID. Throws UserError when `path` or `format` is missing or bad, when
+  /// `sink.rolling-policy.file-size` is not a positive memory size, or when `path` exists as a regular
+  /// file ("... is a file; the filesystem sink writes part files into a directory").
   std::unique_ptr<table::DynamicTableSink> createSink(const table::ResolvedTable& table,
                                                       const Configuration& config) const override;
 };

@@ -1,5 +1,7 @@
 #include "connectors/filesystem_connector.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include <gmock/gmock.h>
@@ -243,8 +245,9 @@ TEST(FileSystemFactoryTest, UnknownOptionListsSupportedOnes) {
   }
 }
 
-// Runs one sink subtask over `batch`.
-std::string runSink(const table::DynamicTableSink& sink, int subtask, int parallelism, types::RowBatch batch) {
+// Runs one sink subtask over `batch` to its end and returns the files it committed.
+std::vector<std::string> runSink(const table::DynamicTableSink& sink, int subtask, int parallelism,
+                                 types::RowBatch batch) {
   auto op = sink.operatorFactory()->createOperator();
   runtime::OperatorContext ctx;
   ctx.subtask_index = subtask;
@@ -253,7 +256,7 @@ std::string runSink(const table::DynamicTableSink& sink, int subtask, int parall
   op->processBatch(std::move(batch));
   op->endInput();
   op->close();
-  return dynamic_cast<FileSystemSinkOperator*>(op.get())->filePath();
+  return dynamic_cast<FileSystemSinkOperator*>(op.get())->committedFiles();
 }
 
 types::RowBatch rows(const std::vector<std::pair<int64_t, std::string>>& values) {
@@ -266,34 +269,205 @@ types::RowBatch rows(const std::vector<std::pair<int64_t, std::string>>& values)
   return b;
 }
 
-TEST(FileSystemSinkTest, DirectoryGetsOnePartFilePerSubtaskAndReadsBack) {
+// Every entry name directly in `dir` (hidden ones too), sorted.
+std::vector<std::string> listDir(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The run UUID the sink's operators name their files with.
+std::string runIdOf(const table::DynamicTableSink& sink, const std::string& dir) {
+  auto op = sink.operatorFactory()->createOperator();
+  op->open(runtime::OperatorContext{}, nullptr);
+  auto* fs_op = dynamic_cast<FileSystemSinkOperator*>(op.get());
+  // ".../part-<uuid>-0-0.csv": the uuid is between "part-" and "-0-0.csv".
+  std::string name = fs_op->partFilePath(0).substr(dir.size() + 1);
+  op->close();
+  return name.substr(5, name.size() - 5 - 8);
+}
+
+// Reads the whole directory back with one source subtask: the ids, sorted.
+std::multiset<int64_t> readBackIds(const std::string& dir) {
+  Configuration conf;
+  auto src = FileSystemTableFactory().createSource(fsTable(dir, idName()), conf);
+  CollectingOutput out;
+  runSource(*src, 0, 1, out);
+  std::multiset<int64_t> ids;
+  for (const auto& b : out.batches)
+    for (size_t r = 0; r < b.numRows(); ++r) ids.insert(b.column(0).getLong(r));
+  return ids;
+}
+
+TEST(FileSystemSinkTest, RandomUuidHasTheVersion4Form) {
+  const std::string a = randomUuid();
+  const std::string b = randomUuid();
+  EXPECT_THAT(a, ::testing::MatchesRegex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"));
+  EXPECT_NE(a, b);
+}
+
+TEST(FileSystemSinkTest, EachSubtaskCommitsAUniquelyNamedPartFileThatReadsBack) {
   TempDir dir;
   Configuration conf;
   FileSystemTableFactory f;
-  auto sink = f.createSink(fsTable(dir.path() + "/out/", idName()), conf);
+  const std::string out_dir = dir.path() + "/out";
+  auto sink = f.createSink(fsTable(out_dir + "/", idName()), conf);
   EXPECT_FALSE(sink->acceptsUpdates());
-  std::string p0 = runSink(*sink, 0, 2, rows({{1, "a b"}, {2, "x"}}));
-  std::string p1 = runSink(*sink, 1, 2, rows({{3, ""}}));
-  EXPECT_EQ(p0, dir.path() + "/out/part-0-0.csv");
-  EXPECT_EQ(testing::readFile(p0), "1,\"a b\"\n2,x\n");
-  EXPECT_EQ(testing::readFile(p1), "3,\n");
-  auto src = f.createSource(fsTable(dir.path() + "/out", idName()), conf);
+  const std::string uuid = runIdOf(*sink, out_dir);
+  std::vector<std::string> p0 = runSink(*sink, 0, 2, rows({{1, "a b"}, {2, "x"}}));
+  std::vector<std::string> p1 = runSink(*sink, 1, 2, rows({{3, ""}}));
+  const std::string name0 = "part-" + uuid + "-0-0.csv";
+  const std::string name1 = "part-" + uuid + "-1-0.csv";
+  EXPECT_EQ(p0, (std::vector<std::string>{out_dir + "/" + name0}));
+  EXPECT_EQ(p1, (std::vector<std::string>{out_dir + "/" + name1}));
+  // Only the two committed files remain: the in-progress ones were renamed.
+  EXPECT_EQ(listDir(out_dir), (std::vector<std::string>{std::min(name0, name1), std::max(name0, name1)}));
+  EXPECT_EQ(testing::readFile(out_dir + "/" + name0), "1,\"a b\"\n2,x\n");
+  EXPECT_EQ(testing::readFile(out_dir + "/" + name1), "3,\n");
+  auto src = f.createSource(fsTable(out_dir, idName()), conf);
   CollectingOutput out;
   runSource(*src, 0, 1, out);
   ASSERT_EQ(out.rows(), 3u);
-  EXPECT_EQ(out.batches[0].column(1).getString(0), "a b");
-  EXPECT_EQ(out.batches[0].column(1).getString(2), "");
+  EXPECT_EQ(readBackIds(out_dir), (std::multiset<int64_t>{1, 2, 3}));
 }
 
-TEST(FileSystemSinkTest, SingleFileCollectsEverySubtask) {
+TEST(FileSystemSinkTest, TwoRunsIntoTheSameDirectoryAppend) {
   TempDir dir;
-  std::string path = dir.path() + "/result.csv";
-  dir.write("result.csv", "stale content\n");
   Configuration conf;
-  auto sink = FileSystemTableFactory().createSink(fsTable(path, idName()), conf);
-  runSink(*sink, 0, 2, rows({{1, "a"}}));
-  runSink(*sink, 1, 2, rows({{2, "b"}}));
-  EXPECT_EQ(testing::readFile(path), "1,a\n2,b\n");
+  FileSystemTableFactory f;
+  const std::string out_dir = dir.path() + "/out";
+  // Run 1 at parallelism 2: ids 1, 2 (subtask 0) and 3 (subtask 1).
+  auto first = f.createSink(fsTable(out_dir, idName()), conf);
+  runSink(*first, 0, 2, rows({{1, "a"}, {2, "b"}}));
+  runSink(*first, 1, 2, rows({{3, "c"}}));
+  // Run 2 (a new job: planned again) at parallelism 1: ids 3 and 4. Its part-...-0-0 file must not replace
+  // run 1's subtask-0 file.
+  auto second = f.createSink(fsTable(out_dir, idName()), conf);
+  EXPECT_NE(runIdOf(*first, out_dir), runIdOf(*second, out_dir));
+  runSink(*second, 0, 1, rows({{3, "c"}, {4, "d"}}));
+  // 2 + 1 files of run 1, 1 file of run 2.
+  EXPECT_EQ(listDir(out_dir).size(), 3u);
+  // The union of both runs: {1, 2, 3} + {3, 4}.
+  EXPECT_EQ(readBackIds(out_dir), (std::multiset<int64_t>{1, 2, 3, 3, 4}));
+}
+
+TEST(FileSystemSinkTest, MissingDirectoryIsCreatedWithItsParents) {
+  TempDir dir;
+  Configuration conf;
+  const std::string out_dir = dir.path() + "/a/b/c";
+  auto sink = FileSystemTableFactory().createSink(fsTable("file://" + out_dir, idName()), conf);
+  EXPECT_FALSE(std::filesystem::exists(out_dir));
+  std::vector<std::string> files = runSink(*sink, 0, 1, rows({{7, "z"}}));
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(std::filesystem::path(files[0]).parent_path().string(), out_dir);
+  EXPECT_EQ(testing::readFile(files[0]), "7,z\n");
+}
+
+TEST(FileSystemSinkTest, AFilePathIsAnError) {
+  TempDir dir;
+  Configuration conf;
+  const std::string file = dir.write("result.csv", "old\n");
+  try {
+    FileSystemTableFactory().createSink(fsTable(file, idName()), conf);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "Path '" + file + "' of table 't' is a file; the filesystem sink writes part files into a directory.");
+  }
+  // A file that appears after planning fails the subtask the same way.
+  const std::string later = dir.path() + "/later";
+  auto sink = FileSystemTableFactory().createSink(fsTable(later, idName()), conf);
+  dir.write("later", "x\n");
+  auto op = sink->operatorFactory()->createOperator();
+  try {
+    op->open(runtime::OperatorContext{}, nullptr);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("Path '" + later + "' of table 't' is a file;"));
+  }
+  EXPECT_EQ(testing::readFile(file), "old\n");
+  EXPECT_EQ(testing::readFile(later), "x\n");
+}
+
+TEST(FileSystemSinkTest, AJobFailingBeforeEndInputLeavesNoFile) {
+  TempDir dir;
+  Configuration conf;
+  const std::string out_dir = dir.path() + "/out";
+  auto sink = FileSystemTableFactory().createSink(fsTable(out_dir, idName()), conf);
+  auto op = sink->operatorFactory()->createOperator();
+  op->open(runtime::OperatorContext{}, nullptr);
+  op->processBatch(rows({{1, "a"}, {2, "b"}}));
+  auto* fs_op = dynamic_cast<FileSystemSinkOperator*>(op.get());
+  // While running, only the hidden in-progress file exists, and a reader of the directory skips it.
+  const std::string hidden = std::filesystem::path(fs_op->inProgressPath(0)).filename().string();
+  EXPECT_EQ(hidden.substr(0, 6), ".part-");
+  EXPECT_EQ(listDir(out_dir), (std::vector<std::string>{hidden}));
+  EXPECT_EQ(readBackIds(out_dir), (std::multiset<int64_t>{}));
+  // Failure: close without endInput.
+  op->close();
+  EXPECT_TRUE(fs_op->committedFiles().empty());
+  EXPECT_EQ(listDir(out_dir), (std::vector<std::string>{}));
+  // The same when the operator is only destroyed.
+  auto op2 = sink->operatorFactory()->createOperator();
+  op2->open(runtime::OperatorContext{}, nullptr);
+  op2->processBatch(rows({{3, "c"}}));
+  op2.reset();
+  EXPECT_EQ(listDir(out_dir), (std::vector<std::string>{}));
+}
+
+TEST(FileSystemSinkTest, ASubtaskWithoutRowsLeavesNoFile) {
+  TempDir dir;
+  Configuration conf;
+  const std::string out_dir = dir.path() + "/out";
+  auto sink = FileSystemTableFactory().createSink(fsTable(out_dir, idName()), conf);
+  EXPECT_TRUE(runSink(*sink, 0, 1, rows({})).empty());
+  EXPECT_TRUE(std::filesystem::is_directory(out_dir));
+  EXPECT_EQ(listDir(out_dir), (std::vector<std::string>{}));
+}
+
+TEST(FileSystemSinkTest, RollsToTheNextPartFilePastTheRollingSize) {
+  TempDir dir;
+  Configuration conf;
+  const std::string out_dir = dir.path() + "/out";
+  auto sink = FileSystemTableFactory().createSink(
+      fsTable(out_dir, idName(), {{"sink.rolling-policy.file-size", "10b"}}), conf);
+  // Each line "N,aaaa\n" is 7 bytes. A row starts a new part when the current one is already > 10 bytes:
+  // part 0: row 1 (7), row 2 (14 > 10); part 1: row 3 (7), row 4 (14); part 2: row 5 (7).
+  auto op = sink->operatorFactory()->createOperator();
+  runtime::OperatorContext ctx;
+  ctx.subtask_index = 1;
+  ctx.parallelism = 2;
+  op->open(ctx, nullptr);
+  op->processBatch(rows({{1, "aaaa"}, {2, "aaaa"}, {3, "aaaa"}}));
+  op->processBatch(rows({{4, "aaaa"}, {5, "aaaa"}}));
+  auto* fs_op = dynamic_cast<FileSystemSinkOperator*>(op.get());
+  // Nothing visible before the commit.
+  EXPECT_EQ(readBackIds(out_dir), (std::multiset<int64_t>{}));
+  op->endInput();
+  op->close();
+  const std::vector<std::string>& files = fs_op->committedFiles();
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[2], fs_op->partFilePath(2));
+  EXPECT_EQ(files[2].substr(files[2].size() - 8), "-1-2.csv");
+  EXPECT_EQ(testing::readFile(files[0]), "1,aaaa\n2,aaaa\n");
+  EXPECT_EQ(testing::readFile(files[1]), "3,aaaa\n4,aaaa\n");
+  EXPECT_EQ(testing::readFile(files[2]), "5,aaaa\n");
+  EXPECT_EQ(listDir(out_dir).size(), 3u);
+}
+
+TEST(FileSystemSinkTest, BadRollingSizeIsAnError) {
+  Configuration conf;
+  for (const std::string bad : {"lots", "0", "-5mb"}) {
+    try {
+      FileSystemTableFactory().createSink(fsTable("/tmp/x", idName(), {{"sink.rolling-policy.file-size", bad}}), conf);
+      FAIL() << bad;
+    } catch (const UserError& e) {
+      EXPECT_EQ(std::string(e.what()), "Invalid value '" + bad +
+                                           "' for option 'sink.rolling-policy.file-size' of table 't': expected a "
+                                           "positive memory size such as '128mb'.");
+    }
+  }
 }
 
 TEST(FileSystemSinkTest, RejectsUpdates) {
