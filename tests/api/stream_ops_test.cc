@@ -297,3 +297,46 @@ TEST(JobClientTest, ExecuteAsyncAndCancel) {
 
 }  // namespace
 }  // namespace sluice::api
+
+namespace sluice::api {
+namespace {
+
+TEST(PlanTest, SlotSharingGroupAndBatchExchanges) {
+  auto env = testing::makeEnv(2);
+  env.fromSequence(1, 10)
+      .map([](int64_t x) { return x; })
+      .slotSharingGroup("maps")
+      .uid("the-map")
+      .keyBy([](int64_t x) { return x % 2; })
+      .sum()
+      .print();
+  const std::string plan = env.getExecutionPlan();
+  // The map leaves the source's "default" group, so it cannot chain to the source.
+  EXPECT_NE(plan.find("\"slot_sharing_group\": \"maps\""), std::string::npos) << plan;
+  EXPECT_NE(plan.find("\"Source: Sequence Source\""), std::string::npos) << plan;
+  EXPECT_NE(plan.find("\"exchange\": \"pipelined_bounded\""), std::string::npos) << plan;
+
+  env.setRuntimeMode(RuntimeExecutionMode::BATCH);
+  EXPECT_NE(env.getExecutionPlan().find("\"exchange\": \"blocking\""), std::string::npos);
+  // A BATCH run gives the final sums: odd 1+3+5+7+9 = 25, even 2+4+6+8+10 = 30.
+  auto out = env.fromSequence(1, 10).keyBy([](int64_t x) { return x % 2; }).sum().collect();
+  env.execute();
+  EXPECT_EQ(testing::sorted(out->values()), (std::vector<int64_t>{25, 30}));
+}
+
+TEST(WindowBatchTest, EventTimeWindowsInBatchMode) {
+  auto env = testing::makeEnv(2);
+  env.setRuntimeMode(RuntimeExecutionMode::BATCH);
+  // 1..20 with timestamp = value, windows of 5: [0,5) 1+2+3+4 = 10, [5,10) 35, [10,15) 60, [15,20) 85, [20,25) 20.
+  auto out = env.fromSequence(1, 20)
+                 .assignTimestampsAndWatermarks(WatermarkStrategy<int64_t>::forMonotonousTimestamps().withTimestampAssigner(
+                     [](int64_t v) { return v; }))
+                 .keyBy([](int64_t) { return 0; })
+                 .window(TumblingEventTimeWindows::of(5))
+                 .reduce([](int64_t a, int64_t b) { return a + b; })
+                 .executeAndCollect();
+  EXPECT_EQ(testing::sorted(out), (std::vector<int64_t>{10, 20, 35, 60, 85}));
+}
+
+}  // namespace
+}  // namespace sluice::api
