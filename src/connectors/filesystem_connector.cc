@@ -351,8 +351,11 @@ void FileSystemSinkOperator::finishPart() {
   if (fd_ < 0) return;
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0)
-    throw UserError(fmt::format("Cannot write '{}': {}", inProgressPath(counter_), std::strerror(errno)));
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(inProgressPath(counter_).c_str());
+    throw UserError(fmt::format("Cannot write '{}': {}", inProgressPath(counter_), std::strerror(err)));
+  }
   if (part_bytes_ > 0) {
     finished_.push_back(counter_);
   } else {
