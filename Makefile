@@ -27,6 +27,7 @@ test: build
 
 bench: build
 	$(BUILD_DIR)/bench/sluice_bench
+	$(BUILD_DIR)/bench/sluice_chaining_bench
 
 clean:
 	rm -rf build

@@ -6,6 +6,7 @@
 // delay in minutes (empty for cancelled flights).
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -15,7 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "api/datastream.h"
+#include "common/error.h"
+#include "graph/plan.h"
 
 namespace sluice::examples {
 
@@ -132,20 +137,53 @@ inline api::DataStream<HourlyMax> delaysWindow(api::StreamExecutionEnvironment& 
       .name("max delay per hour");
 }
 
-/// Parses "-p N" and an optional input path from the command line into a Configuration.
-inline api::StreamExecutionEnvironment envFromArgs(int argc, char** argv, std::string& path) {
-  Configuration config;
+/// The command line of an example program: `[-p N] [-D key=value]... [--plan[=json|dot]] [CSV]`.
+struct ExampleArgs {
+  Configuration config;  ///< -p (parallelism.default) and -D options
+  std::string path;      ///< the input CSV (the default given to parseExampleArgs when absent)
+  std::string plan;      ///< "json" (--plan) or "dot" (--plan=dot): print the JobGraph instead of running; "" runs
+};
+
+/// Parses the command line of an example program. Throws UserError on an unknown option or a missing value
+/// (ConfigError from a malformed -D).
+inline ExampleArgs parseExampleArgs(int argc, char** argv, std::string default_path) {
+  ExampleArgs args;
+  args.path = std::move(default_path);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "-p" || a == "--parallelism") && i + 1 < argc) {
-      config.set("parallelism.default", argv[++i]);
-    } else if (a == "-D" && i + 1 < argc) {
-      config.setFromKeyValue(argv[++i]);
+    const bool has_value = i + 1 < argc;
+    if ((a == "-p" || a == "--parallelism") && has_value) {
+      args.config.set("parallelism.default", argv[++i]);
+    } else if (a == "-D" && has_value) {
+      args.config.setFromKeyValue(argv[++i]);
+    } else if (a == "--plan" || a == "--plan=json") {
+      args.plan = "json";
+    } else if (a == "--plan=dot") {
+      args.plan = "dot";
+    } else if (!a.empty() && a[0] == '-') {
+      throw UserError(fmt::format("unknown or incomplete option '{}' (usage: {} [-p N] [-D key=value] [--plan[=json|dot]] [CSV])",
+                                  a, argv[0]));
     } else {
-      path = a;
+      args.path = a;
     }
   }
-  return api::StreamExecutionEnvironment(std::move(config));
+  return args;
+}
+
+/// With --plan prints the job's JobGraph to stdout: Flink's plan JSON (env.getExecutionPlan()), or with
+/// --plan=dot the same plan as Graphviz DOT (the printer of `sluice explain --format=dot`). Otherwise runs
+/// the job and reports its wall time on stderr. Rethrows a failure of the job.
+inline void planOrExecute(api::StreamExecutionEnvironment& env, const ExampleArgs& args, const std::string& name) {
+  if (!args.plan.empty()) {
+    std::string plan = env.getExecutionPlan(name);
+    if (args.plan == "dot") plan = graph::planJsonToDot({plan});
+    if (plan.empty() || plan.back() != '\n') plan.push_back('\n');
+    std::fputs(plan.c_str(), stdout);
+    return;
+  }
+  const auto result = env.execute(name);
+  std::fprintf(stderr, "Job '%s' finished in %lld ms\n", result.getJobName().c_str(),
+               static_cast<long long>(result.getNetRuntime()));
 }
 
 }  // namespace sluice::examples

@@ -1,6 +1,9 @@
 // Flights per airline: the word count of the flights data, as a DataStream program.
 //
-//   example_flights_per_airline [-p N] [-D key=value] [examples/data/flights_2015-01-01_to_04.csv]
+//   example_flights_per_airline [-p N] [-D key=value] [--plan[=json|dot]] [examples/data/flights_2015-01-01_to_04.csv]
+//
+// --plan prints the JobGraph as JSON (env.getExecutionPlan(), the shape of Flink's /jobs/:id/plan) instead
+// of running the job; --plan=dot prints it as Graphviz DOT.
 //
 // Reads the CSV line by line, maps each flight to (airline, 1), keys by airline and sums the counts.
 // It runs in BATCH mode, so the keyed sum prints one final (airline,count) line per airline, prefixed
@@ -11,14 +14,12 @@
 #include "flights_jobs.h"
 
 int main(int argc, char** argv) {
-  std::string path = "examples/data/flights_2015-01-01_to_04.csv";
   try {
-    auto env = sluice::examples::envFromArgs(argc, argv, path);
+    const auto args = sluice::examples::parseExampleArgs(argc, argv, "examples/data/flights_2015-01-01_to_04.csv");
+    sluice::api::StreamExecutionEnvironment env(args.config);
     env.setRuntimeMode(sluice::api::RuntimeExecutionMode::BATCH);
-    sluice::examples::flightsPerAirline(env, path).print();
-    const auto result = env.execute("flights per airline");
-    std::fprintf(stderr, "Job '%s' finished in %lld ms\n", result.getJobName().c_str(),
-                 static_cast<long long>(result.getNetRuntime()));
+    sluice::examples::flightsPerAirline(env, args.path).print();
+    sluice::examples::planOrExecute(env, args, "flights per airline");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
