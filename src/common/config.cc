@@ -292,6 +292,48 @@ const ConfigOption<int32_t> kBatchSize("sluice.batch.size", ConfigType::kInt, "1
                                        "Rows per columnar RowBatch cut by sources.");
 const ConfigOption<int32_t> kChannelCapacity("sluice.channel.capacity", ConfigType::kInt, "8",
                                              "Batches in flight per in-memory channel before backpressure.");
+const ConfigOption<int64_t> kMemorySegmentSize(
+    "taskmanager.memory.segment-size", ConfigType::kMemorySize, "32 kb",
+    "Size of the network memory segments; the largest network buffer (Flink's TaskManagerOptions.MEMORY_SEGMENT_SIZE).");
+const ConfigOption<int64_t> kMinSegmentSize(
+    "taskmanager.memory.min-segment-size", ConfigType::kMemorySize, "256 b",
+    "Smallest buffer size buffer debloating may choose (Flink's TaskManagerOptions.MIN_MEMORY_SEGMENT_SIZE).");
+const ConfigOption<int64_t> kStartingSegmentSize(
+    "taskmanager.memory.starting-segment-size", ConfigType::kMemorySize, "1 kb",
+    "Buffer size buffer debloating starts from (Flink's TaskManagerOptions.STARTING_MEMORY_SEGMENT_SIZE, FLINK-36556).");
+const ConfigOption<int64_t> kNetworkMemoryMin("taskmanager.memory.network.min", ConfigType::kMemorySize, "64 mb",
+                                              "Lower bound of a TaskManager's network memory.");
+const ConfigOption<int64_t> kNetworkMemoryMax("taskmanager.memory.network.max", ConfigType::kMemorySize, "1 gb",
+                                              "Upper bound of a TaskManager's network memory.");
+const ConfigOption<double> kNetworkMemoryFraction("taskmanager.memory.network.fraction", ConfigType::kDouble, "0.1",
+                                                  "Fraction of the TaskManager's memory used for network buffers.");
+const ConfigOption<int32_t> kNetworkBuffersPerChannel(
+    "taskmanager.network.memory.buffers-per-channel", ConfigType::kInt, "2",
+    "Exclusive buffers per input channel (the channel's initial credit).");
+const ConfigOption<int32_t> kNetworkFloatingBuffersPerGate(
+    "taskmanager.network.memory.floating-buffers-per-gate", ConfigType::kInt, "8",
+    "Floating buffers per input gate, granted to channels by their announced backlog.");
+const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel(
+    "taskmanager.network.memory.max-buffers-per-channel", ConfigType::kInt, "10",
+    "Most buffers one subpartition may hold, so data skew cannot take a whole partition's pool.");
+const ConfigOption<bool> kBufferDebloatEnabled("taskmanager.network.memory.buffer-debloat.enabled", ConfigType::kBool,
+                                               "false", "Size network buffers from the measured throughput (FLIP-183).");
+const ConfigOption<int64_t> kBufferDebloatTarget(
+    "taskmanager.network.memory.buffer-debloat.target", ConfigType::kDuration, "1 s",
+    "Time the buffered in-flight data of a gate should take to consume.");
+const ConfigOption<int64_t> kBufferDebloatPeriod("taskmanager.network.memory.buffer-debloat.period",
+                                                 ConfigType::kDuration, "200 ms",
+                                                 "Interval between buffer size recalculations.");
+const ConfigOption<int32_t> kBufferDebloatSamples("taskmanager.network.memory.buffer-debloat.samples",
+                                                  ConfigType::kInt, "20",
+                                                  "Samples of the buffer size moving average.");
+const ConfigOption<int32_t> kBufferDebloatThresholdPercentages(
+    "taskmanager.network.memory.buffer-debloat.threshold-percentages", ConfigType::kInt, "25",
+    "Smallest change of the buffer size, in percent of the last announced size, that is announced.");
+const ConfigOption<int32_t> kBufferDebloatStablePeriods(
+    "sluice.network.buffer-debloat.stable-periods", ConfigType::kInt, "10",
+    "Debloat periods whose mean smoothed buffer size decides announcements (keeps the size stable under "
+    "steady load, FLINK-24230); 0 uses Flink's exact rule.");
 }  // namespace options
 
 }  // namespace sluice

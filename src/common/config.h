@@ -103,6 +103,24 @@ extern const ConfigOption<int64_t> kBufferTimeout;          ///< execution.buffe
 extern const ConfigOption<int64_t> kIdleTimeout;            ///< table.exec.source.idle-timeout = 0 ms
 extern const ConfigOption<int32_t> kBatchSize;              ///< sluice.batch.size = 1024 rows per RowBatch
 extern const ConfigOption<int32_t> kChannelCapacity;        ///< sluice.channel.capacity = 8 batches in flight per channel
+// Network stack (Flink's TaskManagerOptions / NettyShuffleEnvironmentOptions keys and defaults).
+extern const ConfigOption<int64_t> kMemorySegmentSize;      ///< taskmanager.memory.segment-size = 32 kb (bytes)
+extern const ConfigOption<int64_t> kMinSegmentSize;         ///< taskmanager.memory.min-segment-size = 256 b (bytes)
+extern const ConfigOption<int64_t> kStartingSegmentSize;    ///< taskmanager.memory.starting-segment-size = 1 kb (bytes)
+extern const ConfigOption<int64_t> kNetworkMemoryMin;       ///< taskmanager.memory.network.min = 64 mb (bytes)
+extern const ConfigOption<int64_t> kNetworkMemoryMax;       ///< taskmanager.memory.network.max = 1 gb (bytes)
+extern const ConfigOption<double> kNetworkMemoryFraction;   ///< taskmanager.memory.network.fraction = 0.1
+extern const ConfigOption<int32_t> kNetworkBuffersPerChannel;      ///< taskmanager.network.memory.buffers-per-channel = 2
+extern const ConfigOption<int32_t> kNetworkFloatingBuffersPerGate; ///< taskmanager.network.memory.floating-buffers-per-gate = 8
+extern const ConfigOption<int32_t> kNetworkMaxBuffersPerChannel;   ///< taskmanager.network.memory.max-buffers-per-channel = 10
+extern const ConfigOption<bool> kBufferDebloatEnabled;      ///< taskmanager.network.memory.buffer-debloat.enabled = false
+extern const ConfigOption<int64_t> kBufferDebloatTarget;    ///< taskmanager.network.memory.buffer-debloat.target = 1 s (ms)
+extern const ConfigOption<int64_t> kBufferDebloatPeriod;    ///< taskmanager.network.memory.buffer-debloat.period = 200 ms (ms)
+extern const ConfigOption<int32_t> kBufferDebloatSamples;   ///< taskmanager.network.memory.buffer-debloat.samples = 20
+/// taskmanager.network.memory.buffer-debloat.threshold-percentages = 25
+extern const ConfigOption<int32_t> kBufferDebloatThresholdPercentages;
+/// sluice.network.buffer-debloat.stable-periods = 10 (Sluice's anti-oscillation rule; 0 = Flink's exact rule)
+extern const ConfigOption<int32_t> kBufferDebloatStablePeriods;
 }  // namespace options
 
 }  // namespace sluice

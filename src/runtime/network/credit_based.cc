@@ -1,0 +1,251 @@
+#include "runtime/network/credit_based.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace sluice::runtime::network {
+
+CreditBasedSubpartitionView::CreditBasedSubpartitionView(int32_t initial_credit) : credit_(initial_credit) {
+  SLUICE_CHECK(initial_credit >= 0, "negative initial credit {}", initial_credit);
+}
+
+bool CreditBasedSubpartitionView::availableLocked() const {
+  if (queue_.empty()) return false;
+  return !queue_.front().isBuffer() || credit_ > 0;
+}
+
+void CreditBasedSubpartitionView::add(Buffer buffer) {
+  SLUICE_CHECK(buffer.valid(), "empty buffer added to a subpartition");
+  std::function<void()> notify;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool was = availableLocked();
+    if (buffer.isBuffer()) ++data_buffers_;
+    queue_.push_back(std::move(buffer));
+    if (!was && availableLocked()) notify = availability_listener_;
+  }
+  if (notify) notify();
+}
+
+void CreditBasedSubpartitionView::addCredit(int32_t credit) {
+  if (credit <= 0) throw InputError(fmt::format("AddCredit with non-positive credit {}", credit));
+  std::function<void()> notify;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool was = availableLocked();
+    credit_ += credit;
+    if (!was && availableLocked()) notify = availability_listener_;
+  }
+  if (notify) notify();
+}
+
+bool CreditBasedSubpartitionView::isAvailable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return availableLocked();
+}
+
+std::optional<BufferAndBacklog> CreditBasedSubpartitionView::pollNext() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!availableLocked()) return std::nullopt;
+  BufferAndBacklog out;
+  out.buffer = std::move(queue_.front());
+  queue_.pop_front();
+  if (out.buffer.isBuffer()) {
+    --data_buffers_;
+    --credit_;
+  }
+  out.backlog = data_buffers_;
+  out.sequence_number = sequence_number_++;
+  return out;
+}
+
+int32_t CreditBasedSubpartitionView::backlog() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return data_buffers_;
+}
+
+int32_t CreditBasedSubpartitionView::credit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return credit_;
+}
+
+void CreditBasedSubpartitionView::notifyNewBufferSize(int32_t size) {
+  if (size <= 0) throw InputError(fmt::format("announced buffer size must be positive, got {}", size));
+  std::lock_guard<std::mutex> lock(mu_);
+  buffer_size_ = size;
+}
+
+int32_t CreditBasedSubpartitionView::bufferSize() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buffer_size_;
+}
+
+void CreditBasedSubpartitionView::setAvailabilityListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  availability_listener_ = std::move(listener);
+}
+
+RemoteInputChannel::RemoteInputChannel(std::string name, NetworkBufferPool& global, LocalBufferPool& floating_pool,
+                                       int32_t exclusive_buffers)
+    : name_(std::move(name)), global_(global), floating_pool_(floating_pool), initial_credit_(exclusive_buffers) {
+  SLUICE_CHECK(exclusive_buffers >= 0, "negative exclusive buffers {}", exclusive_buffers);
+}
+
+RemoteInputChannel::~RemoteInputChannel() { releaseAllResources(); }
+
+void RemoteInputChannel::setup() {
+  std::vector<MemorySegment*> segments = global_.requestExclusiveSegments(initial_credit_, name_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SLUICE_CHECK(!set_up_, "channel {} set up twice", name_);
+  set_up_ = true;
+  for (MemorySegment* s : segments) exclusive_.emplace_back(s, this);
+  required_ = initial_credit_;
+}
+
+Buffer RemoteInputChannel::requestBuffer() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (released_) return Buffer();
+  std::deque<Buffer>& from = !floating_.empty() ? floating_ : exclusive_;
+  if (from.empty()) return Buffer();
+  Buffer b = std::move(from.front());
+  from.pop_front();
+  return b;
+}
+
+void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_t backlog) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (released_) return;
+    if (sequence_number != expected_sequence_) {
+      throw InputError(fmt::format("channel {}: buffer with sequence number {} arrived, expected {}", name_,
+                                   sequence_number, expected_sequence_));
+    }
+    ++expected_sequence_;
+    received_.push_back(std::move(buffer));
+  }
+  if (backlog >= 0) onSenderBacklog(backlog);
+}
+
+void RemoteInputChannel::addCredit(int32_t n, std::unique_lock<std::mutex>& lock) {
+  if (n <= 0) return;
+  const bool was_zero = unannounced_credit_ == 0;
+  unannounced_credit_ += n;
+  std::function<void()> notify = was_zero ? credit_listener_ : nullptr;
+  lock.unlock();
+  if (notify) notify();
+}
+
+void RemoteInputChannel::onSenderBacklog(int32_t backlog) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (released_) return;
+  required_ = backlog + initial_credit_;
+  int32_t gained = 0;
+  // Lock order channel -> pool; the pool calls back into notifyBufferAvailable without its lock.
+  while (availableLocked() < required_ && !waiting_for_floating_) {
+    Buffer b = floating_pool_.requestBufferOrListen(this);
+    if (!b.valid()) {
+      waiting_for_floating_ = true;
+      break;
+    }
+    floating_.push_back(std::move(b));
+    ++gained;
+  }
+  addCredit(gained, lock);
+}
+
+bool RemoteInputChannel::notifyBufferAvailable(Buffer buffer) {
+  std::unique_lock<std::mutex> lock(mu_);
+  waiting_for_floating_ = false;
+  if (released_ || availableLocked() >= required_) {
+    lock.unlock();
+    return false;  // `buffer` goes back to the pool when it leaves scope
+  }
+  floating_.push_back(std::move(buffer));
+  const bool more = availableLocked() < required_;
+  waiting_for_floating_ = more;
+  addCredit(1, lock);
+  return more;
+}
+
+void RemoteInputChannel::recycle(MemorySegment* segment) {
+  Buffer surplus;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (released_) {
+    lock.unlock();
+    global_.recycle(segment);
+    return;
+  }
+  exclusive_.emplace_back(segment, this);
+  // Flink's AvailableBufferQueue.addExclusiveBuffer: a floating buffer beyond the need goes back to the
+  // pool instead of counting as new credit.
+  if (availableLocked() > required_ && !floating_.empty()) {
+    surplus = std::move(floating_.front());
+    floating_.pop_front();
+    lock.unlock();
+    return;  // `surplus` is recycled to the pool here, outside the lock
+  }
+  addCredit(1, lock);
+}
+
+Buffer RemoteInputChannel::pollNext() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (received_.empty()) return Buffer();
+  Buffer b = std::move(received_.front());
+  received_.pop_front();
+  return b;
+}
+
+int32_t RemoteInputChannel::getAndResetUnannouncedCredit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(unannounced_credit_, 0);
+}
+
+int32_t RemoteInputChannel::unannouncedCredit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unannounced_credit_;
+}
+
+void RemoteInputChannel::setCreditListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  credit_listener_ = std::move(listener);
+}
+
+int32_t RemoteInputChannel::numRequiredBuffers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return required_;
+}
+
+int32_t RemoteInputChannel::availableBuffers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return availableLocked();
+}
+
+int32_t RemoteInputChannel::floatingBuffers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int32_t>(floating_.size());
+}
+
+int32_t RemoteInputChannel::queuedBuffers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int32_t>(received_.size());
+}
+
+void RemoteInputChannel::releaseAllResources() {
+  std::deque<Buffer> exclusive, floating, received;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (released_) return;
+    released_ = true;
+    exclusive.swap(exclusive_);
+    floating.swap(floating_);
+    received.swap(received_);
+  }
+  floating_pool_.removeListener(this);
+  // Exclusive buffers recycle into this channel, which now forwards them to the NetworkBufferPool.
+  exclusive.clear();
+  floating.clear();
+  received.clear();
+}
+
+}  // namespace sluice::runtime::network
