@@ -89,6 +89,11 @@ FileSystemSourceOperator::~FileSystemSourceOperator() { closeFile(); }
 void FileSystemSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
   SourceOperator::open(ctx, output);
   batch_size_ = batchSizeOf(ctx);
+  if (spec_->format != "csv") {
+    json_deserializer_ = std::make_unique<JsonRowDeserializer>(
+        spec_->row_type, spec_->json, spec_->format == "json" ? JsonFlavor::kJson : JsonFlavor::kDebezium,
+        spec_->projection);
+  }
   deserializer_ = spec_->projection.empty()
                       ? std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv)
                       : std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv, spec_->projection);
@@ -105,7 +110,9 @@ void FileSystemSourceOperator::open(const runtime::OperatorContext& ctx, runtime
       units_.push_back({joinPath(spec_->absolute_path, files[k]), joinPath(spec_->path, files[k]), false});
     }
   } else {
-    units_.push_back({spec_->absolute_path, spec_->path, n > 1});
+    units_.push_back({spec_->absolute_path, spec_->path, n > 1 && spec_->format == "csv"});
+    // A json file is not split: subtask 0 reads it.
+    if (spec_->format != "csv" && i != 0) units_.clear();
   }
   next_unit_ = 0;
   finished_ = false;
@@ -182,7 +189,7 @@ bool FileSystemSourceOperator::openNextUnit() {
 
 runtime::InputStatus FileSystemSourceOperator::emitNext() {
   if (finished_) return runtime::InputStatus::kEndOfInput;
-  types::RowBatch batch(deserializer_->producedType());
+  types::RowBatch batch(json_deserializer_ ? json_deserializer_->producedType() : deserializer_->producedType());
   batch.reserve(batch_size_);
   size_t rows = 0;
   while (rows < batch_size_) {
@@ -193,15 +200,33 @@ runtime::InputStatus FileSystemSourceOperator::emitNext() {
       }
       continue;
     }
-    rows += readCsvLines(data_, pos_, range_end_, line_number_, *deserializer_, batch, batch_size_ - rows,
-                         display_path_);
+    if (json_deserializer_) {
+      rows += readJsonLines(batch, batch_size_ - rows);
+    } else {
+      rows += readCsvLines(data_, pos_, range_end_, line_number_, *deserializer_, batch, batch_size_ - rows,
+                           display_path_);
+    }
   }
-  parse_errors_.store(deserializer_->parseErrors(), std::memory_order_relaxed);
+  parse_errors_.store(json_deserializer_ ? json_deserializer_->parseErrors() : deserializer_->parseErrors(),
+                      std::memory_order_relaxed);
   if (finished_) closeFile();
   if (rows == 0) return finished_ ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
   rows_emitted_.fetch_add(static_cast<int64_t>(rows), std::memory_order_relaxed);
   output_->collect(std::move(batch));
   return runtime::InputStatus::kMoreAvailable;
+}
+
+size_t FileSystemSourceOperator::readJsonLines(types::RowBatch& batch, size_t max_rows) {
+  size_t rows = 0;
+  // An update adds two rows, so a batch may end one row over `max_rows`.
+  while (rows < max_rows && pos_ < range_end_ && pos_ < data_.size()) {
+    size_t nl = data_.find('\n', pos_);
+    const size_t end = nl == std::string_view::npos ? data_.size() : nl;
+    rows += json_deserializer_->parseLine(data_.substr(pos_, end - pos_), batch, display_path_, line_number_);
+    pos_ = end + 1;
+    ++line_number_;
+  }
+  return rows;
 }
 
 void FileSystemSourceOperator::close() { closeFile(); }
@@ -216,7 +241,11 @@ std::shared_ptr<const runtime::StreamOperatorFactory> FileSystemTableSource::ope
 }
 
 std::string FileSystemTableSource::summary() const {
-  return fmt::format("filesystem path={}, format=csv", spec_->path);
+  return fmt::format("filesystem path={}, format={}", spec_->path, spec_->format);
+}
+
+table::ChangelogMode FileSystemTableSource::changelogMode() const {
+  return spec_->format == "debezium-json" ? table::ChangelogMode::kAll : table::ChangelogMode::kInsertOnly;
 }
 
 bool FileSystemTableSource::applyProjection(const std::vector<int>& fields) {
@@ -429,6 +458,7 @@ std::set<std::string> FileSystemTableFactory::supportedOptions() const {
                                 "scan.parallelism",
                                 "sink.parallelism"};
   for (const auto& k : csvFormatOptionKeys()) keys.insert(k);
+  for (const auto& k : jsonFormatOptionKeys()) keys.insert(k);
   return keys;
 }
 
@@ -438,26 +468,29 @@ struct CommonFs {
   std::string path;
   std::string absolute;
   CsvFormatOptions csv;
+  std::string format;
 };
 
-CommonFs commonOptions(const table::ResolvedTable& table) {
+CommonFs commonOptions(const table::ResolvedTable& table, bool source) {
   auto path = findOption(table.options, "path");
   if (!path || path->empty())
     throw UserError(fmt::format("Missing required option 'path' for the filesystem table '{}'.", table.name));
   auto format = findOption(table.options, "format");
   if (!format)
     throw UserError(fmt::format("Could not find required option 'format' for the filesystem table '{}'.", table.name));
-  if (*format != "csv")
+  const bool known = *format == "csv" || (source && (*format == "json" || *format == "debezium-json"));
+  if (!known)
     throw UserError(fmt::format(
         "Could not find any format factory for identifier '{}' (table '{}', option 'format'). Available format "
-        "identifiers are: csv",
-        *format, table.name));
+        "identifiers are: {}",
+        *format, table.name, source ? "csv, debezium-json, json" : "csv"));
   // Accepted for compatibility; a bounded read ignores them.
   durationOption(table.options, "source.monitor-interval", 0, table.name);
   CommonFs c;
   c.path = stripFileScheme(*path);
   c.absolute = absolutePath(c.path);
   c.csv = parseCsvFormatOptions(table.options, table.name);
+  c.format = *format;
   return c;
 }
 
@@ -465,7 +498,7 @@ CommonFs commonOptions(const table::ResolvedTable& table) {
 
 std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(const table::ResolvedTable& table,
                                                                               const Configuration&) const {
-  CommonFs c = commonOptions(table);
+  CommonFs c = commonOptions(table, true);
   std::error_code ec;
   if (!fs::exists(c.absolute, ec))
     throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", c.path, table.name));
@@ -475,15 +508,22 @@ std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(con
   spec->absolute_path = c.absolute;
   spec->row_type = table.physical_type;
   spec->csv = c.csv;
+  spec->format = c.format;
   // Fails early on a column type the format cannot read.
-  CsvRowDeserializer check(spec->row_type, spec->csv);
+  if (c.format == "csv") {
+    CsvRowDeserializer check(spec->row_type, spec->csv);
+  } else {
+    const JsonFlavor flavor = c.format == "json" ? JsonFlavor::kJson : JsonFlavor::kDebezium;
+    spec->json = parseJsonFormatOptions(table.options, flavor, table.name);
+    JsonRowDeserializer check(spec->row_type, spec->json, flavor);
+  }
   return std::make_unique<FileSystemTableSource>(std::move(spec),
                                                  parallelismOption(table.options, "scan.parallelism", table.name));
 }
 
 std::unique_ptr<table::DynamicTableSink> FileSystemTableFactory::createSink(const table::ResolvedTable& table,
                                                                              const Configuration&) const {
-  CommonFs c = commonOptions(table);
+  CommonFs c = commonOptions(table, false);
   auto spec = std::make_shared<FileSystemSinkSpec>();
   spec->table_name = table.name;
   spec->path = c.path;

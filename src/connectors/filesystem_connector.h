@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "connectors/csv_format.h"
+#include "connectors/json_format.h"
 #include "runtime/operators/stream_operator.h"
 #include "table/catalog/table_factory.h"
 
@@ -46,6 +47,10 @@ struct FileSystemSourceSpec {
   std::string absolute_path; ///< resolved against the current directory at planning time
   types::RowType row_type;   ///< the table's physical row type (every field of a line)
   CsvFormatOptions csv;
+  /// `format`: "csv", "json" or "debezium-json". The json formats read one object per line and never
+  /// split a file (each file is read whole by one subtask, so the changes in a file stay in order).
+  std::string format = "csv";
+  JsonFormatOptions json;
   /// Physical fields emitted, ascending (projection push-down); empty emits every field.
   std::vector<int> projection;
   /// The emitted row type: `row_type` restricted to `projection` (`row_type` when it is empty).
@@ -79,8 +84,11 @@ class FileSystemSourceOperator : public runtime::SourceOperator {
   bool openNextUnit();
   void closeFile();
 
+  size_t readJsonLines(types::RowBatch& batch, size_t max_rows);
+
   std::shared_ptr<const FileSystemSourceSpec> spec_;
   std::unique_ptr<CsvRowDeserializer> deserializer_;
+  std::unique_ptr<JsonRowDeserializer> json_deserializer_;
   std::vector<WorkUnit> units_;
   size_t next_unit_ = 0;
   size_t batch_size_ = 1024;
@@ -105,6 +113,8 @@ class FileSystemTableSource : public table::ScanTableSource {
   FileSystemTableSource(std::shared_ptr<const FileSystemSourceSpec> spec, std::optional<int> parallelism);
   std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
   std::optional<int> parallelism() const override { return parallelism_; }
+  /// A retract changelog for `debezium-json`, insert-only otherwise.
+  table::ChangelogMode changelogMode() const override;
   bool isBounded() const override { return true; }
   std::string summary() const override;
   /// Projection push-down: every line is still split into all its fields (the field count is checked

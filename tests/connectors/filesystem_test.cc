@@ -65,7 +65,7 @@ TEST(FileSystemSourceTest, MissingFormatOrPathIsAUserError) {
   table::ResolvedTable t = fsTable("/tmp", idName());
   t.options.erase("format");
   EXPECT_THROW(FileSystemTableFactory().createSource(t, conf), UserError);
-  t = fsTable("/tmp", idName(), {{"format", "json"}});
+  t = fsTable("/tmp", idName(), {{"format", "avro"}});
   EXPECT_THROW(FileSystemTableFactory().createSource(t, conf), UserError);
   t.options.erase("path");
   EXPECT_THROW(FileSystemTableFactory().createSource(t, conf), UserError);

@@ -30,6 +30,25 @@ struct ResolvedTable {
   std::vector<int> primary_key;
 };
 
+/// The kinds of rows a source or plan node emits (Flink's ChangelogMode): insert-only (+I), a full
+/// retract changelog (+I/-U/+U/-D, e.g. debezium-json), or upserts by primary key (+I/+U/-D without
+/// -U, e.g. upsert-kafka).
+enum class ChangelogMode {
+  kInsertOnly,
+  kAll,
+  kUpsert,
+};
+
+/// "[I]", "[I,UB,UA,D]", "[I,UA,D]" as Flink prints a ChangelogMode in explain.
+inline const char* changelogModeText(ChangelogMode m) {
+  switch (m) {
+    case ChangelogMode::kInsertOnly: return "[I]";
+    case ChangelogMode::kAll: return "[I,UB,UA,D]";
+    case ChangelogMode::kUpsert: return "[I,UA,D]";
+  }
+  return "?";
+}
+
 /// What a source declares to the planner.
 class ScanTableSource {
  public:
@@ -38,6 +57,10 @@ class ScanTableSource {
   virtual std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const = 0;
   /// `scan.parallelism` when set (FLIP-367: reported through the provider, never set behind the planner).
   virtual std::optional<int> parallelism() const { return std::nullopt; }
+  /// The rows the source emits (Flink's ScanTableSource#getChangelogMode); insert-only unless the
+  /// format is a changelog format. A source that is not insert-only needs a primary key when it has a
+  /// configured parallelism (FLIP-367 hashes its output on the key).
+  virtual ChangelogMode changelogMode() const { return ChangelogMode::kInsertOnly; }
   /// True when the source ends by itself (a file, datagen with number-of-rows).
   virtual bool isBounded() const = 0;
   /// Short description for explain, e.g. "filesystem path=..., format=csv".
