@@ -140,6 +140,8 @@ Pruned prune(const RelNodePtr& rel, const std::vector<bool>& needed) {
       for (size_t i = 0; i < needed.size(); ++i)
         if (needed[i]) fields.push_back(static_cast<int>(i));
       if (fields.empty()) fields.push_back(0);
+      // A changelog source keeps every column: its primary key indexes the physical row (FLIP-367 hash).
+      if (rel->producesUpdates()) return identity(rel);
       if (fields.size() == needed.size() || !rel->source->applyProjection(fields)) return identity(rel);
       auto copy = std::make_shared<RelNode>(*rel);
       std::vector<bool> keep(needed.size(), false);

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "common/config.h"
 #include "common/error.h"
 #include "runtime/operators/stream_operator.h"
@@ -61,6 +63,14 @@ class Translator {
   graph::TransformationPtr input(const RelNode& rel, size_t i) {
     const RelNodePtr& in_rel = rel.inputs[i];
     graph::TransformationPtr in = translate(in_rel);
+    if (in_rel->kind == RelKind::kTableSourceScan && in_rel->producesUpdates() && in_rel->parallelism > 0) {
+      // FLIP-367: a changelog source with a configured parallelism is always hashed on its primary key
+      // (physical row indexes), even when its parallelism equals the default.
+      SLUICE_CHECK(!in_rel->primary_key.empty(), "changelog source '{}' without primary key", in_rel->table_name);
+      auto ex = partition(in, graph::ShipStrategy::kHash, in_rel->primary_key);
+      ex->parallelism = -1;
+      return ex;
+    }
     if (!rel.in_source_block && in_rel->in_source_block && in->parallelism > 0 &&
         in->parallelism != default_parallelism_) {
       auto ex = partition(in, graph::ShipStrategy::kRebalance);
@@ -119,6 +129,18 @@ class Translator {
       case RelKind::kSink: {
         auto in = input(rel, 0);
         int p = rel.parallelism > 0 ? rel.parallelism : in->parallelism;
+        if (rel.sink && rel.parallelism > 0 && rel.producesUpdates() && resolve(in->parallelism) != rel.parallelism) {
+          // Flink's CommonExecSink: updates into a sink of another parallelism are keyed by its primary
+          // key so that every change of a key is written by one subtask, in order.
+          if (rel.primary_key.empty())
+            throw UserError(fmt::format(
+                "The sink for table 'default_catalog.default_database.{}' has a configured parallelism of {}, while "
+                "the input parallelism is {}. Since the configured parallelism is different from the input "
+                "parallelism and the changelog mode contains [UPDATE_BEFORE, UPDATE_AFTER, DELETE], which is not "
+                "INSERT_ONLY mode, primary key is required but no primary key is found",
+                rel.sink_name, rel.parallelism, resolve(in->parallelism)));
+          in = partition(in, graph::ShipStrategy::kHash, rel.primary_key);
+        }
         auto t = make(graph::TransformationKind::kSink, "Sink: " + (rel.sink ? rel.sink_name : std::string("collect")), rel, {in}, p);
         if (rel.sink) {
           t->factory = rel.sink->operatorFactory();
@@ -133,6 +155,8 @@ class Translator {
     SLUICE_CHECK(false, "unknown RelKind");
     return nullptr;
   }
+
+  int resolve(int parallelism) const { return parallelism > 0 ? parallelism : default_parallelism_; }
 
   int default_parallelism_;
   std::shared_ptr<const runtime::StreamOperatorFactory> collect_;

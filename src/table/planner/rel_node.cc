@@ -92,7 +92,8 @@ void explainInto(const RelNode& n, const std::string& prefix, bool root, bool la
   out += prefix;
   if (!root) out += "+- ";
   out += n.describe();
-  if (n.produces_updates) out += "  [changelog: +I,-U,+U,-D]";
+  if (n.changelog == ChangelogMode::kAll) out += "  [changelog: +I,-U,+U,-D]";
+  if (n.changelog == ChangelogMode::kUpsert) out += "  [changelog: +I,+U,-D]";
   out += '\n';
   std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
   for (size_t i = 0; i < n.inputs.size(); ++i)

@@ -32,7 +32,11 @@ struct RelNode {
   RelKind kind = RelKind::kCalc;
   types::RowType row_type;          ///< output schema (names are the SQL names)
   std::vector<bool> rowtime;        ///< per output column: an event-time attribute (watermarked)
-  bool produces_updates = false;    ///< changelog mode: false = insert-only, true = +I/-U/+U/-D
+  /// The changelog this node emits (Flink's ChangelogMode trait, inferred bottom-up): scans take their
+  /// source's, Calc/Union/sinks their inputs', GroupAggregate always a retract changelog.
+  ChangelogMode changelog = ChangelogMode::kInsertOnly;
+  /// True when the node emits -U/+U/-D rows (any mode but insert-only).
+  bool producesUpdates() const { return changelog != ChangelogMode::kInsertOnly; }
   std::vector<RelNodePtr> inputs;
   int parallelism = -1;             ///< -1 = parallelism.default
   /// Part of a scan: the source, the Calc/WatermarkAssigner of its computed columns and watermark, and
@@ -44,6 +48,9 @@ struct RelNode {
   // kTableSourceScan
   std::string table_name;
   std::shared_ptr<ScanTableSource> source;
+  /// kTableSourceScan: the table's PRIMARY KEY as indexes into the source's physical row (empty when
+  /// none); kSink: the sink table's PRIMARY KEY as indexes into `row_type`.
+  std::vector<int> primary_key;
   // kCalc
   ExprPtr condition;                ///< may be null
   std::vector<ExprPtr> projections;

@@ -47,7 +47,7 @@ RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr co
     rel->rowtime.push_back(rt);
   }
   rel->projections = std::move(projections);
-  rel->produces_updates = in->produces_updates;
+  rel->changelog = in->changelog;
   if (fused_into_source_block) {
     rel->in_source_block = true;
     rel->parallelism = in->parallelism;
@@ -153,7 +153,17 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   scan->table_name = table.name;
   scan->source = source;
   scan->parallelism = source->parallelism().value_or(-1);
-  scan->in_source_block = true;
+  scan->changelog = source->changelogMode();
+  scan->primary_key = resolved.primary_key;
+  // FLIP-367: a changelog source with its own parallelism is hashed on its primary key right after
+  // the scan, so every change of a key reaches one subtask in order; nothing is pushed into it.
+  const bool changelog_source = scan->producesUpdates();
+  scan->in_source_block = !changelog_source;
+  if (changelog_source && scan->parallelism > 0 && resolved.primary_key.empty())
+    fail(pos, fmt::format("Configured parallelism {} for upsert table 'default_catalog.default_database.{}' while "
+                          "can not find primary key field. This is a bug, please file an issue.",
+                          scan->parallelism, table.name));
+  auto block = [&](RelNodePtr r) { return changelog_source ? r : sourceBlock(std::move(r), scan->parallelism); };
 
   RelNodePtr rel = scan;
   const std::vector<ExprPtr>& projections = schema.projections;
@@ -164,14 +174,14 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
     const ExprPtr& wm_expr = schema.watermark;
     // Computed columns first, then the watermark expression over them (two Calcs unless fusing
     // would evaluate a computed column twice).
-    rel = sourceBlock(makeCalc(rel, nullptr, projections, names), scan->parallelism);
+    rel = block(makeCalc(rel, nullptr, projections, names));
     std::vector<ExprPtr> with_wm;
     for (size_t i = 0; i < projections.size(); ++i)
       with_wm.push_back(makeInputRef(static_cast<int>(i), projections[i]->type));
     with_wm.push_back(wm_expr);
     std::vector<std::string> wm_names = names;
     wm_names.push_back("$watermark");
-    rel = sourceBlock(makeCalc(rel, nullptr, with_wm, wm_names), scan->parallelism);
+    rel = block(makeCalc(rel, nullptr, with_wm, wm_names));
     auto assigner = std::make_shared<RelNode>();
     assigner->kind = RelKind::kWatermarkAssigner;
     assigner->inputs = {rel};
@@ -183,11 +193,12 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
     assigner->rowtime_index = rt;
     assigner->watermark_index = static_cast<int>(with_wm.size() - 1);
     assigner->watermark_expr = wm_expr;
-    assigner->parallelism = scan->parallelism;
-    assigner->in_source_block = true;
+    assigner->changelog = rel->changelog;
+    assigner->parallelism = changelog_source ? -1 : scan->parallelism;
+    assigner->in_source_block = !changelog_source;
     rel = assigner;
   } else if (has_computed) {
-    rel = sourceBlock(makeCalc(rel, nullptr, projections, names), scan->parallelism);
+    rel = block(makeCalc(rel, nullptr, projections, names));
   }
   FromResult out;
   out.rel = rel;
@@ -399,7 +410,7 @@ RelNodePtr SqlToRelConverter::Impl::convertQueryRel(const sql::Query& q) {
       casts.push_back(ref);
     }
     if (needs_cast) br = makeCalc(br, nullptr, casts, first->row_type.names);
-    u->produces_updates = u->produces_updates || br->produces_updates;
+    if (br->producesUpdates() && u->changelog != ChangelogMode::kAll) u->changelog = br->changelog;
     u->inputs.push_back(br);
   }
   return u;
@@ -486,7 +497,7 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
          fmt::format("Unable to create a sink for writing table 'default_catalog.default_database.{}'.\n\n{}",
                      table->name, err.what()));
   }
-  if (input->produces_updates && !sink->acceptsUpdates()) {
+  if (input->producesUpdates() && !sink->acceptsUpdates()) {
     const RelNode* producer = input.get();
     while (producer->kind != RelKind::kGroupAggregate && !producer->inputs.empty())
       producer = producer->inputs[0].get();
@@ -500,10 +511,11 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   rel->row_type = input->row_type;
   rel->row_type.names = sink_type.names;
   rel->rowtime.assign(rel->row_type.size(), false);
-  rel->produces_updates = input->produces_updates;
+  rel->changelog = input->changelog;
   rel->sink = sink;
   rel->sink_name = table->name;
   rel->parallelism = sink->parallelism().value_or(-1);
+  rel->primary_key = resolved.primary_key;
   return rel;
 }
 
@@ -534,7 +546,7 @@ RelNodePtr SqlToRelConverter::convertQueryForCollect(const sql::Query& query) {
   rel->inputs = {input};
   rel->row_type = input->row_type;
   rel->rowtime.assign(rel->row_type.size(), false);
-  rel->produces_updates = input->produces_updates;
+  rel->changelog = input->changelog;
   rel->sink_name = "collect";
   rel->parallelism = 1;
   return rel;

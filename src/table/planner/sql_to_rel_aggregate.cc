@@ -123,7 +123,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
   }
   agg->aggregates = calls;
   if (from.windowed) {
-    if (pre_rel->produces_updates)
+    if (pre_rel->producesUpdates())
       fail(from.window_pos,
            "Window aggregation does not support update or delete input (it consumes an updating changelog)");
     agg->kind = RelKind::kWindowAggregate;
@@ -133,10 +133,10 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     agg->row_type.types.push_back(LogicalType::timestamp(3, false));
     agg->row_type.names.push_back("window_end");
     agg->row_type.types.push_back(LogicalType::timestamp(3, false));
-    agg->produces_updates = false;
+    agg->changelog = ChangelogMode::kInsertOnly;
   } else {
     agg->kind = RelKind::kGroupAggregate;
-    agg->produces_updates = true;
+    agg->changelog = ChangelogMode::kAll;
   }
   agg->rowtime.assign(agg->row_type.size(), false);
   if (group_exprs.empty()) agg->parallelism = 1;
