@@ -12,7 +12,10 @@
 #include <thread>
 
 #include "common/error.h"
+#include "runtime/network/buffer_pool.h"
 #include "runtime/network/input_gate.h"
+#include "runtime/network/local_channel.h"
+#include "runtime/network/network_config.h"
 #include "runtime/task/stream_task.h"
 #include "scheduler/region_scheduler.h"
 
@@ -41,6 +44,9 @@ class JobHandle::State {
   std::unique_ptr<scheduler::ExecutionGraph> execution_graph;
   std::unique_ptr<scheduler::PipelinedRegionScheduler> scheduler;
 
+  // Declared before everything holding buffers: destroyed last.
+  std::vector<std::unique_ptr<runtime::network::NetworkBufferPool>> network_pools;  // per TaskManager
+  std::vector<std::shared_ptr<runtime::network::LocalBufferPool>> partition_pools;
   std::vector<std::vector<std::unique_ptr<runtime::InputGate>>> gates;   // [vertex][subtask]
   std::vector<std::vector<std::unique_ptr<runtime::StreamTask>>> tasks;  // [vertex][subtask]
   std::vector<std::unique_ptr<std::atomic<int>>> finished;               // per vertex
@@ -70,6 +76,8 @@ class JobHandle::State {
         if (g) g->cancel();
       }
     }
+    // Producers waiting for a free buffer throw CancelTaskException.
+    for (auto& p : partition_pools) p->destroy();
   }
 
   void requestCancel() {
@@ -218,6 +226,19 @@ class JobHandle::State {
           vp.operators[i].records_out += m.num_records_out.load(std::memory_order_relaxed);
         }
         vp.records_out += t->networkRecordsOut();
+        const runtime::TaskNetworkMetrics m = t->networkMetrics();
+        vp.in_pool_usage = std::max(vp.in_pool_usage, m.in_pool_usage);
+        vp.out_pool_usage = std::max(vp.out_pool_usage, m.out_pool_usage);
+        vp.num_bytes_in += m.num_bytes_in;
+        vp.num_bytes_out += m.num_bytes_out;
+        vp.back_pressured_time_ms_per_second =
+            std::max(vp.back_pressured_time_ms_per_second, m.back_pressured_time_ms * 1000 / std::max<int64_t>(1, p.elapsed_ms));
+        if (m.debloated_buffer_size > 0 &&
+            (vp.debloated_buffer_size == 0 || m.debloated_buffer_size < vp.debloated_buffer_size)) {
+          vp.debloated_buffer_size = m.debloated_buffer_size;
+        }
+        vp.estimated_time_to_consume_buffers_ms =
+            std::max(vp.estimated_time_to_consume_buffers_ms, m.estimated_time_to_consume_buffers_ms);
       }
       vp.records_in = vp.operators.empty() ? 0 : vp.operators[0].records_in;
       p.vertices.push_back(std::move(vp));
@@ -341,6 +362,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   // offset[e][j] = first channel of edge e in the gate of consumer subtask j.
   std::vector<std::vector<int>> offset(g.edges.size());
   st->gates.resize(g.vertices.size());
+  std::vector<char> gate_blocking(g.vertices.size(), 0);
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
     st->gates[v].resize(static_cast<size_t>(vertex.parallelism));
@@ -351,6 +373,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     for (int e : vertex.inputs) {
       blocking_input = blocking_input || g.edges[static_cast<size_t>(e)].exchange_mode == graph::ExchangeMode::kBatch;
     }
+    gate_blocking[v] = blocking_input ? 1 : 0;
     const int gate_capacity = blocking_input ? INT_MAX : capacity;
     for (int e : vertex.inputs) offset[static_cast<size_t>(e)].assign(static_cast<size_t>(vertex.parallelism), 0);
     for (int j = 0; j < vertex.parallelism; ++j) {
@@ -365,6 +388,36 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       }
       st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, gate_capacity);
     }
+  }
+
+  // Network buffers: pipelined edges into gates without a blocking input go through LocalChannels over the
+  // buffers of one NetworkBufferPool per TaskManager; blocking results keep the unbounded in-memory queues.
+  // Subtask i of every vertex counts against TaskManager i mod local.number-taskmanager.
+  const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
+  const int task_managers = std::max(1, config_.get(options::kNumberOfTaskManagers));
+  auto networked = [&](const graph::JobEdge& edge) { return gate_blocking[static_cast<size_t>(edge.target_vertex)] == 0; };
+  std::vector<int64_t> segments_needed(static_cast<size_t>(task_managers), 0);
+  for (size_t v = 0; v < g.vertices.size(); ++v) {
+    const graph::JobVertex& vertex = g.vertices[v];
+    for (int i = 0; i < vertex.parallelism; ++i) {
+      for (int e : vertex.outputs) {
+        const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
+        if (!networked(edge)) continue;
+        const int64_t n = static_cast<int64_t>(
+            graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
+                                      g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
+                .size());
+        segments_needed[static_cast<size_t>(i % task_managers)] += n * net.max_buffers_per_channel + 1;
+      }
+    }
+  }
+  st->network_pools.resize(static_cast<size_t>(task_managers));
+  for (int tm = 0; tm < task_managers; ++tm) {
+    // The configured network memory bounds the pool; only what the job can use is allocated.
+    const int64_t configured = net.numberOfSegments(0);
+    const int64_t n = std::max<int64_t>(1, std::min(configured, segments_needed[static_cast<size_t>(tm)]));
+    st->network_pools[static_cast<size_t>(tm)] =
+        std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
   }
 
   st->tasks.resize(g.vertices.size());
@@ -391,6 +444,19 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
           SLUICE_CHECK(pos < static_cast<int>(producers.size()), "inconsistent pointwise connection");
           partition.subpartitions.push_back({st->gates[static_cast<size_t>(edge.target_vertex)][static_cast<size_t>(j)].get(),
                                              offset[static_cast<size_t>(e)][static_cast<size_t>(j)] + pos, j});
+        }
+        if (networked(edge) && !partition.subpartitions.empty()) {
+          const auto n = static_cast<int32_t>(partition.subpartitions.size());
+          // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed, at most
+          // max-buffers-per-channel per subpartition.
+          partition.pool = st->network_pools[static_cast<size_t>(i % task_managers)]->createBufferPool(
+              n + 1, std::max(n + 1, n * net.max_buffers_per_channel + 1),
+              fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
+          st->partition_pools.push_back(partition.pool);
+          for (auto& sp : partition.subpartitions) {
+            sp.local = std::make_shared<runtime::LocalChannel>(partition.pool, std::max(1, net.buffers_per_channel));
+            sp.gate->attachLocalChannel(sp.channel, sp.local);
+          }
         }
         setup.partitions.push_back(std::move(partition));
       }

@@ -44,6 +44,16 @@ struct VertexProgress {
   int64_t records_out = 0;
   int finished_subtasks = 0;
   std::vector<OperatorProgress> operators;  ///< chain order
+  // Network metrics (Flink's names), over the subtasks' channels through network buffers only.
+  double in_pool_usage = 0;    ///< `inPoolUsage`: max over subtasks, in [0, 1]
+  double out_pool_usage = 0;   ///< `outPoolUsage`: max over subtasks, in [0, 1]
+  int64_t num_bytes_in = 0;    ///< `numBytesIn`: sum over subtasks
+  int64_t num_bytes_out = 0;   ///< `numBytesOut`: sum over subtasks
+  /// `backPressuredTimeMsPerSecond`: ms waited for output buffers per second of job time, max over
+  /// subtasks (averaged over the run, not Flink's sliding window).
+  int64_t back_pressured_time_ms_per_second = 0;
+  int32_t debloated_buffer_size = 0;  ///< `debloatedBufferSize` (bytes): min over subtasks that debloat
+  int64_t estimated_time_to_consume_buffers_ms = 0;  ///< `estimatedTimeToConsumeBuffersMs`: max over subtasks
 };
 
 /// A snapshot of a running (or finished) job.

@@ -1,12 +1,37 @@
 #include "runtime/network/input_gate.h"
 
 #include "common/error.h"
+#include "runtime/network/local_channel.h"
 
 namespace sluice::runtime {
 
 InputGate::InputGate(int num_channels, int capacity)
     : capacity_(capacity), queued_(static_cast<size_t>(num_channels), 0) {
   SLUICE_CHECK(capacity >= 1, "channel capacity must be at least 1, got {}", capacity);
+}
+
+InputGate::~InputGate() = default;
+
+void InputGate::attachLocalChannel(int channel, std::shared_ptr<LocalChannel> local) {
+  SLUICE_CHECK(channel >= 0 && channel < numChannels(), "local channel {} outside the gate's {}", channel,
+               numChannels());
+  local->setAvailabilityListener([this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      local_signal_ = true;
+      if (!consumer_waiting_) return;
+      consumer_waiting_ = false;
+    }
+    consumer_cv_.notify_one();
+  });
+  local_.push_back(std::move(local));
+  local_channel_index_.push_back(channel);
+}
+
+int32_t InputGate::queuedBuffers() const {
+  int32_t n = 0;
+  for (const auto& l : local_) n += l->queuedBuffers();
+  return n;
 }
 
 void InputGate::push(int channel, StreamElement&& element) {
@@ -30,16 +55,22 @@ void InputGate::push(int channel, StreamElement&& element) {
 InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
                                          std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::unique_lock<std::mutex> lock(mu_);
-  while (queue_.empty()) {
+  bool paused = false;
+  while (queue_.empty() && !local_signal_) {
     if (cancelled_.load(std::memory_order_relaxed)) return PollResult::kCancelled;
     if (wakeup_) {
       wakeup_ = false;
       return PollResult::kWakeup;
     }
+    if (!paused && !local_.empty()) {
+      // Waiting with nothing to read is idle time, which the debloater's throughput excludes.
+      throughput_.pauseMeasurement();
+      paused = true;
+    }
     consumer_waiting_ = true;
     if (deadline) {
-      if (consumer_cv_.wait_until(lock, *deadline) == std::cv_status::timeout && queue_.empty() && !wakeup_ &&
-          !cancelled_.load(std::memory_order_relaxed)) {
+      if (consumer_cv_.wait_until(lock, *deadline) == std::cv_status::timeout && queue_.empty() && !local_signal_ &&
+          !wakeup_ && !cancelled_.load(std::memory_order_relaxed)) {
         consumer_waiting_ = false;
         return PollResult::kTimeout;
       }
@@ -51,10 +82,29 @@ InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
   if (cancelled_.load(std::memory_order_relaxed)) return PollResult::kCancelled;
   out.swap(queue_);
   for (int& q : queued_) q = 0;
+  const bool drain_local = local_signal_;
+  local_signal_ = false;
   const bool notify = waiting_producers_ > 0;
   lock.unlock();
   if (notify) producer_cv_.notify_all();
-  return PollResult::kData;
+  if (drain_local) {
+    int64_t bytes = 0;
+    bool more = false;
+    for (size_t i = 0; i < local_.size(); ++i) {
+      bytes += local_[i]->drain(local_channel_index_[i], out);
+      more = more || local_[i]->hasAvailable();
+    }
+    if (more) {
+      // No availability callback comes for buffers already queued: look again at the next poll.
+      std::lock_guard<std::mutex> relock(mu_);
+      local_signal_ = true;
+    }
+    if (bytes > 0) {
+      throughput_.incomingDataSize(bytes);
+      bytes_in_.fetch_add(bytes, std::memory_order_relaxed);
+    }
+  }
+  return out.empty() ? PollResult::kWakeup : PollResult::kData;
 }
 
 void InputGate::wakeup() {
@@ -72,6 +122,48 @@ void InputGate::cancel() {
   }
   consumer_cv_.notify_all();
   producer_cv_.notify_all();
+}
+
+}  // namespace sluice::runtime
+
+namespace sluice::runtime {
+
+void ResultPartition::emit(size_t i, StreamElement&& element) {
+  Subpartition& sp = subpartitions[i];
+  if (sp.local) {
+    sp.local->write(std::move(element));
+  } else {
+    sp.gate->push(sp.channel, std::move(element));
+  }
+}
+
+void ResultPartition::flushBuffers() {
+  for (auto& sp : subpartitions) {
+    if (sp.local) sp.local->flush();
+  }
+}
+
+bool ResultPartition::hasPendingBytes() const {
+  for (const auto& sp : subpartitions) {
+    if (sp.local && sp.local->hasPendingBytes()) return true;
+  }
+  return false;
+}
+
+int64_t ResultPartition::bytesOut() const {
+  int64_t n = 0;
+  for (const auto& sp : subpartitions) {
+    if (sp.local) n += sp.local->bytesOut();
+  }
+  return n;
+}
+
+int64_t ResultPartition::backPressuredNanos() const {
+  int64_t n = 0;
+  for (const auto& sp : subpartitions) {
+    if (sp.local) n += sp.local->backPressuredNanos();
+  }
+  return n;
 }
 
 }  // namespace sluice::runtime

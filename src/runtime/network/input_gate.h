@@ -9,14 +9,19 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <exception>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "runtime/network/buffer_debloater.h"
+#include "runtime/network/buffer_pool.h"
 #include "runtime/stream_element.h"
 
 namespace sluice::runtime {
+
+class LocalChannel;
 
 /// Thrown inside a task when its job is being cancelled (Flink's CancelTaskException). Never a failure.
 class CancelTaskException : public std::exception {
@@ -41,6 +46,19 @@ class InputGate {
 
   /// `capacity` >= 1: elements (batches, watermarks, end markers) a channel holds before its producer blocks.
   InputGate(int num_channels, int capacity);
+  ~InputGate();
+
+  /// Makes `channel` read from `local` (network buffers) instead of the in-memory queue. Call before the
+  /// consumer starts; the producer then writes through its ResultPartition's LocalChannel.
+  void attachLocalChannel(int channel, std::shared_ptr<LocalChannel> local);
+  /// The local channels (index = position in attach order), e.g. to announce a debloated buffer size.
+  const std::vector<std::shared_ptr<LocalChannel>>& localChannels() const { return local_; }
+  /// Consumer thread: the gate's throughput measurement (bytes read from buffers, idle time excluded).
+  network::ThroughputCalculator& throughput() { return throughput_; }
+  /// Any thread: bytes read from network buffers (the `numBytesIn` metric).
+  int64_t bytesIn() const { return bytes_in_.load(std::memory_order_relaxed); }
+  /// Any thread: data buffers queued for this gate over all local channels.
+  int32_t queuedBuffers() const;
 
   int numChannels() const { return static_cast<int>(queued_.size()); }
 
@@ -70,6 +88,12 @@ class InputGate {
   bool consumer_waiting_ = false;
   bool wakeup_ = false;
   std::atomic<bool> cancelled_{false};
+  bool local_signal_ = false;  ///< a local channel has buffers to drain
+  std::vector<std::shared_ptr<LocalChannel>> local_;
+  std::vector<int> local_channel_index_;
+  network::SystemRelativeClock clock_;
+  network::ThroughputCalculator throughput_{clock_};
+  std::atomic<int64_t> bytes_in_{0};
 };
 
 /// Where a producing subtask writes: one subpartition per connected consumer subtask, each a channel
@@ -79,15 +103,24 @@ struct ResultPartition {
     InputGate* gate;
     int channel;
     int consumer_subtask;
+    std::shared_ptr<LocalChannel> local = nullptr;  ///< set: the element goes through network buffers
   };
   std::vector<Subpartition> subpartitions;  ///< ascending consumer subtask
   int consumer_parallelism = 1;
   int consumer_max_parallelism = 128;
 
+  std::shared_ptr<network::LocalBufferPool> pool;  ///< buffers of the local subpartitions (may be null)
+
   /// Sends `element` to subpartition `i`; blocks on backpressure; throws CancelTaskException.
-  void emit(size_t i, StreamElement&& element) {
-    subpartitions[i].gate->push(subpartitions[i].channel, std::move(element));
-  }
+  void emit(size_t i, StreamElement&& element);
+  /// Hands every partially filled buffer to its consumer (the output flusher).
+  void flushBuffers();
+  /// True when a partially filled buffer waits for a flush.
+  bool hasPendingBytes() const;
+  /// Any thread: bytes handed to consumers through buffers (the `numBytesOut` metric).
+  int64_t bytesOut() const;
+  /// Any thread: nanoseconds spent waiting for a free buffer.
+  int64_t backPressuredNanos() const;
 };
 
 }  // namespace sluice::runtime

@@ -149,9 +149,11 @@ void RecordWriter::sendTo(size_t target, types::RowBatch&& batch) {
   if (partitioner_.strategy == graph::ShipStrategy::kBroadcast) {
     for (size_t i = 0; i + 1 < num_targets_; ++i) partition_.emit(i, types::RowBatch(batch));
     partition_.emit(num_targets_ - 1, std::move(batch));
-    return;
+  } else {
+    partition_.emit(target, std::move(batch));
   }
-  partition_.emit(target, std::move(batch));
+  // Buffer timeout 0: every record is flushed at once (Flink's flushAlways).
+  if (!coalesce_) partition_.flushBuffers();
 }
 
 void RecordWriter::emitTo(size_t target, types::RowBatch&& batch) {
@@ -264,7 +266,10 @@ void RecordWriter::emitHashed(types::RowBatch&& batch) {
 }
 
 void RecordWriter::flush() {
-  if (pending_rows_ == 0) return;
+  if (pending_rows_ == 0) {
+    partition_.flushBuffers();
+    return;
+  }
   flushObjects();
   for (size_t t = 0; t < num_targets_; ++t) {
     if (pending_[t].empty()) continue;
@@ -273,6 +278,7 @@ void RecordWriter::flush() {
     sendTo(t, std::move(b));
   }
   pending_rows_ = 0;
+  partition_.flushBuffers();
 }
 
 void RecordWriter::broadcastWatermark(Watermark mark) {

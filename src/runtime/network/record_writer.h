@@ -57,8 +57,10 @@ class RecordWriter {
   void flush();
   /// Flushes, then sends EndOfPartition to every subpartition.
   void endOfPartition();
-  /// True when coalesced rows wait for a flush.
-  bool hasPending() const { return pending_rows_ > 0; }
+  /// True when coalesced rows or a partially filled network buffer wait for a flush.
+  bool hasPending() const { return pending_rows_ > 0 || partition_.hasPendingBytes(); }
+  /// The partition written (metrics; any thread may read its byte and backpressure counters).
+  const ResultPartition& partition() const { return partition_; }
   /// Rows handed to emit so far (any thread).
   int64_t recordsOut() const { return records_out_.load(std::memory_order_relaxed); }
 

@@ -6,6 +6,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "runtime/network/local_channel.h"
 #include "runtime/task/operator_chain.h"
 #include "runtime/task/watermark_valve.h"
 
@@ -35,6 +36,8 @@ StreamTask::StreamTask(StreamTaskSetup setup) : setup_(std::move(setup)) {
                                                       setup_.subtask_index, batch_size_, coalesce));
   }
   setup_.partitions.clear();
+  debloat_config_ = network::BufferDebloatConfiguration::fromConfiguration(*setup_.config);
+  buffers_per_channel_ = std::max<int32_t>(1, setup_.config->get(options::kNetworkBuffersPerChannel));
   if (setup_.input_gate != nullptr) {
     InputGate* gate = setup_.input_gate;
     mailbox_.setWakeupHook([gate] { gate->wakeup(); });
@@ -47,6 +50,33 @@ int64_t StreamTask::networkRecordsOut() const {
   int64_t n = 0;
   for (const auto& w : writers_) n += w->recordsOut();
   return n;
+}
+
+TaskNetworkMetrics StreamTask::networkMetrics() const {
+  TaskNetworkMetrics m;
+  int64_t in_use = 0;
+  int64_t max = 0;
+  for (const auto& w : writers_) {
+    const ResultPartition& p = w->partition();
+    m.num_bytes_out += p.bytesOut();
+    m.back_pressured_time_ms += p.backPressuredNanos() / 1000000;
+    if (p.pool) {
+      in_use += p.pool->buffersInUse();
+      max += p.pool->maxBuffers();
+    }
+  }
+  if (max > 0) m.out_pool_usage = std::min(1.0, static_cast<double>(in_use) / static_cast<double>(max));
+  if (const InputGate* gate = setup_.input_gate) {
+    m.num_bytes_in = gate->bytesIn();
+    const size_t locals = gate->localChannels().size();
+    if (locals > 0) {
+      const double credit = static_cast<double>(locals) * buffers_per_channel_;
+      m.in_pool_usage = std::min(1.0, gate->queuedBuffers() / credit);
+    }
+  }
+  m.debloated_buffer_size = debloated_buffer_size_.load(std::memory_order_relaxed);
+  m.estimated_time_to_consume_buffers_ms = estimated_time_to_consume_ms_.load(std::memory_order_relaxed);
+  return m;
 }
 
 void StreamTask::cancel() {
@@ -114,6 +144,10 @@ void StreamTask::runInput() {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
     auto deadline = checkFlush();
+    if (debloat_config_.enabled && !gate->localChannels().empty()) {
+      const auto debloat_deadline = checkDebloat();
+      if (!deadline || *debloat_deadline < *deadline) deadline = debloat_deadline;
+    }
     if (!timers_.empty()) {
       const auto timer_deadline = fireTimers();
       if (timer_deadline && (!deadline || *timer_deadline < *deadline)) deadline = timer_deadline;
@@ -190,6 +224,28 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::fireTimers() {
   if (!next) return std::nullopt;
   const int64_t wait_ms = std::max<int64_t>(0, *next - timers_.currentProcessingTime());
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+}
+
+std::optional<std::chrono::steady_clock::time_point> StreamTask::checkDebloat() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto period = std::chrono::milliseconds(debloat_config_.period_ms);
+  if (!debloater_) {
+    debloater_ = std::make_unique<network::BufferDebloater>(debloat_config_);
+    debloat_deadline_ = now + period;
+    return debloat_deadline_;
+  }
+  if (now < *debloat_deadline_) return debloat_deadline_;
+  debloat_deadline_ = now + period;
+  // Flink's StreamTask debloat action: throughput since the last period over the buffers the gate holds.
+  InputGate* gate = setup_.input_gate;
+  const int64_t throughput = gate->throughput().calculateThroughput();
+  const std::optional<int32_t> size = debloater_->recalculateBufferSize(throughput, gate->queuedBuffers());
+  if (size) {
+    for (const auto& local : gate->localChannels()) local->announceBufferSize(*size);
+  }
+  debloated_buffer_size_.store(debloater_->lastBufferSize(), std::memory_order_relaxed);
+  estimated_time_to_consume_ms_.store(debloater_->lastEstimatedTimeToConsumeBuffersMs(), std::memory_order_relaxed);
+  return debloat_deadline_;
 }
 
 void StreamTask::computeChannelInputs() {

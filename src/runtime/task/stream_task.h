@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "graph/job_graph.h"
+#include "runtime/network/buffer_debloater.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
@@ -38,6 +39,19 @@ struct StreamTaskSetup {
   const Configuration* config = nullptr;
   InputGate* input_gate = nullptr;            ///< null for source vertices
   std::vector<ResultPartition> partitions;    ///< one per JobVertex::outputs entry, same order
+};
+
+/// Network metrics of one subtask with Flink's names (`inPoolUsage`, `outPoolUsage`, `numBytesIn`,
+/// `numBytesOut`, `backPressuredTimeMsPerSecond`, `debloatedBufferSize`, `estimatedTimeToConsumeBuffersMs`).
+/// Only channels over network buffers count; a subtask without any reports zeros.
+struct TaskNetworkMetrics {
+  double in_pool_usage = 0;    ///< queued input buffers / the input channels' credit, in [0, 1]
+  double out_pool_usage = 0;   ///< buffers in use / the output pools' maximum, in [0, 1]
+  int64_t num_bytes_in = 0;    ///< bytes read from input buffers
+  int64_t num_bytes_out = 0;   ///< bytes written to output buffers
+  int64_t back_pressured_time_ms = 0;  ///< ms the task waited for a free output buffer, total
+  int32_t debloated_buffer_size = 0;   ///< bytes last announced upstream by the debloater (0: never)
+  int64_t estimated_time_to_consume_buffers_ms = 0;  ///< of the last debloat calculation
 };
 
 /// One subtask. `invoke` runs on the task's thread; `cancel`, `mailbox().put` and the metric getters may be
@@ -74,6 +88,8 @@ class StreamTask {
   ProcessingTimeService& processingTimeService() { return timers_; }
   /// Records this subtask handed to its network outputs (any thread).
   int64_t networkRecordsOut() const;
+  /// A snapshot of the network metrics (any thread).
+  TaskNetworkMetrics networkMetrics() const;
 
  private:
   void runSource();
@@ -86,6 +102,9 @@ class StreamTask {
   std::optional<std::chrono::steady_clock::time_point> checkFlush();
   /// Runs due processing-time timers; returns the steady-clock deadline of the next one.
   std::optional<std::chrono::steady_clock::time_point> fireTimers();
+  /// Every debloat period (when enabled): recalculates the input gate's buffer size from its throughput
+  /// and announces a new size to the producers of its local channels; returns the next deadline.
+  std::optional<std::chrono::steady_clock::time_point> checkDebloat();
   /// Marks which input (0 or 1) each gate channel feeds, for two-input heads.
   void computeChannelInputs();
   void throwIfCancelled() const {
@@ -109,6 +128,12 @@ class StreamTask {
   std::vector<char> channel_input_;  ///< per channel: 1 when it feeds the head's second input
   ProcessingTimeService timers_;
   int channels_ended_ = 0;
+  network::BufferDebloatConfiguration debloat_config_;
+  int32_t buffers_per_channel_ = 2;
+  std::unique_ptr<network::BufferDebloater> debloater_;
+  std::optional<std::chrono::steady_clock::time_point> debloat_deadline_;
+  std::atomic<int32_t> debloated_buffer_size_{0};
+  std::atomic<int64_t> estimated_time_to_consume_ms_{0};
 };
 
 }  // namespace sluice::runtime

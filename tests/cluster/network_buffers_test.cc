@@ -1,0 +1,202 @@
+// Jobs through the buffer-based local network stack: buffer sizes, bounded memory under backpressure,
+// prompt cancellation and buffer debloating.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+#include "cluster/mini_cluster.h"
+#include "graph/job_graph.h"
+#include "test_operators.h"
+
+namespace sluice::cluster {
+namespace {
+
+using graph::TransformationKind;
+using testing::Collected;
+using testing::makeHashPartition;
+using testing::makeTransformation;
+
+// Lets a sink wait until the test opens it, or slows it down by a fixed pause per batch.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      open = true;
+    }
+    cv.notify_all();
+  }
+};
+
+class GatedSink : public testing::CollectSink {
+ public:
+  GatedSink(Collected* out, Gate* gate, std::chrono::milliseconds pause)
+      : CollectSink(out), gate_(gate), pause_(pause) {}
+  void processBatch(types::RowBatch&& in) override {
+    {
+      std::unique_lock<std::mutex> lock(gate_->mu);
+      if (pause_.count() > 0) {
+        // A slow consumer: a fixed pause per batch (the load, not a synchronisation).
+        gate_->cv.wait_for(lock, pause_, [&] { return gate_->open; });
+      } else {
+        gate_->cv.wait(lock, [&] { return gate_->open; });
+      }
+    }
+    CollectSink::processBatch(std::move(in));
+  }
+
+ private:
+  Gate* gate_;
+  std::chrono::milliseconds pause_;
+};
+
+// Source(p=1, 1..n, batches of `batch`) -> Map (v % 5, 2v) -REBALANCE-> GatedSink(p=2).
+graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collected* out, Gate* gate,
+                           std::chrono::milliseconds pause) {
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
+                                   runtime::makeOperatorFactory([n, batch] {
+                                     return std::make_unique<testing::NumberSource>(n, batch);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
+  auto sink = makeTransformation(3, "Sink: gated", TransformationKind::kSink, 2,
+                                 runtime::makeOperatorFactory([out, gate, pause] {
+                                   return std::make_unique<GatedSink>(out, gate, pause);
+                                 }),
+                                 {map});
+  return graph::buildJobGraph({sink}, conf);
+}
+
+// Polls the job's progress until `pred` holds (a state condition, checked every millisecond); false after
+// 20 s or when the job ended.
+bool waitForProgress(JobHandle& handle, const std::function<bool(const JobProgress&)>& pred) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (pred(handle.progress())) return true;
+    if (handle.waitFor(std::chrono::milliseconds(1))) return pred(handle.progress());
+  }
+  return false;
+}
+
+std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, JobExecutionResult* result) {
+  Configuration conf;
+  conf.set("taskmanager.memory.segment-size", segment_size);
+  conf.set("sluice.batch.size", "37");
+  Collected collected;
+  testing::KeyedSumLog log;
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 2,
+                                   runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::NumberSource>(2000, 37);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 2, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
+  auto hash = makeHashPartition(3, map, {0});
+  auto sum = makeTransformation(4, "KeyedSum", TransformationKind::kOneInput, 3,
+                                runtime::makeOperatorFactory([&log] { return std::make_unique<testing::KeyedSum>(&log); }),
+                                {hash});
+  auto sink = makeTransformation(5, "Sink: collect", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([&collected] {
+                                   return std::make_unique<testing::CollectSink>(&collected);
+                                 }),
+                                 {sum});
+  graph::JobGraph job = graph::buildJobGraph({sink}, conf);
+  *result = MiniCluster(conf).execute(job, conf);
+  std::vector<std::vector<int64_t>> rows = collected.rows;
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+TEST(NetworkBuffersTest, TinyAndLargeBuffersGiveTheSameResult) {
+  JobExecutionResult small_result;
+  JobExecutionResult large_result;
+  const auto small = runKeyedSum("256b", &small_result);
+  const auto large = runKeyedSum("32kb", &large_result);
+  // Keys v % 5 over 1..2000: key k sums 2v over v = k, k+5, ... (400 values each).
+  // key 0: v = 5, 10, ..., 2000 -> 2 * 5 * (1 + ... + 400) = 10 * 80200 = 802000;
+  // key k in 1..4: 2 * (400 k + 5 * (0 + ... + 399)) = 800 k + 10 * 79800 = 800 k + 798000.
+  const std::vector<std::vector<int64_t>> expected = {
+      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+  EXPECT_EQ(small, expected);
+  EXPECT_EQ(large, expected);
+  // Both runs moved their rows through network buffers.
+  EXPECT_GT(small_result.vertices[0].num_bytes_out, 0);
+  EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
+  EXPECT_GT(large_result.vertices[0].num_bytes_out, 0);
+}
+
+TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {
+  Configuration conf;
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("sluice.batch.size", "16");
+  Collected collected;
+  Gate gate;
+  graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
+  auto handle = MiniCluster(conf).start(job, conf);
+  // The sink blocks on its first batch, so the source fills its partition's pool and stops.
+  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
+  const int64_t emitted = handle->progress().vertices[0].records_out;
+  // Bound: the pool holds 2 subpartitions * 10 + 1 = 21 buffers of 256 b; each sink may have read its
+  // 2 credits more: 25 buffers = 6400 b. A row takes at least 16 b (two int64 values), so at most 400 rows
+  // sit in buffers; add 16 rows being processed per sink (32), 16 coalesced per target (32) and the
+  // 16-row batch in hand: 400 + 32 + 32 + 16 = 480 < 5000 rows of the source.
+  EXPECT_LE(emitted, 480);
+  gate.release();
+  handle->wait();
+  ASSERT_EQ(collected.rows.size(), 5000u);
+  int64_t sum = 0;
+  for (const auto& r : collected.rows) sum += r[1];
+  // Sum of 2v over 1..5000 = 5000 * 5001 = 25005000.
+  EXPECT_EQ(sum, 25005000);
+}
+
+TEST(NetworkBuffersTest, CancellingABackpressuredJobIsPrompt) {
+  Configuration conf;
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("sluice.batch.size", "16");
+  Collected collected;
+  Gate gate;
+  graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
+  auto handle = MiniCluster(conf).start(job, conf);
+  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
+  const auto start = std::chrono::steady_clock::now();
+  handle->cancel();
+  // The producer waits for a buffer and the sinks pause 5 ms per batch: all end within a few batches.
+  ASSERT_TRUE(handle->waitFor(std::chrono::seconds(5)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(handle->wait().status, JobStatus::kCanceled);
+}
+
+TEST(NetworkBuffersTest, DebloatingShrinksTheBufferSizeOfABackpressuredJob) {
+  Configuration conf;
+  conf.set("sluice.batch.size", "16");
+  conf.set("taskmanager.network.memory.buffer-debloat.enabled", "true");
+  conf.set("taskmanager.network.memory.buffer-debloat.period", "10 ms");
+  conf.set("taskmanager.network.memory.buffer-debloat.target", "1 ms");
+  conf.set("taskmanager.network.memory.buffer-debloat.samples", "1");
+  conf.set("sluice.network.buffer-debloat.stable-periods", "0");
+  Collected collected;
+  Gate gate;
+  graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
+  auto handle = MiniCluster(conf).start(job, conf);
+  // A sink pausing 5 ms per batch of at most 16 rows (a few hundred bytes) reads well below 256 kb/s, so
+  // 1 ms of in-flight data is below 256 b, and with samples = 1 (alpha = 2 / 2 = 1) the size drops at once
+  // to the minimum, taskmanager.memory.min-segment-size = 256 b (from the starting 1024 b).
+  EXPECT_TRUE(
+      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[1].debloated_buffer_size == 256; }));
+  EXPECT_EQ(handle->progress().vertices[0].debloated_buffer_size, 0);  // a source debloats nothing
+  handle->cancel();
+  EXPECT_EQ(handle->wait().status, JobStatus::kCanceled);
+}
+
+}  // namespace
+}  // namespace sluice::cluster
