@@ -135,6 +135,9 @@ Pruned prune(const RelNodePtr& rel, const std::vector<bool>& needed) {
         copy->window.time_index = child.mapping[static_cast<size_t>(rel->window.time_index)];
       return identity(copy);
     }
+    case RelKind::kChangelogNormalize:
+      // Keeps and compares whole rows of the source: nothing below it is pruned.
+      return identity(rel);
     case RelKind::kTableSourceScan: {
       std::vector<int> fields;
       for (size_t i = 0; i < needed.size(); ++i)

@@ -9,6 +9,7 @@
 #include "runtime/operators/stream_operator.h"
 #include "table/functions/calc_program.h"
 #include "table/runtime/calc_operator.h"
+#include "table/runtime/changelog_normalize.h"
 #include "table/runtime/group_aggregate.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
@@ -119,6 +120,14 @@ class Translator {
         }
         auto t = make(graph::TransformationKind::kOneInput, "WindowAggregate", rel, {ex}, p);
         t->factory = makeWindowAggregateFactory(in_type, rel.window, rel.group_keys, rel.aggregates);
+        return t;
+      }
+      case RelKind::kChangelogNormalize: {
+        // Keyed by the primary key: one HASH exchange from the source (it also serves FLIP-367).
+        auto ex = partition(translate(rel.inputs[0]), graph::ShipStrategy::kHash, rel.group_keys);
+        ex->parallelism = -1;
+        auto t = make(graph::TransformationKind::kOneInput, "ChangelogNormalize", rel, {ex}, -1);
+        t->factory = makeChangelogNormalizeFactory(rel.row_type, rel.group_keys);
         return t;
       }
       case RelKind::kUnion: {

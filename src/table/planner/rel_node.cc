@@ -78,6 +78,11 @@ std::string RelNode::describe() const {
       return fmt::format("WindowAggregate(groupBy=[{}], window=[{}], select=[{}])", fmt::join(keys, ", "), w,
                          fmt::join(sel, ", "));
     }
+    case RelKind::kChangelogNormalize: {
+      std::vector<std::string> keys;
+      for (int k : group_keys) keys.push_back(row_type.names[static_cast<size_t>(k)]);
+      return fmt::format("ChangelogNormalize(key=[{}])", fmt::join(keys, ", "));
+    }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
     case RelKind::kSink:
       if (!sink) return fmt::format("Collect(fields=[{}])", fmt::join(row_type.names, ", "));

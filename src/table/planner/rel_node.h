@@ -21,6 +21,7 @@ enum class RelKind {
   kGroupAggregate,    ///< GROUP BY without windows: emits a changelog (+I, -U/+U, -D)
   kWindowAggregate,   ///< GROUP BY window_start, window_end over TUMBLE/HOP: +I per fired window
   kUnion,             ///< UNION ALL
+  kChangelogNormalize,  ///< last row per primary key (group_keys) after a changelog source: +I/-U/+U/-D
   kSink,              ///< a connector sink, or the collect sink of a bare SELECT
 };
 

@@ -14,6 +14,14 @@
 
 namespace sluice::table {
 
+namespace {
+// Flink's ExecutionConfigOptions.TABLE_EXEC_SOURCE_CDC_EVENTS_DUPLICATE.
+const ConfigOption<bool> kCdcEventsDuplicate(
+    "table.exec.source.cdc-events-duplicate", ConfigType::kBool, "false",
+    "Whether the changelog sources (e.g. debezium-json) may deliver duplicate events. When true the planner puts a "
+    "ChangelogNormalize, keyed by the table's primary key (required), after them to drop the duplicates.");
+}  // namespace
+
 RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr condition,
                                              std::vector<ExprPtr> projections, std::vector<std::string> names) {
   RelNodePtr in = input;
@@ -163,9 +171,27 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
     fail(pos, fmt::format("Configured parallelism {} for upsert table 'default_catalog.default_database.{}' while "
                           "can not find primary key field. This is a bug, please file an issue.",
                           scan->parallelism, table.name));
+  RelNodePtr rel = scan;
+  // Flink's FlinkChangelogModeInferenceProgram: upsert sources, and retract (CDC) sources whose events may
+  // be duplicated, are normalized by a ChangelogNormalize keyed by the primary key.
+  const bool normalize = scan->changelog == ChangelogMode::kUpsert ||
+                         (scan->changelog == ChangelogMode::kAll && config.get(kCdcEventsDuplicate));
+  if (normalize) {
+    if (resolved.primary_key.empty())
+      fail(pos, fmt::format("Configuration '{}' is enabled which requires the changelog sources to define a PRIMARY "
+                            "KEY. However, table 'default_catalog.default_database.{}' doesn't have a primary key.",
+                            kCdcEventsDuplicate.key(), table.name));
+    auto norm = std::make_shared<RelNode>();
+    norm->kind = RelKind::kChangelogNormalize;
+    norm->inputs = {scan};
+    norm->row_type = scan->row_type;
+    norm->rowtime = scan->rowtime;
+    norm->group_keys = resolved.primary_key;
+    norm->changelog = ChangelogMode::kAll;
+    rel = norm;
+  }
   auto block = [&](RelNodePtr r) { return changelog_source ? r : sourceBlock(std::move(r), scan->parallelism); };
 
-  RelNodePtr rel = scan;
   const std::vector<ExprPtr>& projections = schema.projections;
   const std::vector<std::string>& names = schema.names;
   const bool has_computed = schema.has_computed;
@@ -499,7 +525,8 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   }
   if (input->producesUpdates() && !sink->acceptsUpdates()) {
     const RelNode* producer = input.get();
-    while (producer->kind != RelKind::kGroupAggregate && !producer->inputs.empty())
+    while (producer->kind != RelKind::kGroupAggregate && producer->kind != RelKind::kChangelogNormalize &&
+           !producer->inputs.empty())
       producer = producer->inputs[0].get();
     fail(insert.pos, fmt::format("Table sink 'default_catalog.default_database.{}' doesn't support consuming update "
                                  "changes which is produced by node {}",

@@ -128,6 +128,19 @@ TEST_F(Flip367PlanTest, ChangelogSourceAtTheDefaultIsStillHashed) {
   EXPECT_EQ(v[1].inputs, std::vector<std::string>{"HASH"});
 }
 
+// With table.exec.source.cdc-events-duplicate a ChangelogNormalize follows the source behind one HASH
+// exchange on the key (which also serves FLIP-367).
+TEST_F(Flip367PlanTest, CdcEventsDuplicateAddsChangelogNormalizeBehindOneHash) {
+  auto v = plan("SET 'table.exec.source.cdc-events-duplicate' = 'true';\n" +
+                    table("t", true, true, ", 'scan.parallelism' = '3'") + kSink + "INSERT INTO sink SELECT k, v FROM t;",
+                2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].parallelism, 3);
+  EXPECT_EQ(v[1].parallelism, 2);
+  EXPECT_EQ(v[1].inputs, std::vector<std::string>{"HASH"});
+  EXPECT_NE(v[1].op.find("ChangelogNormalize"), std::string::npos) << v[1].op;
+}
+
 TEST_F(Flip367PlanTest, ChangelogSourceWithoutPrimaryKeyFails) {
   try {
     plan(table("t", true, false, ", 'scan.parallelism' = '3'") + kSink + "INSERT INTO sink SELECT k, v FROM t;", 2);

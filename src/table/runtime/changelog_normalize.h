@@ -1,0 +1,42 @@
+#pragma once
+/// ChangelogNormalize (Flink's StreamPhysicalChangelogNormalize / ProcTimeDeduplicateKeepLastRowFunction
+/// on a changelog, with the DropUpdateBefore Flink puts in front of it): turns the changelog of a source
+/// with a primary key into a normalized retract changelog by keeping the last row per key.
+
+#include <memory>
+#include <vector>
+
+#include "runtime/operators/stream_operator.h"
+#include "types/row_batch.h"
+
+namespace sluice::table {
+
+/// Keeps the last row of each primary key and emits, per input row, in order:
+///  - -U: ignored (DropUpdateBefore: the stored row is what gets retracted);
+///  - +I/+U, no row stored for the key: +I(row);
+///  - +I/+U equal to the stored row (a duplicated event): nothing;
+///  - +I/+U otherwise: -U(stored row), +U(row);
+///  - -D: -D(stored row) and the key is forgotten; nothing when no row is stored.
+/// Output rows have the input's type. Watermarks are forwarded. Threading: task thread only. The input
+/// must be hash-partitioned on the key columns.
+class ChangelogNormalizeOperator : public runtime::StreamOperator {
+ public:
+  /// `key_columns`: the primary key as indexes into `row_type` (non-empty). Throws UserError on an
+  /// out-of-range index.
+  ChangelogNormalizeOperator(types::RowType row_type, std::vector<int> key_columns);
+  ~ChangelogNormalizeOperator() override;
+  void processBatch(types::RowBatch&& batch) override;
+  /// Keys with a stored row (tests).
+  size_t numKeys() const;
+
+ private:
+  struct Impl;
+  types::RowType row_type_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Factory for ChangelogNormalizeOperator; validates the arguments now (UserError).
+std::shared_ptr<const runtime::StreamOperatorFactory> makeChangelogNormalizeFactory(types::RowType row_type,
+                                                                                    std::vector<int> key_columns);
+
+}  // namespace sluice::table
