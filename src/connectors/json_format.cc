@@ -22,10 +22,12 @@ struct JsonValue {
   enum class Kind : uint8_t { kNull, kBool, kNumber, kString, kObject, kArray };
   Kind kind = Kind::kNull;
   std::string text;                                       // scalar text; raw JSON of objects/arrays
-  std::vector<std::pair<std::string, JsonValue>> fields;  // kObject members in order
+  // kObject members in order (two vectors: a vector of pairs would need JsonValue complete here).
+  std::vector<std::string> keys;
+  std::vector<JsonValue> values;
   const JsonValue* find(std::string_view key) const {
-    for (const auto& f : fields)
-      if (f.first == key) return &f.second;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == key) return &values[i];
     return nullptr;
   }
 };
@@ -148,7 +150,8 @@ class JsonParser {
           if (pos_ >= s_.size() || s_[pos_] != ':') failAt("expected ':'");
           ++pos_;
           JsonValue member = parseValue(depth + 1);
-          v.fields.emplace_back(std::move(key), std::move(member));
+          v.keys.push_back(std::move(key));
+          v.values.push_back(std::move(member));
           skipWs();
           if (pos_ < s_.size() && s_[pos_] == ',') {
             ++pos_;
