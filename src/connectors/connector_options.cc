@@ -84,10 +84,12 @@ std::optional<int> parallelismOption(const OptionMap& options, const std::string
   std::string t = trimmed(*v);
   int out = 0;
   auto res = std::from_chars(t.data(), t.data() + t.size(), out);
-  if (t.empty() || res.ec != std::errc() || res.ptr != t.data() + t.size() || out <= 0) {
-    throw UserError(fmt::format("Invalid {} value '{}' for table '{}': the parallelism must be a positive integer.",
-                                key, *v, table));
-  }
+  if (t.empty() || res.ec != std::errc() || res.ptr != t.data() + t.size())
+    throw UserError(fmt::format("Could not parse value '{}' for key '{}' of table '{}': expected an integer.", *v,
+                                key, table));
+  // Flink's CommonExecTableSourceScan / CommonExecSink wording.
+  if (out <= 0)
+    throw UserError(fmt::format("Invalid configured parallelism {} for table '{}' (option '{}').", out, table, key));
   return out;
 }
 

@@ -31,8 +31,9 @@ double doubleOption(const OptionMap& options, const std::string& key, double fal
 int64_t durationOption(const OptionMap& options, const std::string& key, int64_t fallback, const std::string& table);
 
 /// Parses a parallelism option such as `scan.parallelism` or `sink.parallelism` (FLIP-367): nullopt when
-/// absent, else a positive integer. Throws UserError "Invalid scan.parallelism value '0' for table 't':
-/// the parallelism must be a positive integer."
+/// absent, else a positive integer. Throws UserError "Could not parse value 'x' for key 'scan.parallelism' of
+/// table 't': expected an integer." or, for a value <= 0, Flink's "Invalid configured parallelism 0 for
+/// table 't' (option 'scan.parallelism').".
 std::optional<int> parallelismOption(const OptionMap& options, const std::string& key, const std::string& table);
 
 /// Decodes Java escapes as Flink's StringEscapeUtils.unescapeJava does for single-character format

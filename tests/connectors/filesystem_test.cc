@@ -224,8 +224,14 @@ TEST(FileSystemSourceTest, ScanParallelism) {
     FileSystemTableFactory().createSource(fsTable(p, idName(), {{"scan.parallelism", "0"}}), conf);
     FAIL();
   } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "Invalid configured parallelism 0 for table 't' (option 'scan.parallelism').");
+  }
+  try {
+    FileSystemTableFactory().createSource(fsTable(p, idName(), {{"scan.parallelism", "two"}}), conf);
+    FAIL();
+  } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "Invalid scan.parallelism value '0' for table 't': the parallelism must be a positive integer.");
+              "Could not parse value 'two' for key 'scan.parallelism' of table 't': expected an integer.");
   }
 }
 
