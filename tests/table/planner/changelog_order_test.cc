@@ -110,7 +110,15 @@ std::map<int, std::vector<std::string>> run(const std::filesystem::path& dir, in
 
 // Expected per key: +I[id, 10], then -U[id, 10(s-1)] +U[id, 10s] for s = 2..20, then -D[id, 200] if deleted.
 std::vector<std::string> expectedFor(int id) {
-  auto r = [id](const char* kind, int v) { return std::string(kind) + "[" + std::to_string(id) + ", " + std::to_string(v) + "]"; };
+  auto r = [id](const char* kind, int v) {
+    std::string out = kind;
+    out += '[';
+    out += std::to_string(id);
+    out += ", ";
+    out += std::to_string(v);
+    out += ']';
+    return out;
+  };
   std::vector<std::string> out{r("+I", 10)};
   for (int s = 2; s <= kSteps; ++s) {
     out.push_back(r("-U", 10 * (s - 1)));
@@ -143,7 +151,12 @@ TEST(ChangelogOrderTest, PerKeyOrderAndFinalTableAtEveryParallelism) {
   // Final table: the 24 keys not deleted (30 minus ids 0, 5, 10, 15, 20, 25), each with w = 20 * 10 = 200.
   std::multiset<std::string> final_rows;
   for (int id = 0; id < kKeys; ++id)
-    if (!deletedAtEnd(id)) final_rows.insert("[" + std::to_string(id) + ", 200]");
+    if (!deletedAtEnd(id)) {
+      std::string row = "[";
+      row += std::to_string(id);
+      row += ", 200]";
+      final_rows.insert(row);
+    }
   ASSERT_EQ(final_rows.size(), 24u);
   for (auto [scan_p, p] : {std::pair{3, 2}, std::pair{1, 1}}) {
     SCOPED_TRACE("scan.parallelism " + std::to_string(scan_p) + ", default " + std::to_string(p));

@@ -89,6 +89,17 @@ TEST_F(Flip367PlanTest, InsertOnlySourceRebalancesToTheDefault) {
   EXPECT_EQ(v[1].inputs, std::vector<std::string>{"REBALANCE"});
 }
 
+// datagen reads scan.parallelism through the same option helper: Source(3) -REBALANCE-> Sink(2).
+TEST_F(Flip367PlanTest, DatagenSourceGetsItsOwnParallelism) {
+  auto v = plan("CREATE TABLE g (k STRING, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10', "
+                "'scan.parallelism' = '3');\n" + std::string(kSink) + "INSERT INTO sink SELECT k, v FROM g;",
+                2);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].parallelism, 3);
+  EXPECT_EQ(v[1].parallelism, 2);
+  EXPECT_EQ(v[1].inputs, std::vector<std::string>{"REBALANCE"});
+}
+
 // scan.parallelism equal to the default: one chained vertex, no exchange.
 TEST_F(Flip367PlanTest, EqualParallelismIsForwardAndChained) {
   auto v = plan(table("t", false, false, ", 'scan.parallelism' = '2'") + kSink + "INSERT INTO sink SELECT k, v FROM t;",
