@@ -1,5 +1,8 @@
 #include "api/sources.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "common/error.h"
@@ -81,7 +84,7 @@ class LineReader final : public runtime::SourceReader<std::string, RangeSplit> {
   void openSplit() {
     split_ = splits_.front();
     in_.open(path_, std::ios::binary);
-    if (!in_) throw InputError(fmt::format("{}: cannot open file", path_));
+    if (!in_) throw InputError(fmt::format("{}: cannot open file: {}", path_, std::strerror(errno)));
     pos_ = split_.from;
     if (pos_ > 0) {
       // Skip the line that started before the split; a line starting exactly at `from` belongs to it.
@@ -107,8 +110,11 @@ std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> NumberSequenceSource
 }
 
 TextLineSource::TextLineSource(std::string path) : path_(std::move(path)) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec))
+    throw InputError(fmt::format("{}: is a directory; TextLineSource reads one file", path_));
   std::ifstream in(path_, std::ios::binary | std::ios::ate);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", path_));
+  if (!in) throw InputError(fmt::format("{}: cannot open file: {}", path_, std::strerror(errno)));
   size_ = static_cast<int64_t>(in.tellg());
 }
 

@@ -176,6 +176,18 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
       dst.in_edges.push_back(edge_index);
     }
   }
+  // An operator without a named slot sharing group takes its inputs' group when they all agree, else
+  // "default" (Flink's StreamGraphGenerator.determineSlotSharingGroup). Inputs have smaller ids.
+  for (auto& n : graph.nodes) {
+    if (!all.at(n.id)->slot_sharing_group.empty() || n.in_edges.empty()) continue;
+    std::optional<std::string> inherited;
+    for (int e : n.in_edges) {
+      const std::string& g = graph.node(graph.edges[static_cast<size_t>(e)].source_id).slot_sharing_group;
+      if (!inherited) inherited = g;
+      else if (*inherited != g) inherited = "default";
+    }
+    n.slot_sharing_group = *inherited;
+  }
   return graph;
 }
 

@@ -117,8 +117,20 @@ TEST(PipelinedRegionTest, UserNamedGroupSpanningRegionsIsKept) {
   JobGraph g = buildJobGraph({j.c}, mode("BATCH"), "abc");
   ASSERT_EQ(g.regions.size(), 3u);
   EXPECT_EQ(g.vertices[0].slot_sharing_group, "shared");
-  EXPECT_EQ(g.vertices[1].slot_sharing_group, "default-region-1");
+  // B names no group, so it takes its input's (Flink's determineSlotSharingGroup): "shared" too.
+  EXPECT_EQ(g.vertices[1].slot_sharing_group, "shared");
   EXPECT_EQ(g.vertices[2].slot_sharing_group, "shared");
+}
+
+TEST(PipelinedRegionTest, OperatorWithoutGroupInheritsItsInputsGroupOrDefault) {
+  Abc j;
+  j.a->slot_sharing_group = "shared";
+  j.bb->slot_sharing_group = "default";
+  JobGraph g = buildJobGraph({j.c}, mode("BATCH"), "abc");
+  EXPECT_EQ(g.vertices[0].slot_sharing_group, "shared");
+  // B is put in "default" by name, which BATCH splits per region; C inherits B's group.
+  EXPECT_EQ(g.vertices[1].slot_sharing_group, "default-region-1");
+  EXPECT_EQ(g.vertices[2].slot_sharing_group, "default-region-2");
 }
 
 // Flink's testSlotSharingOnAllVerticesInSameSlotSharingGroupByDefault{Enabled,Disabled}:
@@ -197,7 +209,7 @@ TEST(PlanDotTest, DotShowsChainsRegionsAndGroups) {
   EXPECT_EQ(dot.rfind("digraph \"abc\" {", 0), 0u) << dot;
   for (const char* s : {"subgraph cluster_r0 {", "subgraph cluster_r1 {", "subgraph cluster_r2 {",
                         "label=\"pipelined region 1\"", "label=\"slot sharing group named\"",
-                        "label=\"slot sharing group default-region-2\"", "style=dashed"}) {
+                        "label=\"slot sharing group default-region-0\"", "style=dashed"}) {
     EXPECT_NE(dot.find(s), std::string::npos) << s << "\n" << dot;
   }
   // Two plans in one text, as `explain --format=json` prints for a script with two jobs.
