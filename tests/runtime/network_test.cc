@@ -83,7 +83,7 @@ TEST(HashKeyTest, ColumnwiseEqualsPerRowAndNullIsFixed) {
 
 TEST(RecordWriterTest, HashSendsEveryRowOfAKeyToItsKeyGroupOwner) {
   Consumers c(3);
-  RecordWriter w(c.partition, {graph::ShipStrategy::kHash, {0}}, 0, 1024, false);
+  RecordWriter w(c.partition, {graph::ShipStrategy::kHash, {0}, nullptr}, 0, 1024, false);
   std::vector<int64_t> keys, values;
   for (int64_t i = 0; i < 300; ++i) {
     keys.push_back(i % 17);
@@ -119,7 +119,7 @@ TEST(RecordWriterTest, HashSendsEveryRowOfAKeyToItsKeyGroupOwner) {
 
 TEST(RecordWriterTest, RebalanceRoundRobinsWholeBatchesFromTheSubtaskIndex) {
   Consumers c(3);
-  RecordWriter w(c.partition, {graph::ShipStrategy::kRebalance, {}}, 1, 1024, false);
+  RecordWriter w(c.partition, {graph::ShipStrategy::kRebalance, {}, nullptr}, 1, 1024, false);
   for (int64_t i = 0; i < 4; ++i) w.emit(keyBatch({i, i}, {0, 0}));
   // Producer 1 starts at subtask 1: batches 0, 1, 2, 3 go to 1, 2, 0, 1.
   auto firstKeys = [&](int j) {
@@ -134,7 +134,7 @@ TEST(RecordWriterTest, RebalanceRoundRobinsWholeBatchesFromTheSubtaskIndex) {
 
 TEST(RecordWriterTest, BroadcastCopiesToAllAndWatermarksGoEverywhere) {
   Consumers c(2);
-  RecordWriter w(c.partition, {graph::ShipStrategy::kBroadcast, {}}, 0, 1024, true);
+  RecordWriter w(c.partition, {graph::ShipStrategy::kBroadcast, {}, nullptr}, 0, 1024, true);
   w.emit(keyBatch({1, 2}, {10, 20}));
   w.broadcastWatermark(Watermark{99});
   for (int j = 0; j < 2; ++j) {
@@ -147,7 +147,7 @@ TEST(RecordWriterTest, BroadcastCopiesToAllAndWatermarksGoEverywhere) {
 
 TEST(RecordWriterTest, CoalescesSmallBatchesUpToTheBatchSize) {
   Consumers c(1);
-  RecordWriter w(c.partition, {graph::ShipStrategy::kForward, {}}, 0, 10, true);
+  RecordWriter w(c.partition, {graph::ShipStrategy::kForward, {}, nullptr}, 0, 10, true);
   w.emit(keyBatch({1, 2, 3, 4}, {0, 0, 0, 0}));
   w.emit(keyBatch({5, 6, 7, 8}, {0, 0, 0, 0}));
   EXPECT_TRUE(w.hasPending());
@@ -172,7 +172,7 @@ TEST(RecordWriterTest, CoalescingKeepsStringsIntact) {
   t.names = {"s"};
   t.types = {types::LogicalType::string()};
   Consumers c(1);
-  RecordWriter w(c.partition, {graph::ShipStrategy::kForward, {}}, 0, 100, true);
+  RecordWriter w(c.partition, {graph::ShipStrategy::kForward, {}, nullptr}, 0, 100, true);
   for (const char* s : {"ab", "cde", ""}) {
     types::RowBatch b(t);
     b.column(0).appendString(s);
