@@ -158,4 +158,22 @@ std::optional<char> charOption(const OptionMap& options, const std::string& key,
   return u[0];
 }
 
+void checkProjection(const std::vector<int>& fields, size_t arity, const std::string& connector,
+                     const std::string& table) {
+  SLUICE_CHECK(!fields.empty(), "empty projection for the {} table '{}'", connector, table);
+  for (size_t k = 0; k < fields.size(); ++k)
+    SLUICE_CHECK(fields[k] >= 0 && static_cast<size_t>(fields[k]) < arity && (k == 0 || fields[k] > fields[k - 1]),
+                 "bad projection index {} for the {} table '{}' of {} fields", fields[k], connector, table, arity);
+}
+
+types::RowType projectRowType(const types::RowType& row_type, const std::vector<int>& projection) {
+  if (projection.empty()) return row_type;
+  types::RowType t;
+  for (int c : projection) {
+    t.names.push_back(row_type.names[static_cast<size_t>(c)]);
+    t.types.push_back(row_type.types[static_cast<size_t>(c)]);
+  }
+  return t;
+}
+
 }  // namespace sluice::connectors

@@ -7,6 +7,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "types/logical_type.h"
 
 namespace sluice::connectors {
 
@@ -45,5 +48,12 @@ std::string unescapeJava(const std::string& value, const std::string& key);
 /// csv.quote-character, csv.escape-character). Throws UserError naming table and key otherwise, as
 /// Flink's "Option 'csv.field-delimiter' must be a string with single character, but was: ...".
 std::optional<char> charOption(const OptionMap& options, const std::string& key, const std::string& table);
+
+/// Checks a projection handed to ScanTableSource::applyProjection: non-empty, ascending, within
+/// `arity`. A bad one is a planner bug: throws InternalError naming the connector and table.
+void checkProjection(const std::vector<int>& fields, size_t arity, const std::string& connector,
+                     const std::string& table);
+/// The fields of `row_type` at `projection` (all of it when `projection` is empty).
+types::RowType projectRowType(const types::RowType& row_type, const std::vector<int>& projection);
 
 }  // namespace sluice::connectors

@@ -249,12 +249,7 @@ table::ChangelogMode FileSystemTableSource::changelogMode() const {
 }
 
 bool FileSystemTableSource::applyProjection(const std::vector<int>& fields) {
-  const int arity = static_cast<int>(spec_->row_type.size());
-  SLUICE_CHECK(!fields.empty(), "empty projection for the filesystem table '{}'", spec_->table_name);
-  for (size_t k = 0; k < fields.size(); ++k)
-    SLUICE_CHECK(fields[k] >= 0 && fields[k] < arity && (k == 0 || fields[k] > fields[k - 1]),
-                 "bad projection index {} for the filesystem table '{}' of {} fields", fields[k], spec_->table_name,
-                 arity);
+  checkProjection(fields, spec_->row_type.size(), "filesystem", spec_->table_name);
   // The spec is shared read-only with operator factories made earlier: project a copy.
   auto spec = std::make_shared<FileSystemSourceSpec>(*spec_);
   spec->projection = fields;
@@ -263,13 +258,7 @@ bool FileSystemTableSource::applyProjection(const std::vector<int>& fields) {
 }
 
 types::RowType FileSystemSourceSpec::producedType() const {
-  if (projection.empty()) return row_type;
-  types::RowType t;
-  for (int c : projection) {
-    t.names.push_back(row_type.names[static_cast<size_t>(c)]);
-    t.types.push_back(row_type.types[static_cast<size_t>(c)]);
-  }
-  return t;
+  return projectRowType(row_type, projection);
 }
 
 // ---------------------------------------------------------------------------------------------
