@@ -40,20 +40,51 @@ int64_t shareOf(int64_t total, int i, int p) { return total / p + (total % p > i
 
 }  // namespace
 
-DataGenSourceOperator::DataGenSourceOperator(std::shared_ptr<const DataGenSpec> spec) : spec_(std::move(spec)) {}
+std::vector<DataGenSplit> DataGenSource::splits(int parallelism) const {
+  const int p = std::max(1, parallelism);
+  std::vector<DataGenSplit> out;
+  for (int i = 0; i < p; ++i) {
+    DataGenSplit s;
+    s.index = i;
+    s.count = p;
+    s.rows = spec_->number_of_rows ? shareOf(*spec_->number_of_rows, i, p) : -1;
+    s.rate = std::max<int64_t>(1, shareOf(spec_->rows_per_second, i, p));
+    out.push_back(s);
+  }
+  return out;
+}
 
-void DataGenSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
-  SourceOperator::open(ctx, output);
-  batch_size_ = batchSizeOf(ctx);
-  const int p = std::max(1, ctx.parallelism);
-  const int i = ctx.subtask_index;
-  stride_ = p;
-  rate_ = std::max<int64_t>(1, shareOf(spec_->rows_per_second, i, p));
-  limit_ = spec_->number_of_rows ? shareOf(*spec_->number_of_rows, i, p) : -1;
+std::unique_ptr<runtime::SplitEnumerator<DataGenSplit>> DataGenSource::createEnumerator(int parallelism) const {
+  std::vector<std::vector<DataGenSplit>> by_subtask;
+  for (const DataGenSplit& s : splits(parallelism)) by_subtask.push_back({s});
+  return std::make_unique<SubtaskSplitEnumerator<DataGenSplit>>(std::move(by_subtask));
+}
+
+std::unique_ptr<runtime::SourceReader<types::RowBatch, DataGenSplit>> DataGenSource::createReader(
+    const runtime::SourceReaderContext& ctx) const {
+  return std::make_unique<DataGenSourceReader>(spec_, ctx);
+}
+
+DataGenSourceReader::DataGenSourceReader(std::shared_ptr<const DataGenSpec> spec,
+                                         const runtime::SourceReaderContext& ctx)
+    : spec_(std::move(spec)) {
+  runtime::OperatorContext octx;
+  octx.config = ctx.config;
+  batch_size_ = batchSizeOf(octx);
   produced_type_ = spec_->producedType();
   emitted_fields_ = spec_->projection;
   if (emitted_fields_.empty())
     for (size_t f = 0; f < spec_->fields.size(); ++f) emitted_fields_.push_back(static_cast<int>(f));
+  // The rate clock starts with the subtask (operator open), as before the split arrives.
+  start_ns_ = nowNanos();
+}
+
+void DataGenSourceReader::addSplit(DataGenSplit split) {
+  const int p = std::max(1, split.count);
+  const int i = split.index;
+  stride_ = p;
+  rate_ = std::max<int64_t>(1, split.rate);
+  limit_ = split.rows;
   state_.clear();
   state_.resize(spec_->fields.size());
   for (size_t f = 0; f < spec_->fields.size(); ++f) {
@@ -70,11 +101,15 @@ void DataGenSourceOperator::open(const runtime::OperatorContext& ctx, runtime::O
     }
   }
   emitted_ = 0;
-  start_ns_ = nowNanos();
+  active_ = true;
 }
 
-runtime::InputStatus DataGenSourceOperator::emitNext() {
-  if (limit_ >= 0 && emitted_ >= limit_) return runtime::InputStatus::kEndOfInput;
+runtime::InputStatus DataGenSourceReader::pollNext(runtime::ReaderOutput<types::RowBatch>& output) {
+  if (!active_) return runtime::InputStatus::kEndOfInput;
+  if (limit_ >= 0 && emitted_ >= limit_) {
+    active_ = false;
+    return runtime::InputStatus::kEndOfInput;
+  }
   const int64_t elapsed = nowNanos() - start_ns_;
   const int64_t due_total =
       static_cast<int64_t>(static_cast<__int128>(elapsed) * rate_ / 1'000'000'000 + 1);  // first row at once
@@ -92,14 +127,14 @@ runtime::InputStatus DataGenSourceOperator::emitNext() {
   batch.reserve(rows);
   generate(batch, rows);
   emitted_ += static_cast<int64_t>(rows);
-  output_->collect(std::move(batch));
+  output.collect(std::move(batch));
   return runtime::InputStatus::kMoreAvailable;
 }
 
-void DataGenSourceOperator::generate(types::RowBatch& batch, size_t rows) {
+void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
   const int64_t now_ms = wallClockMillis();
   // Unprojected fields are not generated: their values would be dropped, and the row limit was fixed
-  // in open() from every sequence.
+  // in addSplit() from every sequence.
   for (size_t k = 0; k < emitted_fields_.size(); ++k) {
     const size_t f = static_cast<size_t>(emitted_fields_[k]);
     const DataGenFieldSpec& fs = spec_->fields[f];
@@ -172,7 +207,8 @@ DataGenTableSource::DataGenTableSource(std::shared_ptr<const DataGenSpec> spec, 
 
 std::shared_ptr<const runtime::StreamOperatorFactory> DataGenTableSource::operatorFactory() const {
   auto spec = spec_;
-  return runtime::makeOperatorFactory([spec] { return std::make_unique<DataGenSourceOperator>(spec); }, true);
+  return runtime::makeOperatorFactory(
+      [spec] { return std::make_unique<DataGenSourceOperator>(std::make_shared<DataGenSource>(spec)); }, true);
 }
 
 bool DataGenTableSource::isBounded() const {

@@ -3,7 +3,7 @@
 /// SequenceGeneratorVisitor, DataGeneratorSource).
 ///  - `rows-per-second` (default 10000) is the rate of the whole source; subtask i gets
 ///    rate / parallelism (+1 for the first rate % parallelism subtasks). Throttling never blocks:
-///    emitNext returns kNothingAvailable (after at most a 1 ms pause) until rows are due.
+///    the reader returns kNothingAvailable (after at most a 1 ms pause) until rows are due.
 ///  - `number-of-rows`: total rows, split like the rate (subtask i gets n / p, +1 for i < n % p).
 ///    Unset: unbounded unless a field is a sequence.
 ///  - `fields.#.kind` = random (default) | sequence. A sequence needs `start` and `end` (inclusive);
@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/operators/row_source_reader_operator.h"
 #include "runtime/operators/stream_operator.h"
 #include "table/catalog/table_factory.h"
 
@@ -61,16 +62,43 @@ struct DataGenSpec {
   types::RowType producedType() const;
 };
 
-/// One subtask of the datagen source.
-class DataGenSourceOperator : public runtime::SourceOperator {
- public:
-  explicit DataGenSourceOperator(std::shared_ptr<const DataGenSpec> spec);
-  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
-  /// Emits the rows that are due (at most `sluice.batch.size`), kNothingAvailable when none is due
-  /// yet, kEndOfInput when number-of-rows or a sequence is exhausted.
-  runtime::InputStatus emitNext() override;
+/// One subtask's share of the datagen work (Flink's DataGeneratorSource splits the row count the same
+/// way): share `index` of `count`.
+struct DataGenSplit {
+  int index = 0;        ///< which share: sequences emit start + index, start + index + count, ...
+  int count = 1;        ///< number of shares (the source's parallelism)
+  int64_t rows = -1;    ///< number-of-rows share (n / count, +1 for index < n % count); -1 when unset
+  int64_t rate = 1;     ///< rows-per-second share (same division, at least 1)
+};
 
-  /// Rows this subtask will emit in total, or -1 when unbounded (valid after open).
+/// The datagen source on the FLIP-27 interface: one split per subtask, split i assigned to subtask i.
+class DataGenSource final : public runtime::Source<types::RowBatch, DataGenSplit> {
+ public:
+  explicit DataGenSource(std::shared_ptr<const DataGenSpec> spec) : spec_(std::move(spec)) {}
+  /// The splits of `parallelism` subtasks, in subtask order.
+  std::vector<DataGenSplit> splits(int parallelism) const;
+  std::unique_ptr<runtime::SplitEnumerator<DataGenSplit>> createEnumerator(int parallelism) const override;
+  /// A DataGenSourceReader.
+  std::unique_ptr<runtime::SourceReader<types::RowBatch, DataGenSplit>> createReader(
+      const runtime::SourceReaderContext& ctx) const override;
+
+ private:
+  std::shared_ptr<const DataGenSpec> spec_;
+};
+
+/// Generates the rows of its split. Throttling never blocks: pollNext returns kNothingAvailable (after
+/// at most a 1 ms pause) until rows are due. Used by one task thread.
+class DataGenSourceReader final : public runtime::SourceReader<types::RowBatch, DataGenSplit> {
+ public:
+  DataGenSourceReader(std::shared_ptr<const DataGenSpec> spec, const runtime::SourceReaderContext& ctx);
+  /// Starts the split. The rate clock started when the reader was created (the subtask's open). One
+  /// split per reader.
+  void addSplit(DataGenSplit split) override;
+  /// Emits the rows that are due (at most `sluice.batch.size`), kNothingAvailable when none is due
+  /// yet, kEndOfInput when the split's rows or a sequence is exhausted.
+  runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override;
+
+  /// Rows of the current split in total, or -1 when unbounded (valid after addSplit).
   int64_t rowLimit() const { return limit_; }
 
  private:
@@ -86,6 +114,7 @@ class DataGenSourceOperator : public runtime::SourceOperator {
   std::vector<int> emitted_fields_;  ///< physical field of each output column
   std::vector<FieldState> state_;    ///< per physical field
   size_t batch_size_ = 1024;
+  bool active_ = false;
   int64_t rate_ = 0;
   int64_t limit_ = -1;
   int64_t emitted_ = 0;
@@ -93,6 +122,10 @@ class DataGenSourceOperator : public runtime::SourceOperator {
   int stride_ = 1;
   std::string scratch_;
 };
+
+/// One subtask of the datagen source: the generic RowBatch source reader operator running a
+/// DataGenSource.
+using DataGenSourceOperator = runtime::RowSourceReaderOperator<DataGenSplit>;
 
 /// The datagen source the planner gets.
 class DataGenTableSource : public table::ScanTableSource {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <random>
 
@@ -81,14 +82,56 @@ constexpr size_t kSinkFlushBytes = 1 << 20;
 // ---------------------------------------------------------------------------------------------
 // Source
 
-FileSystemSourceOperator::FileSystemSourceOperator(std::shared_ptr<const FileSystemSourceSpec> spec)
-    : spec_(std::move(spec)) {}
+std::vector<std::vector<FileSplit>> FileSystemSource::splitsBySubtask(int parallelism) const {
+  const int n = std::max(1, parallelism);
+  std::vector<std::vector<FileSplit>> out(static_cast<size_t>(n));
+  std::error_code ec;
+  fs::file_status st = fs::status(spec_->absolute_path, ec);
+  if (ec || !fs::exists(st))
+    throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", spec_->path, spec_->table_name));
+  if (fs::is_directory(st)) {
+    std::vector<std::string> files = listFiles(spec_->absolute_path);
+    for (size_t k = 0; k < files.size(); ++k) {
+      out[k % static_cast<size_t>(n)].push_back(
+          FileSplit{joinPath(spec_->absolute_path, files[k]), joinPath(spec_->path, files[k]), 0, -1});
+    }
+    return out;
+  }
+  if (spec_->format != "csv" || n == 1) {
+    // A json file is not split: subtask 0 reads it.
+    out[0].push_back(FileSplit{spec_->absolute_path, spec_->path, 0, -1});
+    return out;
+  }
+  const uintmax_t size = fs::is_regular_file(st) ? fs::file_size(spec_->absolute_path, ec) : 0;
+  if (ec || !fs::is_regular_file(st)) {
+    // Size unknown (a pipe, a special file): one reader reads it whole.
+    out[0].push_back(FileSplit{spec_->absolute_path, spec_->path, 0, -1});
+    return out;
+  }
+  for (int i = 0; i < n; ++i) {
+    // 128-bit products: size * i must not overflow for huge files.
+    const auto from = static_cast<int64_t>(static_cast<unsigned __int128>(size) * static_cast<unsigned>(i) / n);
+    const auto to = static_cast<int64_t>(static_cast<unsigned __int128>(size) * static_cast<unsigned>(i + 1) / n);
+    out[static_cast<size_t>(i)].push_back(FileSplit{spec_->absolute_path, spec_->path, from, to});
+  }
+  return out;
+}
 
-FileSystemSourceOperator::~FileSystemSourceOperator() { closeFile(); }
+std::unique_ptr<runtime::SplitEnumerator<FileSplit>> FileSystemSource::createEnumerator(int parallelism) const {
+  return std::make_unique<SubtaskSplitEnumerator<FileSplit>>(splitsBySubtask(parallelism));
+}
 
-void FileSystemSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
-  SourceOperator::open(ctx, output);
-  batch_size_ = batchSizeOf(ctx);
+std::unique_ptr<runtime::SourceReader<types::RowBatch, FileSplit>> FileSystemSource::createReader(
+    const runtime::SourceReaderContext& ctx) const {
+  return std::make_unique<FileSystemSourceReader>(spec_, ctx);
+}
+
+FileSystemSourceReader::FileSystemSourceReader(std::shared_ptr<const FileSystemSourceSpec> spec,
+                                               const runtime::SourceReaderContext& ctx)
+    : spec_(std::move(spec)) {
+  runtime::OperatorContext octx;
+  octx.config = ctx.config;
+  batch_size_ = batchSizeOf(octx);
   if (spec_->format != "csv") {
     json_deserializer_ = std::make_unique<JsonRowDeserializer>(
         spec_->row_type, spec_->json, spec_->format == "json" ? JsonFlavor::kJson : JsonFlavor::kDebezium,
@@ -97,28 +140,13 @@ void FileSystemSourceOperator::open(const runtime::OperatorContext& ctx, runtime
   deserializer_ = spec_->projection.empty()
                       ? std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv)
                       : std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv, spec_->projection);
-  const int n = std::max(1, ctx.parallelism);
-  const int i = ctx.subtask_index;
-  std::error_code ec;
-  fs::file_status st = fs::status(spec_->absolute_path, ec);
-  if (ec || !fs::exists(st))
-    throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", spec_->path, spec_->table_name));
-  units_.clear();
-  if (fs::is_directory(st)) {
-    std::vector<std::string> files = listFiles(spec_->absolute_path);
-    for (size_t k = static_cast<size_t>(i); k < files.size(); k += static_cast<size_t>(n)) {
-      units_.push_back({joinPath(spec_->absolute_path, files[k]), joinPath(spec_->path, files[k]), false});
-    }
-  } else {
-    units_.push_back({spec_->absolute_path, spec_->path, n > 1 && spec_->format == "csv"});
-    // A json file is not split: subtask 0 reads it.
-    if (spec_->format != "csv" && i != 0) units_.clear();
-  }
-  next_unit_ = 0;
-  finished_ = false;
 }
 
-void FileSystemSourceOperator::closeFile() {
+FileSystemSourceReader::~FileSystemSourceReader() { closeFile(); }
+
+void FileSystemSourceReader::addSplit(FileSplit split) { splits_.push_back(std::move(split)); }
+
+void FileSystemSourceReader::closeFile() {
   if (map_ != nullptr) {
     ::munmap(const_cast<char*>(map_), map_size_);
     map_ = nullptr;
@@ -130,10 +158,11 @@ void FileSystemSourceOperator::closeFile() {
   file_open_ = false;
 }
 
-bool FileSystemSourceOperator::openNextUnit() {
+bool FileSystemSourceReader::openNextSplit() {
   closeFile();
-  if (next_unit_ >= units_.size()) return false;
-  const WorkUnit& u = units_[next_unit_++];
+  if (splits_.empty()) return false;
+  const FileSplit u = std::move(splits_.front());
+  splits_.pop_front();
   display_path_ = u.display_path;
   int fd = ::open(u.open_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -169,15 +198,10 @@ bool FileSystemSourceOperator::openNextUnit() {
   }
   ::close(fd);
   file_open_ = true;
-  if (u.split) {
-    const size_t n = static_cast<size_t>(std::max(1, ctx_.parallelism));
-    const size_t i = static_cast<size_t>(ctx_.subtask_index);
-    const size_t total = data_.size();
-    // 128-bit products: size * i must not overflow for huge files.
-    const size_t begin = static_cast<size_t>(static_cast<unsigned __int128>(total) * i / n);
-    const size_t end = static_cast<size_t>(static_cast<unsigned __int128>(total) * (i + 1) / n);
+  if (u.to >= 0) {
+    const size_t begin = std::min(static_cast<size_t>(u.from), data_.size());
     pos_ = alignToLineStart(data_, begin);
-    range_end_ = end;
+    range_end_ = static_cast<size_t>(u.to);
     line_number_ = countNewlines(data_, pos_) + 1;
   } else {
     pos_ = 0;
@@ -187,15 +211,15 @@ bool FileSystemSourceOperator::openNextUnit() {
   return true;
 }
 
-runtime::InputStatus FileSystemSourceOperator::emitNext() {
-  if (finished_) return runtime::InputStatus::kEndOfInput;
+runtime::InputStatus FileSystemSourceReader::pollNext(runtime::ReaderOutput<types::RowBatch>& output) {
   types::RowBatch batch(json_deserializer_ ? json_deserializer_->producedType() : deserializer_->producedType());
   batch.reserve(batch_size_);
   size_t rows = 0;
+  bool finished = false;
   while (rows < batch_size_) {
     if (!file_open_ || pos_ >= range_end_ || pos_ >= data_.size()) {
-      if (!openNextUnit()) {
-        finished_ = true;
+      if (!openNextSplit()) {
+        finished = true;
         break;
       }
       continue;
@@ -209,14 +233,15 @@ runtime::InputStatus FileSystemSourceOperator::emitNext() {
   }
   parse_errors_.store(json_deserializer_ ? json_deserializer_->parseErrors() : deserializer_->parseErrors(),
                       std::memory_order_relaxed);
-  if (finished_) closeFile();
-  if (rows == 0) return finished_ ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
-  rows_emitted_.fetch_add(static_cast<int64_t>(rows), std::memory_order_relaxed);
-  output_->collect(std::move(batch));
-  return runtime::InputStatus::kMoreAvailable;
+  if (finished) closeFile();
+  if (rows > 0) {
+    rows_emitted_.fetch_add(static_cast<int64_t>(rows), std::memory_order_relaxed);
+    output.collect(std::move(batch));
+  }
+  return finished ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
 }
 
-size_t FileSystemSourceOperator::readJsonLines(types::RowBatch& batch, size_t max_rows) {
+size_t FileSystemSourceReader::readJsonLines(types::RowBatch& batch, size_t max_rows) {
   size_t rows = 0;
   // An update adds two rows, so a batch may end one row over `max_rows`.
   while (rows < max_rows && pos_ < range_end_ && pos_ < data_.size()) {
@@ -229,7 +254,7 @@ size_t FileSystemSourceOperator::readJsonLines(types::RowBatch& batch, size_t ma
   return rows;
 }
 
-void FileSystemSourceOperator::close() { closeFile(); }
+void FileSystemSourceReader::close() { closeFile(); }
 
 FileSystemTableSource::FileSystemTableSource(std::shared_ptr<const FileSystemSourceSpec> spec,
                                              std::optional<int> parallelism)

@@ -25,12 +25,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "connectors/csv_format.h"
 #include "connectors/json_format.h"
+#include "runtime/operators/row_source_reader_operator.h"
 #include "runtime/operators/stream_operator.h"
 #include "table/catalog/table_factory.h"
 
@@ -57,17 +59,47 @@ struct FileSystemSourceSpec {
   types::RowType producedType() const;
 };
 
-/// One subtask of the filesystem source.
-class FileSystemSourceOperator : public runtime::SourceOperator {
- public:
-  explicit FileSystemSourceOperator(std::shared_ptr<const FileSystemSourceSpec> spec);
-  ~FileSystemSourceOperator() override;
+/// A piece of work of the filesystem source (Flink's FileSourceSplit): one file, or the byte range
+/// [from, to) of one file, whose reader reads the lines that start inside the range (a line starting
+/// exactly at `from` belongs to it; the first one starting at or after `to` does not).
+struct FileSplit {
+  std::string open_path;     ///< path passed to open(2)
+  std::string display_path;  ///< path shown in error messages
+  int64_t from = 0;          ///< first byte of the range
+  int64_t to = -1;           ///< end of the range (exclusive); negative: the whole file
+};
 
-  /// Lists the files and picks this subtask's share. Throws UserError when the path vanished.
-  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
-  /// Emits one batch of at most `sluice.batch.size` +I rows; kEndOfInput once every assigned line was
-  /// read. Throws InputError "<file>:<line>: ..." on a bad row without csv.ignore-parse-errors.
-  runtime::InputStatus emitNext() override;
+/// The filesystem source on the FLIP-27 interface. The enumerator assigns splits by subtask, as
+/// Sluice always divided the work: a directory's files (sorted) round-robin over the subtasks; a single
+/// csv file at parallelism p > 1 cut into p near-equal byte ranges, range i for subtask i; a json file
+/// whole to subtask 0 (so the changes in a file stay in order).
+class FileSystemSource final : public runtime::Source<types::RowBatch, FileSplit> {
+ public:
+  explicit FileSystemSource(std::shared_ptr<const FileSystemSourceSpec> spec) : spec_(std::move(spec)) {}
+  /// The splits of each of `parallelism` subtasks. Throws UserError when the path does not exist or a
+  /// directory cannot be listed.
+  std::vector<std::vector<FileSplit>> splitsBySubtask(int parallelism) const;
+  /// A SubtaskSplitEnumerator over splitsBySubtask (throws as it does).
+  std::unique_ptr<runtime::SplitEnumerator<FileSplit>> createEnumerator(int parallelism) const override;
+  /// A FileSystemSourceReader.
+  std::unique_ptr<runtime::SourceReader<types::RowBatch, FileSplit>> createReader(
+      const runtime::SourceReaderContext& ctx) const override;
+
+ private:
+  std::shared_ptr<const FileSystemSourceSpec> spec_;
+};
+
+/// Reads the lines of its splits into RowBatches of at most `sluice.batch.size` +I rows (more for
+/// debezium updates). Throws InputError "<file>:<line>: ..." on a bad row without
+/// csv.ignore-parse-errors, UserError when a file cannot be opened or read. Used by one task thread;
+/// the counters are atomics readable anywhere.
+class FileSystemSourceReader final : public runtime::SourceReader<types::RowBatch, FileSplit> {
+ public:
+  FileSystemSourceReader(std::shared_ptr<const FileSystemSourceSpec> spec, const runtime::SourceReaderContext& ctx);
+  ~FileSystemSourceReader() override;
+  void addSplit(FileSplit split) override;
+  /// Emits one batch; kEndOfInput once every assigned split was read.
+  runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override;
   void close() override;
 
   /// Fields nulled plus rows dropped under csv.ignore-parse-errors so far (any thread).
@@ -76,23 +108,16 @@ class FileSystemSourceOperator : public runtime::SourceOperator {
   int64_t rowsEmitted() const { return rows_emitted_.load(std::memory_order_relaxed); }
 
  private:
-  struct WorkUnit {
-    std::string open_path;     ///< path passed to open(2)
-    std::string display_path;  ///< path shown in error messages
-    bool split = false;        ///< read only this subtask's byte range of the file
-  };
-  bool openNextUnit();
+  bool openNextSplit();
   void closeFile();
-
   size_t readJsonLines(types::RowBatch& batch, size_t max_rows);
 
   std::shared_ptr<const FileSystemSourceSpec> spec_;
   std::unique_ptr<CsvRowDeserializer> deserializer_;
   std::unique_ptr<JsonRowDeserializer> json_deserializer_;
-  std::vector<WorkUnit> units_;
-  size_t next_unit_ = 0;
+  std::deque<FileSplit> splits_;
   size_t batch_size_ = 1024;
-  // The file being read: mapping, this subtask's range, cursor and line number of the cursor.
+  // The file being read: mapping, this split's range, cursor and line number of the cursor.
   const char* map_ = nullptr;
   size_t map_size_ = 0;
   std::string owned_data_;  ///< used instead of a mapping for files that cannot be mapped
@@ -102,9 +127,23 @@ class FileSystemSourceOperator : public runtime::SourceOperator {
   size_t pos_ = 0;
   size_t range_end_ = 0;
   int64_t line_number_ = 1;
-  bool finished_ = false;
   std::atomic<int64_t> parse_errors_{0};
   std::atomic<int64_t> rows_emitted_{0};
+};
+
+/// One subtask of the filesystem source: the generic RowBatch source reader operator running a
+/// FileSystemSource, with the reader's counters.
+class FileSystemSourceOperator final : public runtime::RowSourceReaderOperator<FileSplit> {
+ public:
+  explicit FileSystemSourceOperator(std::shared_ptr<const FileSystemSourceSpec> spec)
+      : RowSourceReaderOperator(std::make_shared<FileSystemSource>(std::move(spec))) {}
+  /// Fields nulled plus rows dropped under csv.ignore-parse-errors so far (0 before open; any thread).
+  int64_t parseErrors() const { return fileReader() ? fileReader()->parseErrors() : 0; }
+  /// Rows emitted so far (0 before open; any thread).
+  int64_t rowsEmitted() const { return fileReader() ? fileReader()->rowsEmitted() : 0; }
+
+ private:
+  const FileSystemSourceReader* fileReader() const { return static_cast<const FileSystemSourceReader*>(reader()); }
 };
 
 /// The source the planner gets for a filesystem table.

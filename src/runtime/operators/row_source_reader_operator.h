@@ -1,0 +1,77 @@
+#pragma once
+/// The RowBatch counterpart of SourceReaderOperator: runs a FLIP-27 Source whose records are whole
+/// RowBatches (the SQL connectors' sources) in a source task. Each emitted RowBatch goes downstream as it
+/// is (no watermarks: SQL sources assign them downstream). Threading: one task thread; the enumerator
+/// is shared through an ExecutionScopeSlot when one is given, else each subtask has its own (correct for
+/// enumerators that assign splits by subtask index, as Flink's static assignment does).
+
+#include <memory>
+#include <utility>
+
+#include "runtime/operators/execution_scope.h"
+#include "runtime/operators/source_sink_operators.h"
+#include "types/row_batch.h"
+
+namespace sluice::runtime {
+
+/// Runs a Source of RowBatches (Flink's SourceOperator): asks the enumerator for a split whenever the
+/// reader has finished the ones it has, and forwards every batch the reader emits.
+template <typename SplitT>
+class RowSourceReaderOperator : public SourceOperator {
+ public:
+  RowSourceReaderOperator(std::shared_ptr<const Source<types::RowBatch, SplitT>> source, int source_id = 0,
+                          std::shared_ptr<ExecutionScopeSlot> slot = nullptr)
+      : source_(std::move(source)), source_id_(source_id), scope_slot_(std::move(slot)) {}
+
+  /// Creates (or joins) the enumerator and this subtask's reader. Rethrows what they throw.
+  void open(const OperatorContext& ctx, Output* output) override {
+    SourceOperator::open(ctx, output);
+    auto scope = scope_slot_ ? scope_slot_->current() : std::make_shared<ExecutionScope>();
+    const int parallelism = ctx.parallelism;
+    const Source<types::RowBatch, SplitT>* source = source_.get();
+    coordinator_ = scope->template shared<EnumeratorCoordinator<SplitT>>(source_id_, [source, parallelism] {
+      return std::make_shared<EnumeratorCoordinator<SplitT>>(source->createEnumerator(parallelism));
+    });
+    reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
+    reader_->start();
+  }
+
+  /// One pollNext of the reader; kEndOfInput once the enumerator has no split left for this subtask.
+  InputStatus emitNext() override {
+    if (!has_split_) {
+      auto split = coordinator_->request(ctx_.subtask_index);
+      if (!split) return InputStatus::kEndOfInput;
+      reader_->addSplit(std::move(*split));
+      has_split_ = true;
+    }
+    const InputStatus status = reader_->pollNext(forward_);
+    if (status == InputStatus::kEndOfInput) has_split_ = false;
+    return status == InputStatus::kNothingAvailable ? InputStatus::kNothingAvailable : InputStatus::kMoreAvailable;
+  }
+
+  void close() override {
+    if (reader_) reader_->close();
+  }
+
+ protected:
+  /// The reader of this subtask (valid after open).
+  SourceReader<types::RowBatch, SplitT>* reader() const { return reader_.get(); }
+
+ private:
+  struct Forward final : ReaderOutput<types::RowBatch> {
+    explicit Forward(RowSourceReaderOperator* o) : op(o) {}
+    RowSourceReaderOperator* op;
+    void collect(types::RowBatch batch) override { op->output_->collect(std::move(batch)); }
+    void collect(types::RowBatch batch, int64_t) override { op->output_->collect(std::move(batch)); }
+  };
+
+  std::shared_ptr<const Source<types::RowBatch, SplitT>> source_;
+  int source_id_;
+  std::shared_ptr<ExecutionScopeSlot> scope_slot_;
+  std::shared_ptr<EnumeratorCoordinator<SplitT>> coordinator_;
+  std::unique_ptr<SourceReader<types::RowBatch, SplitT>> reader_;
+  Forward forward_{this};
+  bool has_split_ = false;
+};
+
+}  // namespace sluice::runtime
