@@ -16,6 +16,18 @@
 
 namespace sluice::runtime {
 
+/// Fires one timer of a keyed (co-)process function: binds the key, domain and timestamp to the
+/// timer context, then calls `fn.onTimer`. Flink: an event-time timer's output carries the timer's
+/// time; a processing-time timer's output carries none.
+template <typename F, typename TimerContext, typename Collector, typename K>
+void fireKeyedTimer(F& fn, TimerContext& ctx, Collector& out, const K* key, int64_t time, TimeDomain domain) {
+  ctx.setKey(key);
+  ctx.setDomain(domain);
+  ctx.setTimestamp(domain == TimeDomain::kEventTime ? time : kNoTimestamp);
+  out.setTimestamp(ctx.rawTimestamp());
+  fn.onTimer(time, ctx, out);
+}
+
 /// The keys an operator has seen, each with a dense index used by ValueState and timers.
 template <typename K>
 class KeyedBackend final : public KeyContext {
@@ -201,12 +213,7 @@ class KeyedProcessOperator final : public KeyedOperatorBase<typename F::KeyType>
 
  protected:
   void onTimer(int64_t time, int64_t, TimeDomain domain) override {
-    timer_context_.setKey(&this->keys_.currentKey());
-    timer_context_.setDomain(domain);
-    // Flink: an event-time timer's output carries the timer's time; a processing-time one none.
-    timer_context_.setTimestamp(domain == TimeDomain::kEventTime ? time : kNoTimestamp);
-    out_.setTimestamp(timer_context_.rawTimestamp());
-    fn_.onTimer(time, timer_context_, out_);
+    fireKeyedTimer(fn_, timer_context_, out_, &this->keys_.currentKey(), time, domain);
   }
   void afterTimers() override {
     this->emit(out_.take());
@@ -324,11 +331,7 @@ class KeyedCoProcessOperator final : public KeyedOperatorBase<typename F::KeyTyp
 
  protected:
   void onTimer(int64_t time, int64_t, TimeDomain domain) override {
-    timer_context_.setKey(&this->keys_.currentKey());
-    timer_context_.setDomain(domain);
-    timer_context_.setTimestamp(domain == TimeDomain::kEventTime ? time : kNoTimestamp);
-    out_.setTimestamp(timer_context_.rawTimestamp());
-    fn_.onTimer(time, timer_context_, out_);
+    fireKeyedTimer(fn_, timer_context_, out_, &this->keys_.currentKey(), time, domain);
   }
   void afterTimers() override {
     this->emit(out_.take());
