@@ -18,6 +18,8 @@ PACKAGES=(
   libgmock-dev         # unit tests
   libbenchmark-dev     # bench/
   sqlite3              # independent oracle in the tests
+  librdkafka-dev       # kafka / upsert-kafka connectors; its in-process mock cluster runs the Kafka tests
+  kcat                 # talks to a mock cluster from the shell (examples, debugging)
   clang-14             # libFuzzer targets
   libclang-rt-14-dev   # libFuzzer / sanitizer runtimes for clang
 )
