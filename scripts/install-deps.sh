@@ -18,6 +18,10 @@ PACKAGES=(
   libgtest-dev         # unit tests
   libgmock-dev         # unit tests
   libbenchmark-dev     # bench/
+  libasio-dev          # standalone asio: TCP between TaskManagers
+  librdkafka-dev       # kafka / upsert-kafka connectors (+ its mock cluster for tests and sluice-kafka-mock)
+  kcat                 # poke at topics of the mock cluster by hand
+  libsimdjson-dev      # json / debezium-json formats
   sqlite3              # independent oracle in the tests
   clang-14             # libFuzzer targets
   libclang-rt-14-dev   # libFuzzer / sanitizer runtimes for clang
