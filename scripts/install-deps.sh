@@ -14,7 +14,6 @@ PACKAGES=(
   libyaml-cpp-dev      # conf/config.yaml
   libcli11-dev         # sluice command line
   nlohmann-json3-dev   # plans as JSON (explain --format=json)
-  libsimdjson-dev      # the json and debezium-json formats
   libgtest-dev         # unit tests
   libgmock-dev         # unit tests
   libbenchmark-dev     # bench/
