@@ -6,7 +6,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
-#include "runtime/network/local_channel.h"
+#include "runtime/network/input_channel.h"
 #include "runtime/task/operator_chain.h"
 #include "runtime/task/watermark_valve.h"
 
@@ -95,12 +95,9 @@ TaskIOMetrics StreamTask::ioMetrics() const {
   if (const InputGate* gate = setup_.input_gate) {
     GateIOMetrics g;
     g.channels = gate->numChannels();
-    // Bytes read first: producers only add, so the difference never undercounts what is in flight.
     g.num_bytes_in = gate->bytesIn();
-    int64_t handed_over = 0;
-    for (const auto& local : gate->localChannels()) handed_over += local->bytesOut();
-    g.in_flight_bytes = std::max<int64_t>(0, handed_over - g.num_bytes_in);
-    g.buffer_channels = static_cast<int>(gate->localChannels().size());
+    for (const auto& channel : gate->inputChannels()) g.in_flight_bytes += channel->queuedBytes();
+    g.buffer_channels = static_cast<int>(gate->inputChannels().size());
     g.queued_buffers = gate->queuedBuffers();
     if (g.buffer_channels > 0) {
       const double credit = static_cast<double>(g.buffer_channels) * buffers_per_channel_;
@@ -211,7 +208,7 @@ void StreamTask::runInput() {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
     auto deadline = checkFlush();
-    if (debloat_config_.enabled && !gate->localChannels().empty()) {
+    if (debloat_config_.enabled && !gate->inputChannels().empty()) {
       const auto debloat_deadline = checkDebloat();
       if (!deadline || *debloat_deadline < *deadline) deadline = debloat_deadline;
     }
@@ -315,7 +312,7 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::checkDebloat() 
   const int64_t throughput = gate->throughput().calculateThroughput();
   const std::optional<int32_t> size = debloater_->recalculateBufferSize(throughput, gate->queuedBuffers());
   if (size) {
-    for (const auto& local : gate->localChannels()) local->announceBufferSize(*size);
+    for (const auto& channel : gate->inputChannels()) channel->announceBufferSize(*size);
     buffer_size_announcements_.fetch_add(1, std::memory_order_relaxed);
   }
   debloated_buffer_size_.store(debloater_->lastBufferSize(), std::memory_order_relaxed);
