@@ -17,9 +17,12 @@ PACKAGES=(
   libgtest-dev         # unit tests
   libgmock-dev         # unit tests
   libbenchmark-dev     # bench/
+  libasio-dev          # standalone asio: TCP between TaskManagers
+  librdkafka-dev       # kafka / upsert-kafka connectors (+ its mock cluster for tests and sluice-kafka-mock)
+  kcat                 # poke at topics of the mock cluster by hand
+  libsimdjson-dev      # json / debezium-json formats
   sqlite3              # independent oracle in the tests
-  librdkafka-dev       # kafka / upsert-kafka connectors; its in-process mock cluster runs the Kafka tests
-  kcat                 # talks to a mock cluster from the shell (examples, debugging)
+  jq                   # e2e tests read the JSON of `sluice run --metrics`
   clang-14             # libFuzzer targets
   libclang-rt-14-dev   # libFuzzer / sanitizer runtimes for clang
 )

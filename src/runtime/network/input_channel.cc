@@ -1,0 +1,81 @@
+#include "runtime/network/input_channel.h"
+
+#include <string_view>
+
+#include "common/error.h"
+
+namespace sluice::runtime {
+
+using network::Buffer;
+using network::EventSerializer;
+using network::NetworkEvent;
+using network::NetworkEventType;
+using network::SpanningRecordDeserializer;
+
+InputChannel::~InputChannel() = default;
+
+int64_t InputChannel::drain(int channel, std::deque<InputEntry>& out) {
+  checkError();
+  int64_t bytes = 0;
+  int32_t data_buffers = 0;
+  // One drain reads a bounded number of buffers (a local channel also at most its credit, which comes
+  // back only after the loop); the gate calls again while buffers remain (hasAvailable).
+  for (int32_t n = 0; n < kMaxBuffersPerDrain; ++n) {
+    Buffer buffer = nextBuffer();
+    if (!buffer.valid()) break;
+    bytes += buffer.size();
+    if (!buffer.isBuffer()) {
+      const NetworkEvent event = EventSerializer::fromBuffer(buffer);
+      buffer.recycle();
+      switch (event.type) {
+        case NetworkEventType::kWatermark:
+          out.push_back(InputEntry{channel, Watermark{event.value}});
+          break;
+        case NetworkEventType::kEndOfPartition:
+          out.push_back(InputEntry{channel, EndOfPartition{}});
+          break;
+        case NetworkEventType::kObjectBatch:
+          out.push_back(InputEntry{channel, takeObjectBatch()});
+          break;
+        default:
+          throw InputError(
+              fmt::format("unexpected network event {} on an input channel", static_cast<int>(event.type)));
+      }
+      continue;
+    }
+    deserializer_.setNextBuffer(std::move(buffer));
+    for (;;) {
+      const SpanningRecordDeserializer::Result r = deserializer_.getNextRecord(record_);
+      if (r == SpanningRecordDeserializer::Result::kPartialRecord) break;
+      std::string_view data(record_);
+      out.push_back(InputEntry{channel, types::RowBatch::deserialize(data)});
+      if (r == SpanningRecordDeserializer::Result::kLastRecordFromBuffer) break;
+    }
+    ++data_buffers;
+  }
+  if (data_buffers > 0) onBuffersConsumed(data_buffers);
+  bytes_read_.fetch_add(bytes, std::memory_order_relaxed);
+  return bytes;
+}
+
+LocalInputChannel::LocalInputChannel(std::shared_ptr<PipelinedSubpartition> subpartition)
+    : subpartition_(std::move(subpartition)) {
+  SLUICE_CHECK(!subpartition_->isRemote(), "local input channel over the remote subpartition {}",
+               subpartition_->name());
+}
+
+void LocalInputChannel::setAvailabilityListener(std::function<void()> listener) {
+  subpartition_->view().setAvailabilityListener(std::move(listener));
+}
+
+Buffer LocalInputChannel::nextBuffer() {
+  std::optional<network::BufferAndBacklog> next = subpartition_->view().pollNext();
+  return next ? std::move(next->buffer) : Buffer();
+}
+
+void LocalInputChannel::onBuffersConsumed(int32_t data_buffers) {
+  // The buffers are read and recycled: their credit goes back to the producer (Flink's AddCredit).
+  subpartition_->view().addCredit(data_buffers);
+}
+
+}  // namespace sluice::runtime
