@@ -16,6 +16,7 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/local_channel.h"
 #include "runtime/network/network_config.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/task/stream_task.h"
 #include "scheduler/region_scheduler.h"
 
@@ -420,6 +421,13 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
   }
 
+  // The byte form of each edge's records; fails the submission when DataStream records that cross the
+  // network have no TypeSerializer.
+  std::vector<std::shared_ptr<const runtime::ObjectBatchSerializer>> edge_serializers(g.edges.size());
+  for (size_t e = 0; e < g.edges.size(); ++e) {
+    edge_serializers[e] = runtime::network::edgeRecordSerializer(g, static_cast<int>(e));
+  }
+
   st->tasks.resize(g.vertices.size());
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
@@ -454,7 +462,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
           st->partition_pools.push_back(partition.pool);
           for (auto& sp : partition.subpartitions) {
-            sp.local = std::make_shared<runtime::LocalChannel>(partition.pool, std::max(1, net.buffers_per_channel));
+            sp.local = std::make_shared<runtime::LocalChannel>(partition.pool, std::max(1, net.buffers_per_channel),
+                                                               edge_serializers[static_cast<size_t>(e)]);
             sp.gate->attachLocalChannel(sp.channel, sp.local);
           }
         }

@@ -1,20 +1,16 @@
 #include "runtime/network/local_channel.h"
 
 #include <chrono>
-#include <string_view>
 
 #include "common/error.h"
 
 namespace sluice::runtime {
 
 using network::Buffer;
-using network::EventSerializer;
-using network::NetworkEvent;
-using network::NetworkEventType;
-using network::SpanningRecordDeserializer;
 
-LocalChannel::LocalChannel(std::shared_ptr<network::LocalBufferPool> pool, int32_t exclusive_credit)
-    : pool_(std::move(pool)), view_(exclusive_credit) {
+LocalChannel::LocalChannel(std::shared_ptr<network::LocalBufferPool> pool, int32_t exclusive_credit,
+                           std::shared_ptr<const ObjectBatchSerializer> objects)
+    : pool_(std::move(pool)), view_(exclusive_credit), elements_out_(objects), elements_in_(objects) {
   SLUICE_CHECK(exclusive_credit >= 1, "local channel needs at least one credit, got {}", exclusive_credit);
   serializer_ = std::make_unique<network::SpanningRecordSerializer>(
       [this] { return requestBuffer(); },
@@ -49,25 +45,7 @@ void LocalChannel::applyBufferSize() {
 
 void LocalChannel::write(StreamElement&& element) {
   applyBufferSize();
-  if (auto* batch = std::get_if<types::RowBatch>(&element)) {
-    scratch_.clear();
-    batch->serialize(scratch_);
-    serializer_->writeRecord(scratch_);
-    pending_bytes_ = true;
-  } else if (auto* objects = std::get_if<ObjectBatchPtr>(&element)) {
-    {
-      std::lock_guard<std::mutex> lock(objects_mu_);
-      objects_.push_back(std::move(*objects));
-    }
-    serializer_->writeEvent(NetworkEvent{NetworkEventType::kObjectBatch, 0, {}});
-    pending_bytes_ = false;
-  } else if (const auto* mark = std::get_if<Watermark>(&element)) {
-    serializer_->writeEvent(NetworkEvent{NetworkEventType::kWatermark, mark->timestamp, {}});
-    pending_bytes_ = false;
-  } else {
-    serializer_->writeEvent(NetworkEvent{NetworkEventType::kEndOfPartition, 0, {}});
-    pending_bytes_ = false;
-  }
+  pending_bytes_ = elements_out_.write(element, *serializer_);
 }
 
 void LocalChannel::flush() {
@@ -92,34 +70,15 @@ int64_t LocalChannel::drain(int channel, std::deque<InputGate::Entry>& out) {
     if (!next) break;
     Buffer buffer = std::move(next->buffer);
     bytes += buffer.size();
-    if (!buffer.isBuffer()) {
+    const bool data = buffer.isBuffer();
+    elements_in_.read(std::move(buffer),
+                      [&](StreamElement&& element) { out.push_back(InputGate::Entry{channel, std::move(element)}); });
+    // A data buffer is read and recycled: its credit goes back to the producer (Flink's AddCredit).
+    if (data) {
+      ++credit_back;
+    } else {
       ++events;
-      const NetworkEvent event = EventSerializer::fromBuffer(buffer);
-      buffer.recycle();
-      switch (event.type) {
-        case NetworkEventType::kWatermark: out.push_back(InputGate::Entry{channel, Watermark{event.value}}); break;
-        case NetworkEventType::kEndOfPartition: out.push_back(InputGate::Entry{channel, EndOfPartition{}}); break;
-        case NetworkEventType::kObjectBatch: {
-          std::lock_guard<std::mutex> lock(objects_mu_);
-          SLUICE_CHECK(!objects_.empty(), "object batch marker without an object batch");
-          out.push_back(InputGate::Entry{channel, std::move(objects_.front())});
-          objects_.pop_front();
-          break;
-        }
-        default: throw InputError("unexpected network event on a local channel");
-      }
-      continue;
     }
-    deserializer_.setNextBuffer(std::move(buffer));
-    for (;;) {
-      const SpanningRecordDeserializer::Result r = deserializer_.getNextRecord(record_);
-      if (r == SpanningRecordDeserializer::Result::kPartialRecord) break;
-      std::string_view data(record_);
-      out.push_back(InputGate::Entry{channel, types::RowBatch::deserialize(data)});
-      if (r == SpanningRecordDeserializer::Result::kLastRecordFromBuffer) break;
-    }
-    // The buffer is read and recycled: its credit goes back to the producer (Flink's AddCredit).
-    ++credit_back;
   }
   if (credit_back > 0) view_.addCredit(credit_back);
   return bytes;

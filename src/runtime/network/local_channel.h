@@ -3,13 +3,11 @@
 /// process, over network buffers (Flink's `PipelinedSubpartition` + `CreditBasedSubpartitionView` on the
 /// producer side and `LocalInputChannel` on the consumer side).
 ///
-/// The producer serializes every element into buffers of its partition's LocalBufferPool with a
-/// SpanningRecordSerializer: a RowBatch as one record (`RowBatch::serialize`), a watermark and the end of
-/// the partition as events. Object batches (DataStream records) have no byte form: they travel as objects
-/// in a side queue, and an `kObjectBatch` event in the buffer stream marks their place, so the order with
-/// rows and watermarks stays. Finished buffers go to a CreditBasedSubpartitionView. The consumer takes data
-/// buffers only against credit (the channel's exclusive buffers), deserializes them with a
-/// SpanningRecordDeserializer and hands the credit back once a buffer is read and recycled. Backpressure
+/// The producer serializes every element into buffers of its partition's LocalBufferPool
+/// (StreamElementSerializer: a RowBatch or an object batch as one record, a watermark and the end of the
+/// partition as events). Finished buffers go to a CreditBasedSubpartitionView. The consumer takes data
+/// buffers only against credit (the channel's exclusive buffers), deserializes them
+/// (StreamElementDeserializer) and hands the credit back once a buffer is read and recycled. Backpressure
 /// is the producer waiting for a free buffer of its pool.
 ///
 /// Buffer debloating: the consumer announces a size with `announceBufferSize` (a direct call, FLIP-183's
@@ -23,13 +21,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <string>
 
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/credit_based.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_serializer.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/stream_element.h"
 
 namespace sluice::runtime {
@@ -39,7 +36,9 @@ class LocalChannel {
  public:
   /// `pool`: the producing partition's buffers (shared by its subpartitions). `exclusive_credit` (>= 1):
   /// data buffers the consumer may hold unread (taskmanager.network.memory.buffers-per-channel).
-  LocalChannel(std::shared_ptr<network::LocalBufferPool> pool, int32_t exclusive_credit);
+  /// `objects`: the edge's object batch serializer (network::edgeRecordSerializer; nullptr for rows).
+  LocalChannel(std::shared_ptr<network::LocalBufferPool> pool, int32_t exclusive_credit,
+               std::shared_ptr<const ObjectBatchSerializer> objects = nullptr);
   ~LocalChannel();
   LocalChannel(const LocalChannel&) = delete;
   LocalChannel& operator=(const LocalChannel&) = delete;
@@ -79,14 +78,11 @@ class LocalChannel {
   std::shared_ptr<network::LocalBufferPool> pool_;  // first: outlives every buffer below
   network::CreditBasedSubpartitionView view_;
   std::unique_ptr<network::SpanningRecordSerializer> serializer_;
-  network::SpanningRecordDeserializer deserializer_;
-  std::string scratch_;
-  std::string record_;
+  network::StreamElementSerializer elements_out_;
+  network::StreamElementDeserializer elements_in_;
   bool pending_bytes_ = false;
   std::atomic<int64_t> bytes_out_{0};
   std::atomic<int64_t> back_pressured_ns_{0};
-  std::mutex objects_mu_;
-  std::deque<ObjectBatchPtr> objects_;  // object batches in kObjectBatch event order
 };
 
 }  // namespace sluice::runtime
