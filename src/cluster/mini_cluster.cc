@@ -14,7 +14,8 @@
 #include "common/error.h"
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/input_gate.h"
-#include "runtime/network/local_channel.h"
+#include "runtime/network/input_channel.h"
+#include "runtime/network/pipelined_subpartition.h"
 #include "runtime/network/network_config.h"
 #include "runtime/network/stream_element_codec.h"
 #include "runtime/task/stream_task.h"
@@ -391,7 +392,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     }
   }
 
-  // Network buffers: pipelined edges into gates without a blocking input go through LocalChannels over the
+  // Network buffers: pipelined edges into gates without a blocking input go through PipelinedSubpartitions
+  // and input channels over the
   // buffers of one NetworkBufferPool per TaskManager; blocking results keep the unbounded in-memory queues.
   // Subtask i of every vertex counts against TaskManager i mod local.number-taskmanager.
   const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
@@ -462,9 +464,12 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
           st->partition_pools.push_back(partition.pool);
           for (auto& sp : partition.subpartitions) {
-            sp.local = std::make_shared<runtime::LocalChannel>(partition.pool, std::max(1, net.buffers_per_channel),
-                                                               edge_serializers[static_cast<size_t>(e)]);
-            sp.gate->attachLocalChannel(sp.channel, sp.local);
+            const int32_t credit = std::max(1, net.buffers_per_channel);
+            sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
+                partition.pool, credit, /*remote=*/false,
+                fmt::format("{} ({}/{}) to subtask {}", vertex.name, i + 1, vertex.parallelism, sp.consumer_subtask + 1),
+                edge_serializers[static_cast<size_t>(e)]);
+            sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
           }
         }
         setup.partitions.push_back(std::move(partition));

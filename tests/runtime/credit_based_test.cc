@@ -80,7 +80,7 @@ TEST(CreditBasedSubpartitionViewTest, NewBufferSize) {
 struct Consumer {
   NetworkBufferPool global;
   std::shared_ptr<LocalBufferPool> gate_pool;
-  RemoteInputChannel channel;
+  CreditBasedReceiver channel;
   Consumer(int32_t exclusive, int32_t floating)
       : global(exclusive + floating, 256),
         gate_pool(global.createBufferPool(0, std::max(1, floating), "gate")),
@@ -96,7 +96,7 @@ struct Consumer {
   }
 };
 
-TEST(RemoteInputChannelTest, ExclusiveBuffersAreTheInitialCredit) {
+TEST(CreditBasedReceiverTest, ExclusiveBuffersAreTheInitialCredit) {
   Consumer c(2, 8);
   EXPECT_EQ(c.channel.initialCredit(), 2);
   EXPECT_EQ(c.channel.availableBuffers(), 2);
@@ -105,7 +105,7 @@ TEST(RemoteInputChannelTest, ExclusiveBuffersAreTheInitialCredit) {
   EXPECT_EQ(c.global.availableSegments(), 8);
 }
 
-TEST(RemoteInputChannelTest, BacklogRequestsFloatingBuffers) {
+TEST(CreditBasedReceiverTest, BacklogRequestsFloatingBuffers) {
   Consumer c(2, 8);
   int credit_notifications = 0;
   c.channel.setCreditListener([&] { ++credit_notifications; });
@@ -121,7 +121,7 @@ TEST(RemoteInputChannelTest, BacklogRequestsFloatingBuffers) {
   EXPECT_EQ(c.channel.getAndResetUnannouncedCredit(), 3);
 }
 
-TEST(RemoteInputChannelTest, RecycledBuffersReturnCredit) {
+TEST(CreditBasedReceiverTest, RecycledBuffersReturnCredit) {
   Consumer c(2, 0);  // exclusive buffers only
   Producer p;
   CreditBasedSubpartitionView view(c.channel.initialCredit());
@@ -146,7 +146,7 @@ TEST(RemoteInputChannelTest, RecycledBuffersReturnCredit) {
   EXPECT_EQ(third->buffer.data()[0], 'c');
 }
 
-TEST(RemoteInputChannelTest, SurplusFloatingBufferGoesBackInsteadOfCredit) {
+TEST(CreditBasedReceiverTest, SurplusFloatingBufferGoesBackInsteadOfCredit) {
   Consumer c(2, 8);
   c.channel.onSenderBacklog(1);  // required 3: 1 floating
   EXPECT_EQ(c.channel.getAndResetUnannouncedCredit(), 1);
@@ -163,7 +163,7 @@ TEST(RemoteInputChannelTest, SurplusFloatingBufferGoesBackInsteadOfCredit) {
   EXPECT_EQ(c.gate_pool->buffersInUse(), 0);
 }
 
-TEST(RemoteInputChannelTest, OutOfOrderSequenceNumberIsAnError) {
+TEST(CreditBasedReceiverTest, OutOfOrderSequenceNumberIsAnError) {
   Consumer c(2, 0);
   Buffer b = c.channel.requestBuffer();
   EXPECT_THROW(c.channel.onBuffer(std::move(b), 1, 0), InputError);

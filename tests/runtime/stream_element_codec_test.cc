@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "runtime/network/buffer_pool.h"
-#include "runtime/network/local_channel.h"
+#include "runtime/network/input_channel.h"
+#include "runtime/network/pipelined_subpartition.h"
 #include "runtime/serialization/object_batch_serializer.h"
 #include "types/row_batch.h"
 
@@ -183,17 +184,19 @@ TEST(StreamElementDeserializerTest, UnknownRecordKindAndRowsOnlyEdgesFail) {
   EXPECT_THROW(wire.readAll(objects), InputError);
 }
 
-TEST(LocalChannelTest, ObjectBatchesCrossAsBytesAgainstCredit) {
+TEST(LocalInputChannelTest, ObjectBatchesCrossAsBytesAgainstCredit) {
   NetworkBufferPool global(64, 256);
   auto pool = global.createBufferPool(2, 20, "producer");
-  auto channel = std::make_shared<LocalChannel>(pool, /*exclusive_credit=*/2, objectBatchSerializer<Leg>());
+  auto subpartition = std::make_shared<PipelinedSubpartition>(pool, /*initial_credit=*/2, /*remote=*/false, "test",
+                                                              objectBatchSerializer<Leg>());
+  auto channel = std::make_shared<LocalInputChannel>(subpartition);
   const ObjectBatchPtr sent = legs(12, 0);
   // A producer thread: the batch needs more than the 2 credited buffers, so the consumer must drain.
   std::thread producer([&] {
-    channel->write(sent->clone());
-    channel->write(EndOfPartition{});
+    subpartition->write(sent->clone());
+    subpartition->write(EndOfPartition{});
   });
-  std::deque<InputGate::Entry> out;
+  std::deque<InputEntry> out;
   std::mutex mu;
   std::condition_variable cv;
   bool available = false;

@@ -86,15 +86,15 @@ void CreditBasedSubpartitionView::setAvailabilityListener(std::function<void()> 
   availability_listener_ = std::move(listener);
 }
 
-RemoteInputChannel::RemoteInputChannel(std::string name, NetworkBufferPool& global, LocalBufferPool& floating_pool,
+CreditBasedReceiver::CreditBasedReceiver(std::string name, NetworkBufferPool& global, LocalBufferPool& floating_pool,
                                        int32_t exclusive_buffers)
     : name_(std::move(name)), global_(global), floating_pool_(floating_pool), initial_credit_(exclusive_buffers) {
   SLUICE_CHECK(exclusive_buffers >= 0, "negative exclusive buffers {}", exclusive_buffers);
 }
 
-RemoteInputChannel::~RemoteInputChannel() { releaseAllResources(); }
+CreditBasedReceiver::~CreditBasedReceiver() { releaseAllResources(); }
 
-void RemoteInputChannel::setup() {
+void CreditBasedReceiver::setup() {
   std::vector<MemorySegment*> segments = global_.requestExclusiveSegments(initial_credit_, name_);
   std::lock_guard<std::mutex> lock(mu_);
   SLUICE_CHECK(!set_up_, "channel {} set up twice", name_);
@@ -103,7 +103,7 @@ void RemoteInputChannel::setup() {
   required_ = initial_credit_;
 }
 
-Buffer RemoteInputChannel::requestBuffer() {
+Buffer CreditBasedReceiver::requestBuffer() {
   std::lock_guard<std::mutex> lock(mu_);
   if (released_) return Buffer();
   std::deque<Buffer>& from = !floating_.empty() ? floating_ : exclusive_;
@@ -113,7 +113,7 @@ Buffer RemoteInputChannel::requestBuffer() {
   return b;
 }
 
-void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_t backlog) {
+void CreditBasedReceiver::onBuffer(Buffer buffer, int32_t sequence_number, int32_t backlog) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (released_) return;
@@ -127,7 +127,7 @@ void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_
   if (backlog >= 0) onSenderBacklog(backlog);
 }
 
-void RemoteInputChannel::addCredit(int32_t n, std::unique_lock<std::mutex>& lock) {
+void CreditBasedReceiver::addCredit(int32_t n, std::unique_lock<std::mutex>& lock) {
   if (n <= 0) return;
   const bool was_zero = unannounced_credit_ == 0;
   unannounced_credit_ += n;
@@ -136,7 +136,7 @@ void RemoteInputChannel::addCredit(int32_t n, std::unique_lock<std::mutex>& lock
   if (notify) notify();
 }
 
-void RemoteInputChannel::onSenderBacklog(int32_t backlog) {
+void CreditBasedReceiver::onSenderBacklog(int32_t backlog) {
   std::unique_lock<std::mutex> lock(mu_);
   if (released_) return;
   required_ = backlog + initial_credit_;
@@ -154,7 +154,7 @@ void RemoteInputChannel::onSenderBacklog(int32_t backlog) {
   addCredit(gained, lock);
 }
 
-bool RemoteInputChannel::notifyBufferAvailable(Buffer buffer) {
+bool CreditBasedReceiver::notifyBufferAvailable(Buffer buffer) {
   std::unique_lock<std::mutex> lock(mu_);
   waiting_for_floating_ = false;
   if (released_ || availableLocked() >= required_) {
@@ -168,7 +168,7 @@ bool RemoteInputChannel::notifyBufferAvailable(Buffer buffer) {
   return more;
 }
 
-void RemoteInputChannel::recycle(MemorySegment* segment) {
+void CreditBasedReceiver::recycle(MemorySegment* segment) {
   Buffer surplus;
   std::unique_lock<std::mutex> lock(mu_);
   if (released_) {
@@ -188,7 +188,7 @@ void RemoteInputChannel::recycle(MemorySegment* segment) {
   addCredit(1, lock);
 }
 
-Buffer RemoteInputChannel::pollNext() {
+Buffer CreditBasedReceiver::pollNext() {
   std::lock_guard<std::mutex> lock(mu_);
   if (received_.empty()) return Buffer();
   Buffer b = std::move(received_.front());
@@ -196,42 +196,42 @@ Buffer RemoteInputChannel::pollNext() {
   return b;
 }
 
-int32_t RemoteInputChannel::getAndResetUnannouncedCredit() {
+int32_t CreditBasedReceiver::getAndResetUnannouncedCredit() {
   std::lock_guard<std::mutex> lock(mu_);
   return std::exchange(unannounced_credit_, 0);
 }
 
-int32_t RemoteInputChannel::unannouncedCredit() const {
+int32_t CreditBasedReceiver::unannouncedCredit() const {
   std::lock_guard<std::mutex> lock(mu_);
   return unannounced_credit_;
 }
 
-void RemoteInputChannel::setCreditListener(std::function<void()> listener) {
+void CreditBasedReceiver::setCreditListener(std::function<void()> listener) {
   std::lock_guard<std::mutex> lock(mu_);
   credit_listener_ = std::move(listener);
 }
 
-int32_t RemoteInputChannel::numRequiredBuffers() const {
+int32_t CreditBasedReceiver::numRequiredBuffers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return required_;
 }
 
-int32_t RemoteInputChannel::availableBuffers() const {
+int32_t CreditBasedReceiver::availableBuffers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return availableLocked();
 }
 
-int32_t RemoteInputChannel::floatingBuffers() const {
+int32_t CreditBasedReceiver::floatingBuffers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int32_t>(floating_.size());
 }
 
-int32_t RemoteInputChannel::queuedBuffers() const {
+int32_t CreditBasedReceiver::queuedBuffers() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int32_t>(received_.size());
 }
 
-void RemoteInputChannel::releaseAllResources() {
+void CreditBasedReceiver::releaseAllResources() {
   std::deque<Buffer> exclusive, floating, received;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -5,7 +5,8 @@
 ///   `CreditBasedSequenceNumberingViewReader` over a `PipelinedSubpartition`): a queue of finished buffers
 ///   that gives out a data buffer only against credit, each with the backlog (data buffers still queued)
 ///   and a sequence number. Events need no credit (the receiver does not take them from its buffers).
-/// - `RemoteInputChannel`, the receiver side of one channel (Flink's `RemoteInputChannel` + `BufferManager`):
+/// - `CreditBasedReceiver`, the receiver side of one channel (the credit part of Flink's `RemoteInputChannel`
+///   with its `BufferManager`; runtime::RemoteInputChannel wraps it around a TCP connection):
 ///   exclusive buffers are its initial credit; each announced backlog asks the gate's LocalBufferPool for
 ///   floating buffers until backlog + initial credit buffers are available; every buffer gained (a new
 ///   floating one, or an exclusive one recycled by the consumer) is unannounced credit for the next
@@ -72,14 +73,15 @@ class CreditBasedSubpartitionView {
   std::function<void()> availability_listener_;
 };
 
-/// Receiver side of one remote channel (Flink's `RemoteInputChannel` with its `BufferManager`).
-class RemoteInputChannel : public BufferRecycler, public BufferListener {
+/// Receiver side of one remote channel (the credit part of Flink's `RemoteInputChannel` with its
+/// `BufferManager`).
+class CreditBasedReceiver : public BufferRecycler, public BufferListener {
  public:
   /// `floating_pool` is the gate's pool; `exclusive_buffers` (buffers-per-channel) become the initial
   /// credit at `setup`. Both pools must outlive the channel.
-  RemoteInputChannel(std::string name, NetworkBufferPool& global, LocalBufferPool& floating_pool,
+  CreditBasedReceiver(std::string name, NetworkBufferPool& global, LocalBufferPool& floating_pool,
                      int32_t exclusive_buffers);
-  ~RemoteInputChannel() override;
+  ~CreditBasedReceiver() override;
 
   /// Takes the exclusive segments. Throws ConfigError naming the options when memory is short.
   void setup();

@@ -1,7 +1,6 @@
 #include "runtime/network/input_gate.h"
 
 #include "common/error.h"
-#include "runtime/network/local_channel.h"
 
 namespace sluice::runtime {
 
@@ -12,25 +11,25 @@ InputGate::InputGate(int num_channels, int capacity)
 
 InputGate::~InputGate() = default;
 
-void InputGate::attachLocalChannel(int channel, std::shared_ptr<LocalChannel> local) {
-  SLUICE_CHECK(channel >= 0 && channel < numChannels(), "local channel {} outside the gate's {}", channel,
+void InputGate::attachChannel(int channel, std::shared_ptr<InputChannel> input) {
+  SLUICE_CHECK(channel >= 0 && channel < numChannels(), "input channel {} outside the gate's {}", channel,
                numChannels());
-  local->setAvailabilityListener([this] {
+  input->setAvailabilityListener([this] {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      local_signal_ = true;
+      channel_signal_ = true;
       if (!consumer_waiting_) return;
       consumer_waiting_ = false;
     }
     consumer_cv_.notify_one();
   });
-  local_.push_back(std::move(local));
-  local_channel_index_.push_back(channel);
+  channels_.push_back(std::move(input));
+  channel_index_.push_back(channel);
 }
 
 int32_t InputGate::queuedBuffers() const {
   int32_t n = 0;
-  for (const auto& l : local_) n += l->queuedBuffers();
+  for (const auto& l : channels_) n += l->queuedBuffers();
   return n;
 }
 
@@ -56,20 +55,20 @@ InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
                                          std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   bool paused = false;
-  while (queue_.empty() && !local_signal_) {
+  while (queue_.empty() && !channel_signal_) {
     if (cancelled_.load(std::memory_order_relaxed)) return PollResult::kCancelled;
     if (wakeup_) {
       wakeup_ = false;
       return PollResult::kWakeup;
     }
-    if (!paused && !local_.empty()) {
+    if (!paused && !channels_.empty()) {
       // Waiting with nothing to read is idle time, which the debloater's throughput excludes.
       throughput_.pauseMeasurement();
       paused = true;
     }
     consumer_waiting_ = true;
     if (deadline) {
-      if (consumer_cv_.wait_until(lock, *deadline) == std::cv_status::timeout && queue_.empty() && !local_signal_ &&
+      if (consumer_cv_.wait_until(lock, *deadline) == std::cv_status::timeout && queue_.empty() && !channel_signal_ &&
           !wakeup_ && !cancelled_.load(std::memory_order_relaxed)) {
         consumer_waiting_ = false;
         return PollResult::kTimeout;
@@ -82,22 +81,22 @@ InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
   if (cancelled_.load(std::memory_order_relaxed)) return PollResult::kCancelled;
   out.swap(queue_);
   for (int& q : queued_) q = 0;
-  const bool drain_local = local_signal_;
-  local_signal_ = false;
+  const bool drain_channels = channel_signal_;
+  channel_signal_ = false;
   const bool notify = waiting_producers_ > 0;
   lock.unlock();
   if (notify) producer_cv_.notify_all();
-  if (drain_local) {
+  if (drain_channels) {
     int64_t bytes = 0;
     bool more = false;
-    for (size_t i = 0; i < local_.size(); ++i) {
-      bytes += local_[i]->drain(local_channel_index_[i], out);
-      more = more || local_[i]->hasAvailable();
+    for (size_t i = 0; i < channels_.size(); ++i) {
+      bytes += channels_[i]->drain(channel_index_[i], out);
+      more = more || channels_[i]->hasAvailable();
     }
     if (more) {
       // No availability callback comes for buffers already queued: look again at the next poll.
       std::lock_guard<std::mutex> relock(mu_);
-      local_signal_ = true;
+      channel_signal_ = true;
     }
     if (bytes > 0) {
       throughput_.incomingDataSize(bytes);
@@ -130,8 +129,8 @@ namespace sluice::runtime {
 
 void ResultPartition::emit(size_t i, StreamElement&& element) {
   Subpartition& sp = subpartitions[i];
-  if (sp.local) {
-    sp.local->write(std::move(element));
+  if (sp.pipelined) {
+    sp.pipelined->write(std::move(element));
   } else {
     sp.gate->push(sp.channel, std::move(element));
   }
@@ -139,13 +138,13 @@ void ResultPartition::emit(size_t i, StreamElement&& element) {
 
 void ResultPartition::flushBuffers() {
   for (auto& sp : subpartitions) {
-    if (sp.local) sp.local->flush();
+    if (sp.pipelined) sp.pipelined->flush();
   }
 }
 
 bool ResultPartition::hasPendingBytes() const {
   for (const auto& sp : subpartitions) {
-    if (sp.local && sp.local->hasPendingBytes()) return true;
+    if (sp.pipelined && sp.pipelined->hasPendingBytes()) return true;
   }
   return false;
 }
@@ -153,7 +152,7 @@ bool ResultPartition::hasPendingBytes() const {
 int64_t ResultPartition::bytesOut() const {
   int64_t n = 0;
   for (const auto& sp : subpartitions) {
-    if (sp.local) n += sp.local->bytesOut();
+    if (sp.pipelined) n += sp.pipelined->bytesOut();
   }
   return n;
 }
@@ -161,7 +160,7 @@ int64_t ResultPartition::bytesOut() const {
 int64_t ResultPartition::backPressuredNanos() const {
   int64_t n = 0;
   for (const auto& sp : subpartitions) {
-    if (sp.local) n += sp.local->backPressuredNanos();
+    if (sp.pipelined) n += sp.pipelined->backPressuredNanos();
   }
   return n;
 }

@@ -1,8 +1,9 @@
 #pragma once
-/// InputGate and its InputChannels (Flink's SingleInputGate / LocalInputChannel), in-memory for now:
-/// each channel is a bounded FIFO of StreamElements from one producing subtask. A full channel blocks its
-/// producer (backpressure); cancellation unblocks both sides. This is the seam the buffer-based network
-/// stack replaces later.
+/// InputGate (Flink's SingleInputGate) and ResultPartition. A gate channel either reads network buffers
+/// through an InputChannel (input_channel.h: LocalInputChannel in the same TaskManager, RemoteInputChannel
+/// over TCP) or, for blocking (BATCH) results, is a bounded in-memory FIFO of StreamElements from one
+/// producing subtask. A full in-memory channel blocks its producer (backpressure); cancellation unblocks
+/// both sides.
 
 #include <atomic>
 #include <chrono>
@@ -17,17 +18,11 @@
 
 #include "runtime/network/buffer_debloater.h"
 #include "runtime/network/buffer_pool.h"
+#include "runtime/network/input_channel.h"
+#include "runtime/network/pipelined_subpartition.h"
 #include "runtime/stream_element.h"
 
 namespace sluice::runtime {
-
-class LocalChannel;
-
-/// Thrown inside a task when its job is being cancelled (Flink's CancelTaskException). Never a failure.
-class CancelTaskException : public std::exception {
- public:
-  const char* what() const noexcept override { return "task cancelled"; }
-};
 
 /// The input side of one consuming subtask: `numChannels()` channels, one per producing subtask of every
 /// input edge, numbered by the cluster. One mutex guards all channels so the consumer drains everything
@@ -38,26 +33,24 @@ class CancelTaskException : public std::exception {
 class InputGate {
  public:
   /// An element and the channel it arrived on.
-  struct Entry {
-    int channel;
-    StreamElement element;
-  };
+  using Entry = InputEntry;
   enum class PollResult { kData, kTimeout, kWakeup, kCancelled };
 
   /// `capacity` >= 1: elements (batches, watermarks, end markers) a channel holds before its producer blocks.
   InputGate(int num_channels, int capacity);
   ~InputGate();
 
-  /// Makes `channel` read from `local` (network buffers) instead of the in-memory queue. Call before the
-  /// consumer starts; the producer then writes through its ResultPartition's LocalChannel.
-  void attachLocalChannel(int channel, std::shared_ptr<LocalChannel> local);
-  /// The local channels (index = position in attach order), e.g. to announce a debloated buffer size.
-  const std::vector<std::shared_ptr<LocalChannel>>& localChannels() const { return local_; }
+  /// Makes `channel` read network buffers through `input` (local or remote) instead of the in-memory
+  /// queue. Call before the consumer starts.
+  void attachChannel(int channel, std::shared_ptr<InputChannel> input);
+  /// The network input channels (index = position in attach order), e.g. to announce a debloated buffer
+  /// size.
+  const std::vector<std::shared_ptr<InputChannel>>& inputChannels() const { return channels_; }
   /// Consumer thread: the gate's throughput measurement (bytes read from buffers, idle time excluded).
   network::ThroughputCalculator& throughput() { return throughput_; }
   /// Any thread: bytes read from network buffers (the `numBytesIn` metric).
   int64_t bytesIn() const { return bytes_in_.load(std::memory_order_relaxed); }
-  /// Any thread: data buffers queued for this gate over all local channels.
+  /// Any thread: data buffers queued for this gate over all network input channels.
   int32_t queuedBuffers() const;
 
   int numChannels() const { return static_cast<int>(queued_.size()); }
@@ -88,9 +81,9 @@ class InputGate {
   bool consumer_waiting_ = false;
   bool wakeup_ = false;
   std::atomic<bool> cancelled_{false};
-  bool local_signal_ = false;  ///< a local channel has buffers to drain
-  std::vector<std::shared_ptr<LocalChannel>> local_;
-  std::vector<int> local_channel_index_;
+  bool channel_signal_ = false;  ///< a network input channel has buffers to drain
+  std::vector<std::shared_ptr<InputChannel>> channels_;
+  std::vector<int> channel_index_;
   network::SystemRelativeClock clock_;
   network::ThroughputCalculator throughput_{clock_};
   std::atomic<int64_t> bytes_in_{0};
@@ -103,13 +96,14 @@ struct ResultPartition {
     InputGate* gate;
     int channel;
     int consumer_subtask;
-    std::shared_ptr<LocalChannel> local = nullptr;  ///< set: the element goes through network buffers
+    /// Set: the element goes through network buffers (read by a local or a remote input channel).
+    std::shared_ptr<PipelinedSubpartition> pipelined = nullptr;
   };
   std::vector<Subpartition> subpartitions;  ///< ascending consumer subtask
   int consumer_parallelism = 1;
   int consumer_max_parallelism = 128;
 
-  std::shared_ptr<network::LocalBufferPool> pool;  ///< buffers of the local subpartitions (may be null)
+  std::shared_ptr<network::LocalBufferPool> pool;  ///< buffers of the pipelined subpartitions (may be null)
 
   /// Sends `element` to subpartition `i`; blocks on backpressure; throws CancelTaskException.
   void emit(size_t i, StreamElement&& element);

@@ -6,7 +6,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
-#include "runtime/network/local_channel.h"
+#include "runtime/network/input_channel.h"
 #include "runtime/task/operator_chain.h"
 #include "runtime/task/watermark_valve.h"
 
@@ -68,7 +68,7 @@ TaskNetworkMetrics StreamTask::networkMetrics() const {
   if (max > 0) m.out_pool_usage = std::min(1.0, static_cast<double>(in_use) / static_cast<double>(max));
   if (const InputGate* gate = setup_.input_gate) {
     m.num_bytes_in = gate->bytesIn();
-    const size_t locals = gate->localChannels().size();
+    const size_t locals = gate->inputChannels().size();
     if (locals > 0) {
       const double credit = static_cast<double>(locals) * buffers_per_channel_;
       m.in_pool_usage = std::min(1.0, gate->queuedBuffers() / credit);
@@ -144,7 +144,7 @@ void StreamTask::runInput() {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
     auto deadline = checkFlush();
-    if (debloat_config_.enabled && !gate->localChannels().empty()) {
+    if (debloat_config_.enabled && !gate->inputChannels().empty()) {
       const auto debloat_deadline = checkDebloat();
       if (!deadline || *debloat_deadline < *deadline) deadline = debloat_deadline;
     }
@@ -241,7 +241,7 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::checkDebloat() 
   const int64_t throughput = gate->throughput().calculateThroughput();
   const std::optional<int32_t> size = debloater_->recalculateBufferSize(throughput, gate->queuedBuffers());
   if (size) {
-    for (const auto& local : gate->localChannels()) local->announceBufferSize(*size);
+    for (const auto& channel : gate->inputChannels()) channel->announceBufferSize(*size);
   }
   debloated_buffer_size_.store(debloater_->lastBufferSize(), std::memory_order_relaxed);
   estimated_time_to_consume_ms_.store(debloater_->lastEstimatedTimeToConsumeBuffersMs(), std::memory_order_relaxed);

@@ -1,0 +1,49 @@
+#include "runtime/network/input_channel.h"
+
+#include "common/error.h"
+
+namespace sluice::runtime {
+
+using network::Buffer;
+
+InputChannel::~InputChannel() = default;
+
+int64_t InputChannel::drain(int channel, std::deque<InputEntry>& out) {
+  checkError();
+  int64_t bytes = 0;
+  int32_t data_buffers = 0;
+  // One drain reads a bounded number of buffers (a local channel also at most its credit, which comes
+  // back only after the loop); the gate calls again while buffers remain (hasAvailable).
+  for (int32_t n = 0; n < kMaxBuffersPerDrain; ++n) {
+    Buffer buffer = nextBuffer();
+    if (!buffer.valid()) break;
+    bytes += buffer.size();
+    const bool data = buffer.isBuffer();
+    elements_.read(std::move(buffer), [&](StreamElement&& e) { out.push_back(InputEntry{channel, std::move(e)}); });
+    if (data) ++data_buffers;
+  }
+  if (data_buffers > 0) onBuffersConsumed(data_buffers);
+  return bytes;
+}
+
+LocalInputChannel::LocalInputChannel(std::shared_ptr<PipelinedSubpartition> subpartition)
+    : InputChannel(subpartition->objectSerializer()), subpartition_(std::move(subpartition)) {
+  SLUICE_CHECK(!subpartition_->isRemote(), "local input channel over the remote subpartition {}",
+               subpartition_->name());
+}
+
+void LocalInputChannel::setAvailabilityListener(std::function<void()> listener) {
+  subpartition_->view().setAvailabilityListener(std::move(listener));
+}
+
+Buffer LocalInputChannel::nextBuffer() {
+  std::optional<network::BufferAndBacklog> next = subpartition_->view().pollNext();
+  return next ? std::move(next->buffer) : Buffer();
+}
+
+void LocalInputChannel::onBuffersConsumed(int32_t data_buffers) {
+  // The buffers are read and recycled: their credit goes back to the producer (Flink's AddCredit).
+  subpartition_->view().addCredit(data_buffers);
+}
+
+}  // namespace sluice::runtime

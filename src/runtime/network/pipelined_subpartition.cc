@@ -1,0 +1,62 @@
+#include "runtime/network/pipelined_subpartition.h"
+
+#include <chrono>
+
+#include "common/error.h"
+
+namespace sluice::runtime {
+
+using network::Buffer;
+
+PipelinedSubpartition::PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit,
+                                             bool remote, std::string name,
+                                             std::shared_ptr<const ObjectBatchSerializer> objects)
+    : pool_(std::move(pool)),
+      view_(initial_credit),
+      remote_(remote),
+      name_(std::move(name)),
+      objects_(objects),
+      elements_(std::move(objects)) {
+  serializer_ =
+      std::make_unique<network::SpanningRecordSerializer>([this] { return requestBuffer(); },
+                                                          [this](Buffer b) {
+                                                            bytes_out_.fetch_add(b.size(), std::memory_order_relaxed);
+                                                            view_.add(std::move(b));
+                                                          });
+}
+
+PipelinedSubpartition::~PipelinedSubpartition() = default;
+
+Buffer PipelinedSubpartition::requestBuffer() {
+  Buffer b = pool_->requestBuffer();
+  if (b.valid()) return b;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    b = pool_->requestBufferBlocking();
+    back_pressured_ns_.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count(),
+        std::memory_order_relaxed);
+    return b;
+  } catch (const InternalError&) {
+    // The cluster destroys the pools of a cancelled job to release producers waiting for a buffer.
+    throw CancelTaskException();
+  }
+}
+
+void PipelinedSubpartition::applyBufferSize() {
+  const int32_t size = view_.bufferSize();
+  if (size != serializer_->bufferSizeLimit()) serializer_->setBufferSizeLimit(size);
+}
+
+void PipelinedSubpartition::write(StreamElement&& element) {
+  applyBufferSize();
+  pending_bytes_ = elements_.write(element, *serializer_);
+}
+
+void PipelinedSubpartition::flush() {
+  if (!pending_bytes_) return;
+  serializer_->flush();
+  pending_bytes_ = false;
+}
+
+}  // namespace sluice::runtime

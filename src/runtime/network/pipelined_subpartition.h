@@ -1,0 +1,89 @@
+#pragma once
+/// PipelinedSubpartition: the producer side of one channel (Flink's `PipelinedSubpartition` with its
+/// `CreditBasedSubpartitionView`). Whoever reads it — a LocalInputChannel in the same TaskManager or the
+/// TCP transport serving a RemoteInputChannel — takes finished buffers from `view()` against credit.
+///
+/// The producer serializes every element into buffers of its partition's LocalBufferPool
+/// (network::StreamElementSerializer: a RowBatch or an object batch as one record, a watermark and the end
+/// of the partition as events). Backpressure is the producer waiting for a free buffer of its pool.
+///
+/// Buffer debloating (FLIP-183): `view().notifyNewBufferSize` (a direct call for a local consumer, a
+/// NewBufferSize message for a remote one) limits the buffers the producer starts afterwards.
+///
+/// Threading: `write`, `flush`, `hasPendingBytes` on the producer's task thread; `view()` on the reading
+/// side; metrics from any thread.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/network/buffer_pool.h"
+#include "runtime/network/credit_based.h"
+#include "runtime/network/record_serializer.h"
+#include "runtime/network/stream_element_codec.h"
+#include "runtime/stream_element.h"
+
+namespace sluice::runtime {
+
+/// Thrown inside a task when its job is being cancelled (Flink's CancelTaskException). Never a failure.
+class CancelTaskException : public std::exception {
+ public:
+  const char* what() const noexcept override { return "task cancelled"; }
+};
+
+/// The producer half of one pipelined channel (see the file comment).
+class PipelinedSubpartition {
+ public:
+  /// `pool`: the producing partition's buffers (shared by its subpartitions). `initial_credit` (>= 0):
+  /// data buffers the reader may take before it announces more credit (a local consumer's exclusive
+  /// buffers; 0 for a remote one, whose PartitionRequest brings the credit). `remote`: the consumer is in
+  /// another TaskManager. `name` appears in error messages. `objects`: the edge's object batch serializer
+  /// (network::edgeRecordSerializer; nullptr when the edge carries SQL rows).
+  PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit, bool remote,
+                        std::string name, std::shared_ptr<const ObjectBatchSerializer> objects = nullptr);
+  ~PipelinedSubpartition();
+  PipelinedSubpartition(const PipelinedSubpartition&) = delete;
+  PipelinedSubpartition& operator=(const PipelinedSubpartition&) = delete;
+
+  /// Producer: serializes `element` (watermarks and the end of partition flush the partial buffer).
+  /// Blocks while the pool has no free buffer; throws CancelTaskException when the pool is destroyed
+  /// (cancellation).
+  void write(StreamElement&& element);
+  /// Producer: hands over the partially filled buffer, if any (the output flusher).
+  void flush();
+  /// Producer: true when a partially filled buffer holds bytes not yet handed over.
+  bool hasPendingBytes() const { return pending_bytes_; }
+
+  /// Reader: the credit-based queue of finished buffers.
+  network::CreditBasedSubpartitionView& view() { return view_; }
+  const network::CreditBasedSubpartitionView& view() const { return view_; }
+  /// The serializer of the edge's object batches (nullptr: rows), for the reading channel.
+  const std::shared_ptr<const ObjectBatchSerializer>& objectSerializer() const { return objects_; }
+
+  bool isRemote() const { return remote_; }
+  const std::string& name() const { return name_; }
+  /// Any thread: finished buffers queued for the reader (Flink's backlog, data buffers only).
+  int32_t queuedBuffers() const { return view_.backlog(); }
+  /// Any thread: bytes of finished buffers handed to the reader side.
+  int64_t bytesOut() const { return bytes_out_.load(std::memory_order_relaxed); }
+  /// Any thread: nanoseconds the producer waited for a free buffer (backpressure).
+  int64_t backPressuredNanos() const { return back_pressured_ns_.load(std::memory_order_relaxed); }
+
+ private:
+  network::Buffer requestBuffer();
+  void applyBufferSize();
+
+  std::shared_ptr<network::LocalBufferPool> pool_;  // first: outlives every buffer below
+  network::CreditBasedSubpartitionView view_;
+  const bool remote_;
+  const std::string name_;
+  std::shared_ptr<const ObjectBatchSerializer> objects_;
+  std::unique_ptr<network::SpanningRecordSerializer> serializer_;
+  network::StreamElementSerializer elements_;
+  bool pending_bytes_ = false;
+  std::atomic<int64_t> bytes_out_{0};
+  std::atomic<int64_t> back_pressured_ns_{0};
+};
+
+}  // namespace sluice::runtime
