@@ -15,6 +15,8 @@
 /// Threading: `drain` only on the consumer's task thread; `setAvailabilityListener` before the consumer
 /// starts; the rest from any thread.
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -54,6 +56,11 @@ class InputChannel {
   virtual void announceBufferSize(int32_t bytes) = 0;
   /// Any thread: data buffers waiting for this consumer (queued at a local producer or received).
   virtual int32_t queuedBuffers() const = 0;
+  /// Any thread: bytes `drain` has read so far (data and event buffers).
+  int64_t bytesRead() const { return bytes_read_.load(std::memory_order_relaxed); }
+  /// Any thread: bytes of the buffers waiting for this consumer, the in-flight data FLIP-183 sizes; 0 when
+  /// the channel cannot tell.
+  virtual int64_t queuedBytes() const { return 0; }
 
  protected:
   static constexpr int32_t kMaxBuffersPerDrain = 64;
@@ -66,6 +73,7 @@ class InputChannel {
 
  private:
   network::StreamElementDeserializer elements_;
+  std::atomic<int64_t> bytes_read_{0};
 };
 
 /// A channel whose producer is in the same TaskManager (Flink's `LocalInputChannel`).
@@ -77,6 +85,11 @@ class LocalInputChannel : public InputChannel {
   bool hasAvailable() const override { return subpartition_->view().isAvailable(); }
   void announceBufferSize(int32_t bytes) override { subpartition_->view().notifyNewBufferSize(bytes); }
   int32_t queuedBuffers() const override { return subpartition_->queuedBuffers(); }
+  /// Bytes the producer handed over minus those read (read first, so never below the true value).
+  int64_t queuedBytes() const override {
+    const int64_t read = bytesRead();
+    return std::max<int64_t>(0, subpartition_->bytesOut() - read);
+  }
 
  protected:
   network::Buffer nextBuffer() override;
