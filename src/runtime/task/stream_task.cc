@@ -226,7 +226,13 @@ void StreamTask::runInput() {
     }
     if (r == InputGate::PollResult::kCancelled) throw CancelTaskException();
     if (r != InputGate::PollResult::kData) continue;
-    for (InputGate::Entry& e : inbox_) dispatch(e);
+    const bool debloat = debloat_config_.enabled && debloat_deadline_.has_value();
+    for (InputGate::Entry& e : inbox_) {
+      dispatch(e);
+      // A slow operator may take long over one poll's elements: keep the debloat period between them
+      // (Flink runs it as a mail between records), so the size follows the throughput on time.
+      if (debloat && std::chrono::steady_clock::now() >= *debloat_deadline_) checkDebloat();
+    }
     inbox_.clear();
   }
 }
