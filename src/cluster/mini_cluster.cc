@@ -18,6 +18,7 @@
 #include "runtime/network/input_channel.h"
 #include "runtime/network/pipelined_subpartition.h"
 #include "runtime/network/network_config.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/task/stream_task.h"
 #include "scheduler/region_scheduler.h"
 
@@ -430,6 +431,13 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
   }
 
+  // The byte form of each edge's records; fails the submission when DataStream records that cross the
+  // network have no TypeSerializer.
+  std::vector<std::shared_ptr<const runtime::ObjectBatchSerializer>> edge_serializers(g.edges.size());
+  for (size_t e = 0; e < g.edges.size(); ++e) {
+    edge_serializers[e] = runtime::network::edgeRecordSerializer(g, static_cast<int>(e));
+  }
+
   st->tasks.resize(g.vertices.size());
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
@@ -467,7 +475,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             const int32_t credit = std::max(1, net.buffers_per_channel);
             sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
                 partition.pool, credit, /*remote=*/false,
-                fmt::format("{} ({}/{}) to subtask {}", vertex.name, i + 1, vertex.parallelism, sp.consumer_subtask + 1));
+                fmt::format("{} ({}/{}) to subtask {}", vertex.name, i + 1, vertex.parallelism, sp.consumer_subtask + 1),
+                edge_serializers[static_cast<size_t>(e)]);
             sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
           }
         }
