@@ -51,6 +51,8 @@ class InputChannel {
   virtual void announceBufferSize(int32_t bytes) = 0;
   /// Any thread: data buffers waiting for this consumer (queued at a local producer or received).
   virtual int32_t queuedBuffers() const = 0;
+  /// The channel in error messages (producer and consumer subtask; the peer for a remote channel).
+  virtual std::string describe() const = 0;
 
  protected:
   static constexpr int32_t kMaxBuffersPerDrain = 64;
@@ -64,6 +66,8 @@ class InputChannel {
   virtual ObjectBatchPtr takeObjectBatch() = 0;
 
  private:
+  int64_t readBuffers(int channel, std::deque<InputEntry>& out);
+
   network::SpanningRecordDeserializer deserializer_;
   std::string record_;
 };
@@ -77,6 +81,7 @@ class LocalInputChannel : public InputChannel {
   bool hasAvailable() const override { return subpartition_->view().isAvailable(); }
   void announceBufferSize(int32_t bytes) override { subpartition_->view().notifyNewBufferSize(bytes); }
   int32_t queuedBuffers() const override { return subpartition_->queuedBuffers(); }
+  std::string describe() const override { return "local channel " + subpartition_->name(); }
 
  protected:
   network::Buffer nextBuffer() override;
