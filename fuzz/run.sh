@@ -14,7 +14,7 @@ export CCACHE_BASEDIR=$ROOT
 export CCACHE_NOHASHDIR=1
 
 # target name : corpus folder under fuzz/corpus
-TARGETS=(sql_parser_fuzz:sql csv_reader_fuzz:csv network_frame_fuzz:frames)
+TARGETS=(sql_parser_fuzz:sql csv_reader_fuzz:csv json_decode_fuzz:json network_frame_fuzz:frames)
 
 if ! command -v "$CXX" >/dev/null; then
   echo "fuzz: $CXX not found (scripts/install-deps.sh installs clang-14 and libclang-rt-14-dev)" >&2

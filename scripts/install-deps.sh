@@ -22,6 +22,7 @@ PACKAGES=(
   kcat                 # poke at topics of the mock cluster by hand
   libsimdjson-dev      # json / debezium-json formats
   sqlite3              # independent oracle in the tests
+  jq                   # e2e tests read the JSON of `sluice run --metrics`
   clang-14             # libFuzzer targets
   libclang-rt-14-dev   # libFuzzer / sanitizer runtimes for clang
 )

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cluster/job_metrics.h"
 #include "common/error.h"
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/input_gate.h"
@@ -206,11 +207,17 @@ class JobHandle::State {
 
   void runMonitor() {
     std::unique_lock<std::mutex> lock(mu);
+    JobProgress last;
+    bool have_last = false;
     while (!done) {
       if (cv.wait_for(lock, options.progress_interval, [&] { return done; })) break;
       lock.unlock();
       try {
-        options.on_progress(progress());
+        // Rates over the last interval, as Flink's per-second gauges show recent load.
+        JobProgress now = progress(have_last ? &last : nullptr);
+        options.on_progress(now);
+        last = std::move(now);
+        have_last = true;
       } catch (...) {
         // A failing progress printer must not take the job down.
       }
@@ -218,7 +225,9 @@ class JobHandle::State {
     }
   }
 
-  JobProgress progress() const {
+  /// Rates over the window since `previous` (an earlier snapshot of this job), else over each subtask's
+  /// running time.
+  JobProgress progress(const JobProgress* previous = nullptr) const {
     JobProgress p;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -243,21 +252,20 @@ class JobHandle::State {
           vp.operators[i].records_in += m.num_records_in.load(std::memory_order_relaxed);
           vp.operators[i].records_out += m.num_records_out.load(std::memory_order_relaxed);
         }
-        vp.records_out += t->networkRecordsOut();
-        const runtime::TaskNetworkMetrics m = t->networkMetrics();
-        vp.in_pool_usage = std::max(vp.in_pool_usage, m.in_pool_usage);
-        vp.out_pool_usage = std::max(vp.out_pool_usage, m.out_pool_usage);
-        vp.num_bytes_in += m.num_bytes_in;
-        vp.num_bytes_out += m.num_bytes_out;
-        vp.back_pressured_time_ms_per_second =
-            std::max(vp.back_pressured_time_ms_per_second, m.back_pressured_time_ms * 1000 / std::max<int64_t>(1, p.elapsed_ms));
-        if (m.debloated_buffer_size > 0 &&
-            (vp.debloated_buffer_size == 0 || m.debloated_buffer_size < vp.debloated_buffer_size)) {
-          vp.debloated_buffer_size = m.debloated_buffer_size;
+        SubtaskProgress sp;
+        sp.subtask = t->subtaskIndex();
+        sp.name = t->name();
+        sp.io = t->ioMetrics();
+        const SubtaskProgress* before = nullptr;
+        if (previous != nullptr && v < previous->vertices.size() &&
+            static_cast<size_t>(sp.subtask) < previous->vertices[v].subtasks.size()) {
+          before = &previous->vertices[v].subtasks[static_cast<size_t>(sp.subtask)];
         }
-        vp.estimated_time_to_consume_buffers_ms =
-            std::max(vp.estimated_time_to_consume_buffers_ms, m.estimated_time_to_consume_buffers_ms);
+        computeRates(sp, before);
+        vp.records_out += sp.io.num_records_out;
+        vp.subtasks.push_back(std::move(sp));
       }
+      aggregateSubtasks(vp);
       vp.records_in = vp.operators.empty() ? 0 : vp.operators[0].records_in;
       p.vertices.push_back(std::move(vp));
     }

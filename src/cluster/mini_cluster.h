@@ -22,6 +22,7 @@
 
 #include "common/config.h"
 #include "graph/job_graph.h"
+#include "runtime/task/task_io_metrics.h"
 #include "scheduler/region_scheduler.h"
 
 namespace sluice::cluster {
@@ -34,24 +35,48 @@ struct OperatorProgress {
   int64_t records_out = 0;
 };
 
+/// Metrics of one subtask (Flink's task IO metrics). `io` holds cumulative values; the rates are averages
+/// over a window: since the previous report for the progress callback, else over the subtask's running time.
+struct SubtaskProgress {
+  int subtask = 0;   ///< 0-based index
+  std::string name;  ///< "Map (1/2)"
+  runtime::TaskIOMetrics io;
+  /// `busyTimeMsPerSecond`, `idleTimeMsPerSecond`, `backPressuredTimeMsPerSecond`: ms per second of the
+  /// window; the three add up to 1000 (0 when the subtask did not run during the window).
+  double busy_time_ms_per_second = 0;
+  double idle_time_ms_per_second = 0;
+  double back_pressured_time_ms_per_second = 0;
+  double num_records_in_per_second = 0;   ///< `numRecordsInPerSecond`
+  double num_records_out_per_second = 0;  ///< `numRecordsOutPerSecond`
+  double num_bytes_in_per_second = 0;     ///< `numBytesInPerSecond`
+  double num_bytes_out_per_second = 0;    ///< `numBytesOutPerSecond`
+};
+
 /// Counters of one vertex, summed over its subtasks (Flink's vertex metrics: records read by the head,
 /// records written to the network; a sink vertex writes none).
 struct VertexProgress {
   std::string vertex_id;
   std::string name;
   int parallelism = 1;
-  int64_t records_in = 0;
-  int64_t records_out = 0;
+  int64_t records_in = 0;   ///< `numRecordsIn`: sum over subtasks
+  int64_t records_out = 0;  ///< `numRecordsOut`: sum over subtasks
   int finished_subtasks = 0;
   std::vector<OperatorProgress> operators;  ///< chain order
+  std::vector<SubtaskProgress> subtasks;    ///< subtask index order
   // Network metrics (Flink's names), over the subtasks' channels through network buffers only.
   double in_pool_usage = 0;    ///< `inPoolUsage`: max over subtasks, in [0, 1]
   double out_pool_usage = 0;   ///< `outPoolUsage`: max over subtasks, in [0, 1]
   int64_t num_bytes_in = 0;    ///< `numBytesIn`: sum over subtasks
   int64_t num_bytes_out = 0;   ///< `numBytesOut`: sum over subtasks
-  /// `backPressuredTimeMsPerSecond`: ms waited for output buffers per second of job time, max over
-  /// subtasks (averaged over the run, not Flink's sliding window).
-  int64_t back_pressured_time_ms_per_second = 0;
+  /// Time metrics: the max over subtasks, as Flink's web UI shows a vertex (busy and back pressured of
+  /// different subtasks, so the three need not add up to 1000 here).
+  double busy_time_ms_per_second = 0;
+  double idle_time_ms_per_second = 0;
+  double back_pressured_time_ms_per_second = 0;
+  double num_records_in_per_second = 0;   ///< sum over subtasks
+  double num_records_out_per_second = 0;  ///< sum over subtasks
+  double num_bytes_in_per_second = 0;     ///< sum over subtasks
+  double num_bytes_out_per_second = 0;    ///< sum over subtasks
   int32_t debloated_buffer_size = 0;  ///< `debloatedBufferSize` (bytes): min over subtasks that debloat
   int64_t estimated_time_to_consume_buffers_ms = 0;  ///< `estimatedTimeToConsumeBuffersMs`: max over subtasks
 };

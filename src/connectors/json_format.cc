@@ -1,8 +1,10 @@
 #include "connectors/json_format.h"
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include <limits>
+#include <unordered_map>
 
 #include "common/error.h"
 #include "types/value_format.h"
@@ -17,203 +19,196 @@ using types::TypeId;
 
 namespace {
 
-/// A parsed JSON value. Scalars keep their text: strings unescaped, numbers/true/false/null as written.
-struct JsonValue {
-  enum class Kind : uint8_t { kNull, kBool, kNumber, kString, kObject, kArray };
-  Kind kind = Kind::kNull;
-  std::string text;                                       // scalar text; raw JSON of objects/arrays
-  // kObject members in order (two vectors: a vector of pairs would need JsonValue complete here).
-  std::vector<std::string> keys;
-  std::vector<JsonValue> values;
-  const JsonValue* find(std::string_view key) const {
-    for (size_t i = 0; i < keys.size(); ++i)
-      if (keys[i] == key) return &values[i];
-    return nullptr;
-  }
-};
+namespace od = simdjson::ondemand;
 
 struct ParseFailure {
   std::string what;
 };
 
-/// A recursive-descent parser of one JSON document (RFC 8259), nesting limited to 64 levels.
-class JsonParser {
- public:
-  explicit JsonParser(std::string_view s) : s_(s) {}
+/// One value of a parsed document. Objects link their members (`first`, then `next`); arrays keep only
+/// their JSON text. Text views point into the padded message copy or the parser's string buffer and
+/// stay valid until the next message is parsed.
+struct JsonNode {
+  enum class Kind : uint8_t { kNull, kBool, kNumber, kString, kObject, kArray };
+  Kind kind = Kind::kNull;
+  std::string_view key;   // member name (unescaped) inside an object
+  std::string_view text;  // string: unescaped; number/bool: as written; object/array: JSON text
+  int32_t first = -1;
+  int32_t next = -1;
+};
 
-  JsonValue parseDocument() {
-    JsonValue v = parseValue(0);
-    skipWs();
-    if (pos_ != s_.size()) failAt("unexpected text after the JSON value");
-    return v;
+std::string_view trimRight(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+/// RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (simdjson's On Demand API
+/// only checks a number when it converts it; values are converted here from their text instead).
+bool isJsonNumber(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < s.size() && s[i] == '-') ++i;
+  if (i < s.size() && s[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
   }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == s.size();
+}
+
+/// The parsed form of one message: simdjson On Demand walks every value (so an error anywhere is found,
+/// as with a full tree) into a flat node list. Stage 1 (structure, UTF-8) runs on the CPU's best kernel;
+/// nesting is limited to kMaxDepth levels.
+class JsonDocument {
+ public:
+  static constexpr int kMaxDepth = 256;
+
+  /// Parses `message`; throws ParseFailure. Returns the root, an object.
+  const JsonNode& parse(std::string_view message) {
+    nodes_.clear();
+    message_ = message;
+    padded_.assign(message.data(), message.size());
+    padded_.resize(message.size() + simdjson::SIMDJSON_PADDING);
+    doc_valid_ = false;
+    if (auto e = parser_.iterate(padded_.data(), message.size(), padded_.size()).get(doc_)) fail(e);
+    doc_valid_ = true;
+    od::json_type type;
+    if (auto e = doc_.type().get(type)) fail(e);
+    if (type != od::json_type::object) throw ParseFailure{"expected a JSON object"};
+    od::object obj;
+    if (auto e = doc_.get_object().get(obj)) fail(e);
+    nodes_.push_back(JsonNode{JsonNode::Kind::kObject, {}, trimRight(message), -1, -1});
+    walkMembers(obj, 0, 1);
+    const char* rest = nullptr;
+    if (!doc_.current_location().get(rest)) failAt(rest, "unexpected text after the JSON object");
+    return nodes_[0];
+  }
+
+  /// The member `key` of object `obj` (the last one when repeated, as Jackson's tree), or nullptr.
+  const JsonNode* member(const JsonNode& obj, std::string_view key) const {
+    const JsonNode* found = nullptr;
+    for (int32_t i = obj.first; i >= 0; i = nodes_[static_cast<size_t>(i)].next)
+      if (nodes_[static_cast<size_t>(i)].key == key) found = &nodes_[static_cast<size_t>(i)];
+    return found;
+  }
+  const JsonNode* firstMember(const JsonNode& obj) const { return obj.first < 0 ? nullptr : &nodes_[obj.first]; }
+  const JsonNode* nextMember(const JsonNode& m) const { return m.next < 0 ? nullptr : &nodes_[m.next]; }
 
  private:
-  [[noreturn]] void failAt(const char* what) {
-    throw ParseFailure{fmt::format("malformed JSON at column {}: {}", pos_ + 1, what)};
+  [[noreturn]] void fail(simdjson::error_code e) {
+    const char* at = nullptr;
+    if (!doc_valid_ || doc_.current_location().get(at)) at = nullptr;
+    failAt(at, simdjson::error_message(e));
   }
-  void skipWs() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
-  }
-  bool literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) return false;
-    pos_ += word.size();
-    return true;
-  }
-  static void appendUtf8(uint32_t cp, std::string& out) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  uint32_t hex4() {
-    if (pos_ + 4 > s_.size()) failAt("truncated \\u escape");
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = s_[pos_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
-      else failAt("bad \\u escape");
-    }
-    return v;
-  }
-  std::string parseString() {
-    ++pos_;  // opening quote
-    std::string out;
-    while (true) {
-      if (pos_ >= s_.size()) failAt("unterminated string");
-      char c = s_[pos_++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) failAt("control character in string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos_ >= s_.size()) failAt("unterminated string");
-      char e = s_[pos_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp < 0xDC00 && s_.substr(pos_, 2) == "\\u") {
-            pos_ += 2;
-            uint32_t lo = hex4();
-            if (lo < 0xDC00 || lo > 0xDFFF) failAt("bad surrogate pair");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          appendUtf8(cp, out);
-          break;
-        }
-        default: failAt("bad escape");
-      }
-    }
-  }
-  JsonValue parseValue(int depth) {
-    if (depth > 64) failAt("nesting too deep");
-    skipWs();
-    if (pos_ >= s_.size()) failAt("unexpected end of input");
-    JsonValue v;
-    const size_t start = pos_;
-    char c = s_[pos_];
-    if (c == '{') {
-      v.kind = JsonValue::Kind::kObject;
-      ++pos_;
-      skipWs();
-      if (pos_ < s_.size() && s_[pos_] == '}') {
-        ++pos_;
-      } else {
-        while (true) {
-          skipWs();
-          if (pos_ >= s_.size() || s_[pos_] != '"') failAt("expected a field name");
-          std::string key = parseString();
-          skipWs();
-          if (pos_ >= s_.size() || s_[pos_] != ':') failAt("expected ':'");
-          ++pos_;
-          JsonValue member = parseValue(depth + 1);
-          v.keys.push_back(std::move(key));
-          v.values.push_back(std::move(member));
-          skipWs();
-          if (pos_ < s_.size() && s_[pos_] == ',') {
-            ++pos_;
-            continue;
-          }
-          if (pos_ < s_.size() && s_[pos_] == '}') {
-            ++pos_;
-            break;
-          }
-          failAt("expected ',' or '}'");
-        }
-      }
-      v.text = std::string(s_.substr(start, pos_ - start));
-    } else if (c == '[') {
-      v.kind = JsonValue::Kind::kArray;
-      ++pos_;
-      skipWs();
-      if (pos_ < s_.size() && s_[pos_] == ']') {
-        ++pos_;
-      } else {
-        while (true) {
-          parseValue(depth + 1);
-          skipWs();
-          if (pos_ < s_.size() && s_[pos_] == ',') {
-            ++pos_;
-            continue;
-          }
-          if (pos_ < s_.size() && s_[pos_] == ']') {
-            ++pos_;
-            break;
-          }
-          failAt("expected ',' or ']'");
-        }
-      }
-      v.text = std::string(s_.substr(start, pos_ - start));
-    } else if (c == '"') {
-      v.kind = JsonValue::Kind::kString;
-      v.text = parseString();
-    } else if (literal("true")) {
-      v.kind = JsonValue::Kind::kBool;
-      v.text = "true";
-    } else if (literal("false")) {
-      v.kind = JsonValue::Kind::kBool;
-      v.text = "false";
-    } else if (literal("null")) {
-      v.kind = JsonValue::Kind::kNull;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      v.kind = JsonValue::Kind::kNumber;
-      while (pos_ < s_.size() && (std::string_view("+-.eE").find(s_[pos_]) != std::string_view::npos ||
-                                  (s_[pos_] >= '0' && s_[pos_] <= '9')))
-        ++pos_;
-      v.text = std::string(s_.substr(start, pos_ - start));
-      double d;
-      if (!types::parseDouble(v.text, d)) failAt("bad number");
-    } else {
-      failAt("unexpected character");
-    }
-    return v;
+  [[noreturn]] void failAt(const char* at, std::string_view what) {
+    std::string text(message_.substr(0, 200));
+    if (message_.size() > 200) text += "...";
+    if (at != nullptr && at >= padded_.data() && at <= padded_.data() + message_.size())
+      throw ParseFailure{fmt::format("Failed to deserialize JSON '{}': malformed JSON at column {}: {}", text,
+                                     at - padded_.data() + 1, what)};
+    throw ParseFailure{fmt::format("Failed to deserialize JSON '{}': malformed JSON: {}", text, what)};
   }
 
-  std::string_view s_;
-  size_t pos_ = 0;
+  void walkMembers(od::object& obj, size_t parent, int depth) {
+    int32_t last = -1;
+    for (auto member : obj) {
+      od::field field;
+      if (auto e = std::move(member).get(field)) fail(e);
+      std::string_view key;
+      if (auto e = field.unescaped_key().get(key)) fail(e);
+      const int32_t child = walk(field.value(), depth, key);
+      if (last < 0) nodes_[parent].first = child;
+      else nodes_[static_cast<size_t>(last)].next = child;
+      last = child;
+    }
+  }
+
+  // Adds the node of `v` (and of its members) and returns its index.
+  int32_t walk(od::value v, int depth, std::string_view key) {
+    if (depth > kMaxDepth) throw ParseFailure{fmt::format("JSON nested deeper than {} levels", kMaxDepth)};
+    od::json_type type;
+    if (auto e = v.type().get(type)) fail(e);
+    const auto index = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back(JsonNode{JsonNode::Kind::kNull, key, {}, -1, -1});
+    JsonNode::Kind kind = JsonNode::Kind::kNull;
+    std::string_view text;
+    switch (type) {
+      case od::json_type::object: {
+        kind = JsonNode::Kind::kObject;
+        od::object obj;
+        bool rewound = false;
+        if (auto e = v.get_object().get(obj)) fail(e);
+        if (auto e = obj.raw_json().get(text)) fail(e);
+        text = trimRight(text);
+        if (auto e = obj.reset().get(rewound)) fail(e);
+        walkMembers(obj, static_cast<size_t>(index), depth + 1);
+        break;
+      }
+      case od::json_type::array: {
+        kind = JsonNode::Kind::kArray;
+        od::array arr;
+        bool rewound = false;
+        if (auto e = v.get_array().get(arr)) fail(e);
+        if (auto e = arr.raw_json().get(text)) fail(e);
+        text = trimRight(text);
+        if (auto e = arr.reset().get(rewound)) fail(e);
+        for (auto element : arr) {
+          od::value item;
+          if (auto e = std::move(element).get(item)) fail(e);
+          walk(item, depth + 1, {});
+        }
+        nodes_.resize(static_cast<size_t>(index) + 1);  // elements are only checked, not kept
+        break;
+      }
+      case od::json_type::string:
+        kind = JsonNode::Kind::kString;
+        if (auto e = v.get_string().get(text)) fail(e);
+        break;
+      case od::json_type::number: {
+        kind = JsonNode::Kind::kNumber;
+        text = trimRight(v.raw_json_token());
+        if (!isJsonNumber(text)) failAt(text.data(), "bad number");
+        break;
+      }
+      case od::json_type::boolean: {
+        kind = JsonNode::Kind::kBool;
+        bool b = false;
+        if (auto e = v.get_bool().get(b)) fail(e);
+        text = b ? "true" : "false";
+        break;
+      }
+      case od::json_type::null: {
+        bool is_null = false;
+        if (auto e = v.is_null().get(is_null)) fail(e);
+        if (!is_null) failAt(v.raw_json_token().data(), "unexpected literal");
+        break;
+      }
+    }
+    JsonNode& node = nodes_[static_cast<size_t>(index)];
+    node.kind = kind;
+    node.text = text;
+    return index;
+  }
+
+  od::parser parser_;
+  od::document doc_;
+  bool doc_valid_ = false;  // doc_ belongs to the current message (stage 1 passed)
+  std::string padded_;
+  std::string_view message_;
+  std::vector<JsonNode> nodes_;
 };
 
 bool parseBool(std::string_view text) {
@@ -224,35 +219,77 @@ bool parseBool(std::string_view text) {
   return true;
 }
 
+bool isDigits(std::string_view s, size_t pos, size_t n) {
+  if (pos + n > s.size()) return false;
+  for (size_t i = pos; i < pos + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+/// The shape of Flink's timestamp formats (JsonFormatOptionsUtil / TimeFormats): SQL
+/// "yyyy-MM-dd HH:mm:ss[.f{1,9}]"; ISO-8601 (ISO_LOCAL_DATE_TIME) "yyyy-MM-ddTHH:mm[:ss[.f{1,9}]]".
+bool hasTimestampShape(std::string_view s, JsonTimestampFormat format) {
+  const char sep = format == JsonTimestampFormat::kSql ? ' ' : 'T';
+  if (!isDigits(s, 0, 4) || s.size() < 16 || s[4] != '-' || !isDigits(s, 5, 2) || s[7] != '-' ||
+      !isDigits(s, 8, 2) || s[10] != sep || !isDigits(s, 11, 2) || s[13] != ':' || !isDigits(s, 14, 2))
+    return false;
+  if (s.size() == 16) return format == JsonTimestampFormat::kIso8601;
+  if (s[16] != ':' || !isDigits(s, 17, 2)) return false;
+  if (s.size() == 19) return true;
+  if (s[19] != '.' || s.size() < 21 || s.size() > 29) return false;
+  return isDigits(s, 20, s.size() - 20);
+}
+
+/// One converted field, held until every field of the message converted.
+struct FieldValue {
+  bool null = true;
+  int64_t l = 0;
+  double d = 0;
+  std::string_view s;
+};
+
 }  // namespace
 
 std::set<std::string> jsonFormatOptionKeys() {
-  return {"json.ignore-parse-errors",
-          "json.fail-on-missing-field",
-          "json.timestamp-format.standard",
-          "json.map-null-key.mode",
-          "json.map-null-key.literal",
-          "json.encode.decimal-as-plain-number",
-          "debezium-json.ignore-parse-errors",
-          "debezium-json.schema-include",
-          "debezium-json.timestamp-format.standard",
-          "debezium-json.map-null-key.mode",
-          "debezium-json.map-null-key.literal",
-          "debezium-json.encode.decimal-as-plain-number"};
+  std::set<std::string> keys;
+  for (const char* suffix : {"ignore-parse-errors", "timestamp-format.standard", "map-null-key.mode",
+                             "map-null-key.literal", "encode.decimal-as-plain-number"}) {
+    keys.insert(std::string("json.") + suffix);
+    keys.insert(std::string("debezium-json.") + suffix);
+  }
+  keys.insert("json.fail-on-missing-field");
+  keys.insert("json.encode.ignore-null-fields");
+  keys.insert("json.decode.json-parser.enabled");
+  keys.insert("debezium-json.schema-include");
+  return keys;
 }
 
 JsonFormatOptions parseJsonFormatOptions(const OptionMap& options, JsonFlavor flavor, const std::string& table) {
   JsonFormatOptions o;
   const std::string prefix = flavor == JsonFlavor::kJson ? "json." : "debezium-json.";
   o.ignore_parse_errors = boolOption(options, prefix + "ignore-parse-errors", false, table);
-  if (flavor == JsonFlavor::kJson) o.fail_on_missing_field = boolOption(options, "json.fail-on-missing-field", false, table);
+  if (flavor == JsonFlavor::kJson) {
+    o.fail_on_missing_field = boolOption(options, "json.fail-on-missing-field", false, table);
+    o.encode_ignore_null_fields = boolOption(options, "json.encode.ignore-null-fields", false, table);
+    boolOption(options, "json.decode.json-parser.enabled", true, table);  // checked; one parser here
+  }
   if (flavor == JsonFlavor::kDebezium) o.schema_include = boolOption(options, "debezium-json.schema-include", false, table);
+  o.encode_decimal_as_plain_number = boolOption(options, prefix + "encode.decimal-as-plain-number", false, table);
   if (o.ignore_parse_errors && o.fail_on_missing_field)
     throw UserError(fmt::format("fail-on-missing-field and ignore-parse-errors shouldn't both be true (table '{}').",
                                 table));
-  if (auto ts = findOption(options, prefix + "timestamp-format.standard"); ts && *ts != "SQL" && *ts != "ISO-8601")
-    throw UserError(fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [SQL, ISO-8601].",
-                                *ts, prefix + "timestamp-format.standard", table));
+  if (auto ts = findOption(options, prefix + "timestamp-format.standard")) {
+    if (*ts == "SQL") o.timestamp_format = JsonTimestampFormat::kSql;
+    else if (*ts == "ISO-8601") o.timestamp_format = JsonTimestampFormat::kIso8601;
+    else
+      throw UserError(fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [SQL, ISO-8601].",
+                                  *ts, prefix + "timestamp-format.standard", table));
+  }
+  if (auto mode = findOption(options, prefix + "map-null-key.mode");
+      mode && *mode != "FAIL" && *mode != "DROP" && *mode != "LITERAL")
+    throw UserError(fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [FAIL, DROP, "
+                                "LITERAL].",
+                                *mode, prefix + "map-null-key.mode", table));
   return o;
 }
 
@@ -261,114 +298,136 @@ struct JsonRowDeserializer::Impl {
   JsonFormatOptions options;
   JsonFlavor flavor;
   std::vector<int> columns;  // physical index of each output column
+  JsonDocument doc;
+  std::vector<FieldValue> staged;  // the fields of up to two rows, before they are appended
+  std::vector<RowKind> staged_kinds;
 
-  // Appends the fields of `obj` to `out` as one row of `kind`; throws ParseFailure.
-  void appendRow(const JsonValue& obj, RowKind kind, RowBatch& out) const {
-    if (obj.kind != JsonValue::Kind::kObject) throw ParseFailure{"expected a JSON object for the row"};
+  std::unordered_map<std::string_view, size_t> column_of;  // field name -> output column
+  std::vector<const JsonNode*> slots;                       // the member of each output column
+
+  // Converts the fields of `obj` into `staged` as one row of `kind`; throws ParseFailure.
+  void stageRow(const JsonNode& obj, RowKind kind) {
+    if (obj.kind != JsonNode::Kind::kObject) throw ParseFailure{"expected a JSON object for the row"};
+    slots.assign(columns.size(), nullptr);
+    for (const JsonNode* m = doc.firstMember(obj); m != nullptr; m = doc.nextMember(*m))
+      if (auto it = column_of.find(m->key); it != column_of.end()) slots[it->second] = m;  // the last one wins
     for (size_t c = 0; c < columns.size(); ++c) {
       const size_t f = static_cast<size_t>(columns[c]);
-      const JsonValue* v = obj.find(row_type.names[f]);
+      const JsonNode* v = slots[c];
       if (v == nullptr && options.fail_on_missing_field)
         throw ParseFailure{fmt::format("Could not find field with name '{}'.", row_type.names[f])};
-      Column& col = out.column(c);
-      if (v == nullptr || v->kind == JsonValue::Kind::kNull) {
-        col.appendNull();
-        continue;
-      }
-      convert(*v, row_type.types[f], row_type.names[f], col);
+      FieldValue& out = staged.emplace_back();
+      if (v != nullptr && v->kind != JsonNode::Kind::kNull) convert(*v, row_type.types[f], row_type.names[f], out);
     }
-    out.kinds().push_back(kind);
+    staged_kinds.push_back(kind);
   }
 
-  static void convert(const JsonValue& v, const LogicalType& t, const std::string& name, Column& col) {
-    const std::string& s = v.text;
+  void convert(const JsonNode& v, const LogicalType& t, const std::string& name, FieldValue& out) const {
+    const std::string_view s = v.text;
+    const bool scalar = v.kind != JsonNode::Kind::kObject && v.kind != JsonNode::Kind::kArray;
     bool ok = true;
     switch (t.id) {
       case TypeId::kVarchar:
       case TypeId::kChar:
-        col.appendString(s);
-        return;
+        out.s = s;
+        break;
       case TypeId::kBoolean:
-        col.appendLong(v.kind == JsonValue::Kind::kBool ? (s == "true") : parseBool(s));
-        return;
+        out.l = v.kind == JsonNode::Kind::kBool ? (s == "true") : parseBool(s);
+        break;
       case TypeId::kInt:
-      case TypeId::kBigInt: {
-        int64_t x = 0;
-        ok = v.kind != JsonValue::Kind::kObject && v.kind != JsonValue::Kind::kArray && types::parseInt64(s, x);
+      case TypeId::kBigInt:
+        ok = scalar && types::parseInt64(s, out.l);
         if (ok && t.id == TypeId::kInt)
-          ok = x >= std::numeric_limits<int32_t>::min() && x <= std::numeric_limits<int32_t>::max();
-        if (ok) col.appendLong(x);
+          ok = out.l >= std::numeric_limits<int32_t>::min() && out.l <= std::numeric_limits<int32_t>::max();
         break;
-      }
-      case TypeId::kDouble: {
-        double x = 0;
-        ok = types::parseDouble(s, x);
-        if (ok) col.appendDouble(x);
+      case TypeId::kDouble:
+        ok = scalar && types::parseDouble(s, out.d);
         break;
-      }
-      case TypeId::kDecimal: {
-        int64_t x = 0;
-        ok = types::parseDecimal(s, t.scale, x);
-        if (ok) col.appendLong(x);
+      case TypeId::kDecimal:
+        ok = scalar && types::parseDecimal(s, t.scale, out.l);
         break;
-      }
-      case TypeId::kTimestamp: {
-        int64_t x = 0;
-        ok = v.kind == JsonValue::Kind::kString && types::parseTimestamp(s, x);
-        if (ok) col.appendLong(x);
+      case TypeId::kTimestamp:
+        ok = v.kind == JsonNode::Kind::kString && hasTimestampShape(s, options.timestamp_format) &&
+             types::parseTimestamp(s, out.l);
+        if (!ok)
+          throw ParseFailure{fmt::format(
+              "Fail to deserialize at field: {}: cannot convert {} to {} (timestamp-format.standard {} reads \"{}\")",
+              name, v.kind == JsonNode::Kind::kString ? "'" + std::string(s) + "'" : std::string(s), t.toString(),
+              options.timestamp_format == JsonTimestampFormat::kSql ? "SQL" : "ISO-8601",
+              options.timestamp_format == JsonTimestampFormat::kSql ? "yyyy-MM-dd HH:mm:ss[.fraction]"
+                                                                     : "yyyy-MM-ddTHH:mm[:ss[.fraction]]")};
         break;
-      }
       default:
         ok = false;
         break;
     }
     if (!ok)
       throw ParseFailure{fmt::format("Fail to deserialize at field: {}: cannot convert {} to {}", name,
-                                     v.kind == JsonValue::Kind::kString ? "'" + s + "'" : s, t.toString())};
+                                     v.kind == JsonNode::Kind::kString ? "'" + std::string(s) + "'" : std::string(s),
+                                     t.toString())};
+    out.null = false;
   }
 
-  // Appends the rows of one document; throws ParseFailure.
-  void rows(const JsonValue& doc, RowBatch& out, std::string_view line) const {
-    if (doc.kind != JsonValue::Kind::kObject) throw ParseFailure{"expected a JSON object"};
+  // Stages the rows of one message; throws ParseFailure.
+  void stageRows(std::string_view message) {
+    const JsonNode& root = doc.parse(message);
     if (flavor == JsonFlavor::kJson) {
-      appendRow(doc, RowKind::kInsert, out);
+      stageRow(root, RowKind::kInsert);
       return;
     }
-    const JsonValue* payload = &doc;
+    const JsonNode* payload = &root;
     if (options.schema_include) {
-      payload = doc.find("payload");
-      if (payload == nullptr || payload->kind != JsonValue::Kind::kObject)
+      payload = doc.member(root, "payload");
+      if (payload == nullptr || payload->kind != JsonNode::Kind::kObject)
         throw ParseFailure{"missing \"payload\" object although 'debezium-json.schema-include' is true"};
     }
-    const JsonValue* op = payload->find("op");
-    const JsonValue* before = payload->find("before");
-    const JsonValue* after = payload->find("after");
-    const std::string op_text = op != nullptr ? op->text : std::string("null");
-    auto requireImage = [&](const JsonValue* image, const char* which) {
-      if (image == nullptr || image->kind != JsonValue::Kind::kObject)
-        throw ParseFailure{fmt::format("The \"{}\" field of a \"{}\" message is null or missing. The Debezium JSON "
-                                       "message is '{}'",
-                                       which, op_text, line)};
-    };
+    const JsonNode* op = doc.member(*payload, "op");
+    const JsonNode* before = doc.member(*payload, "before");
+    const JsonNode* after = doc.member(*payload, "after");
+    const std::string_view op_text = op != nullptr && op->kind != JsonNode::Kind::kNull ? op->text : "null";
+    auto isObject = [](const JsonNode* image) { return image != nullptr && image->kind == JsonNode::Kind::kObject; };
     if (op_text == "c" || op_text == "r") {
-      requireImage(after, "after");
-      appendRow(*after, RowKind::kInsert, out);
+      if (!isObject(after))
+        throw ParseFailure{fmt::format("The \"after\" field of a \"{}\" message is null or missing. The Debezium JSON "
+                                       "message is '{}'",
+                                       op_text, message)};
+      stageRow(*after, RowKind::kInsert);
     } else if (op_text == "u") {
-      if (before == nullptr || before->kind != JsonValue::Kind::kObject)
+      if (!isObject(before))
         throw ParseFailure{
             "The \"before\" field of update message is null, if you are using Debezium Postgres Connector, please "
             "check the Postgres table has been set REPLICA IDENTITY to FULL level."};
-      requireImage(after, "after");
-      appendRow(*before, RowKind::kUpdateBefore, out);
-      appendRow(*after, RowKind::kUpdateAfter, out);
+      if (!isObject(after))
+        throw ParseFailure{fmt::format("The \"after\" field of a \"u\" message is null or missing. The Debezium JSON "
+                                       "message is '{}'",
+                                       message)};
+      stageRow(*before, RowKind::kUpdateBefore);
+      stageRow(*after, RowKind::kUpdateAfter);
     } else if (op_text == "d") {
-      if (before == nullptr || before->kind != JsonValue::Kind::kObject)
+      if (!isObject(before))
         throw ParseFailure{
             "The \"before\" field of delete message is null, if you are using Debezium Postgres Connector, please "
             "check the Postgres table has been set REPLICA IDENTITY to FULL level."};
-      appendRow(*before, RowKind::kDelete, out);
+      stageRow(*before, RowKind::kDelete);
     } else {
-      throw ParseFailure{fmt::format("Unknown \"op\" value \"{}\". The Debezium JSON message is '{}'", op_text, line)};
+      throw ParseFailure{
+          fmt::format("Unknown \"op\" value \"{}\". The Debezium JSON message is '{}'", op_text, message)};
+    }
+  }
+
+  // Appends the staged rows to `out`.
+  void appendStaged(RowBatch& out) const {
+    const size_t width = columns.size();
+    for (size_t r = 0; r < staged_kinds.size(); ++r) {
+      for (size_t c = 0; c < width; ++c) {
+        const FieldValue& v = staged[r * width + c];
+        Column& col = out.column(c);
+        if (v.null) col.appendNull();
+        else if (col.type().isString()) col.appendString(v.s);
+        else if (col.type().id == TypeId::kDouble) col.appendDouble(v.d);
+        else col.appendLong(v.l);
+      }
+      out.kinds().push_back(staged_kinds[r]);
     }
   }
 };
@@ -388,8 +447,10 @@ JsonRowDeserializer::JsonRowDeserializer(types::RowType row_type, JsonFormatOpti
       throw UserError(fmt::format("The json format does not support the type {} of column '{}'", t.toString(),
                                   impl_->row_type.names[i]));
   }
-  for (int c : impl_->columns) {
+  for (size_t out = 0; out < impl_->columns.size(); ++out) {
+    const int c = impl_->columns[out];
     SLUICE_CHECK(c >= 0 && static_cast<size_t>(c) < impl_->row_type.size(), "bad json projection index {}", c);
+    impl_->column_of.emplace(impl_->row_type.names[static_cast<size_t>(c)], out);
     produced_type_.names.push_back(impl_->row_type.names[static_cast<size_t>(c)]);
     produced_type_.types.push_back(impl_->row_type.types[static_cast<size_t>(c)]);
   }
@@ -397,26 +458,33 @@ JsonRowDeserializer::JsonRowDeserializer(types::RowType row_type, JsonFormatOpti
 
 JsonRowDeserializer::~JsonRowDeserializer() = default;
 
-size_t JsonRowDeserializer::parseLine(std::string_view line, RowBatch& out, std::string_view path,
-                                      int64_t line_number) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.find_first_not_of(" \t") == std::string_view::npos) return 0;
-  // Rows are appended into a scratch batch first, so a failing second row of an update leaves `out` unchanged.
-  RowBatch scratch(produced_type_);
+template <typename Where>
+size_t JsonRowDeserializer::decode(std::string_view message, RowBatch& out, const Where& where) {
+  impl_->staged.clear();
+  impl_->staged_kinds.clear();
   try {
-    JsonParser parser(line);
-    JsonValue doc = parser.parseDocument();
-    impl_->rows(doc, scratch, line);
+    impl_->stageRows(message);
   } catch (const ParseFailure& f) {
     if (impl_->options.ignore_parse_errors) {
       ++parse_errors_;
       return 0;
     }
-    throw InputError(fmt::format("{}:{}: {}", path, line_number, f.what));
+    throw InputError(fmt::format("{}: {}", where(), f.what));
   }
-  const size_t n = scratch.numRows();
-  for (size_t r = 0; r < n; ++r) out.appendRow(scratch, r);
-  return n;
+  impl_->appendStaged(out);
+  return impl_->staged_kinds.size();
+}
+
+size_t JsonRowDeserializer::deserialize(std::string_view message, RowBatch& out, std::string_view where) {
+  if (message.empty()) return 0;
+  return decode(message, out, [&] { return where; });
+}
+
+size_t JsonRowDeserializer::parseLine(std::string_view line, RowBatch& out, std::string_view path,
+                                      int64_t line_number) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return 0;
+  return decode(line, out, [&] { return fmt::format("{}:{}", path, line_number); });
 }
 
 }  // namespace sluice::connectors

@@ -11,6 +11,7 @@
 
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
+#include "progress_wait.h"
 #include "test_operators.h"
 
 namespace sluice::cluster {
@@ -20,6 +21,7 @@ using graph::TransformationKind;
 using testing::Collected;
 using testing::makeHashPartition;
 using testing::makeTransformation;
+using testing::waitForProgress;
 
 // Lets a sink wait until the test opens it, or slows it down by a fixed pause per batch.
 struct Gate {
@@ -74,17 +76,6 @@ graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collect
                                  }),
                                  {map});
   return graph::buildJobGraph({sink}, conf);
-}
-
-// Polls the job's progress until `pred` holds (a state condition, checked every millisecond); false after
-// 20 s or when the job ended.
-bool waitForProgress(JobHandle& handle, const std::function<bool(const JobProgress&)>& pred) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < give_up) {
-    if (pred(handle.progress())) return true;
-    if (handle.waitFor(std::chrono::milliseconds(1))) return pred(handle.progress());
-  }
-  return false;
 }
 
 std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, JobExecutionResult* result,

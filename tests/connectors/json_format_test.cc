@@ -132,5 +132,173 @@ TEST(JsonFormatTest, DebeziumErrorsAndSchemaInclude) {
   EXPECT_EQ(rowText(bs, 0), "+I[5, e, null]");
 }
 
+TEST(JsonFormatTest, MalformedJsonAnywhereIsAnErrorNamingThePlace) {
+  JsonRowDeserializer d(idNameScore(), {}, JsonFlavor::kJson);
+  RowBatch b(d.producedType());
+  // Each document is broken in a place the row does not read (the "extra" field) or in its structure.
+  const char* bad[] = {
+      R"({"id": 1, "extra": [1,,2]})",      // missing array element
+      R"({"id": 1, "extra": {"x": 1,}})",   // trailing comma in a nested object
+      R"({"id": 1}})",                      // text after the object
+      R"({"id": 1, "extra": 01})",          // leading zero
+      R"({"id": 1, "extra": 1x})",          // not a number
+      R"({"id": 1, "extra": 1.})",          // no fraction digits
+      R"({"id": 1, "extra": tru})",         // bad literal
+      R"({"id": 1, "extra": "\q"})",        // bad escape
+      "{\"id\": 1, \"extra\": \"a\tb\"}",   // raw control character in a string
+      R"({"id": 1 "name": "a"})",           // missing comma
+      R"({"id": 1)",                        // unterminated
+      "\"just a string\"",                  // not an object
+  };
+  int line = 0;
+  for (const char* text : bad) {
+    ++line;
+    try {
+      d.parseLine(text, b, "in.json", line);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("in.json:" + std::to_string(line) + ": ", 0), 0u) << e.what();
+    }
+  }
+  EXPECT_EQ(b.numRows(), 0u);
+  // A first message that fails simdjson's stage 1 (here a missing ':') on a fresh deserializer.
+  JsonRowDeserializer fresh(idNameScore(), {}, JsonFlavor::kDebezium);
+  EXPECT_THROW(fresh.parseLine(R"({"before"a"},"after":{"id":1},"op":"c"})", b, "in.json", 1), InputError);
+  // A structural error names its column: the '"' of "name" is the 10th character.
+  try {
+    d.parseLine(R"({"id": 1 "name": "a"})", b, "in.json", 1);
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at column 10"), std::string::npos) << e.what();
+  }
+}
+
+TEST(JsonFormatTest, DeserializeOneMessageNamesTheGivenPlace) {
+  JsonRowDeserializer d(idNameScore(), {}, JsonFlavor::kJson);
+  RowBatch b(d.producedType());
+  // A message need not be a line: a newline inside is whitespace; no terminator or padding needed.
+  const std::string buffer = "{\"id\": 4,\n \"name\": \"d\"}garbage-after-the-view";
+  EXPECT_EQ(d.deserialize(std::string_view(buffer).substr(0, 23), b, "topic 't' partition 0 offset 9"), 1u);
+  EXPECT_EQ(d.deserialize("", b, "topic 't' partition 0 offset 10"), 0u);  // empty / tombstone: no row
+  ASSERT_EQ(b.numRows(), 1u);
+  EXPECT_EQ(rowText(b, 0), "+I[4, d, null]");
+  try {
+    d.deserialize(R"({"id": "four"})", b, "topic 't' partition 0 offset 11");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("topic 't' partition 0 offset 11: Fail to deserialize at field: id", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST(JsonFormatTest, RepeatedFieldLastWinsAndNonStringValuesAreJsonText) {
+  RowType t{{"id", "name"}, {LogicalType::bigint(), LogicalType::string()}};
+  JsonRowDeserializer d(t, {}, JsonFlavor::kJson);
+  RowBatch b(d.producedType());
+  EXPECT_EQ(d.parseLine(R"({"id": 1, "name": {"a": [1, 2], "b": "x"} , "id": 2})", b, "f", 1), 1u);
+  EXPECT_EQ(d.parseLine(R"({"id": -3, "name": 1.5e3})", b, "f", 2), 1u);
+  EXPECT_EQ(d.parseLine(R"({"id": "  5 ", "name": " padded  "})", b, "f", 3), 1u);
+  ASSERT_EQ(b.numRows(), 3u);
+  EXPECT_EQ(b.column(0).getLong(0), 2);
+  EXPECT_EQ(b.column(1).getString(0), R"({"a": [1, 2], "b": "x"})");
+  EXPECT_EQ(b.column(0).getLong(1), -3);
+  EXPECT_EQ(b.column(1).getString(1), "1.5e3");
+  EXPECT_EQ(b.column(0).getLong(2), 5);  // "  5 " parses as Flink's trimmed asText()
+  EXPECT_EQ(b.column(1).getString(2), " padded  ");
+}
+
+TEST(JsonFormatTest, ProjectionReadsOnlyTheProjectedFields) {
+  JsonRowDeserializer d(idNameScore(), {}, JsonFlavor::kJson, {0, 2});
+  RowBatch b(d.producedType());
+  ASSERT_EQ(d.producedType().size(), 2u);
+  // "name" is not projected, so its bad value is no error.
+  EXPECT_EQ(d.parseLine(R"({"score": 2.5, "name": [1], "id": 9})", b, "f", 1), 1u);
+  ASSERT_EQ(b.numRows(), 1u);
+  EXPECT_EQ(b.column(0).getLong(0), 9);
+  EXPECT_EQ(b.column(1).getLong(0), 250);
+}
+
+TEST(JsonFormatTest, TimestampFormatStandardSqlAndIso8601) {
+  RowType t{{"ts"}, {LogicalType::timestamp(3)}};
+  // 2020-12-30 12:13:14 UTC = 1609330394 s (date -u -d ... +%s); 12:13:00 = 1609330380 s.
+  JsonRowDeserializer sql(t, {}, JsonFlavor::kJson);
+  RowBatch bs(sql.producedType());
+  EXPECT_EQ(sql.parseLine(R"({"ts": "2020-12-30 12:13:14.123"})", bs, "f", 1), 1u);
+  EXPECT_EQ(sql.parseLine(R"({"ts": "2020-12-30 12:13:14"})", bs, "f", 2), 1u);
+  EXPECT_EQ(sql.parseLine(R"({"ts": "2020-12-30 12:13:14.123456789"})", bs, "f", 3), 1u);
+  ASSERT_EQ(bs.numRows(), 3u);
+  EXPECT_EQ(bs.column(0).getLong(0), 1609330394123);
+  EXPECT_EQ(bs.column(0).getLong(1), 1609330394000);
+  EXPECT_EQ(bs.column(0).getLong(2), 1609330394123);
+  // The SQL standard rejects the ISO 'T', a missing second, one-digit fields and numbers.
+  for (const char* bad : {R"({"ts": "2020-12-30T12:13:14"})", R"({"ts": "2020-12-30 12:13"})",
+                          R"({"ts": "2020-1-30 12:13:14"})", R"({"ts": 1609330394123})"})
+    EXPECT_THROW(sql.parseLine(bad, bs, "f", 4), InputError) << bad;
+
+  JsonFormatOptions iso_options =
+      parseJsonFormatOptions({{"json.timestamp-format.standard", "ISO-8601"}}, JsonFlavor::kJson, "t");
+  JsonRowDeserializer iso(t, iso_options, JsonFlavor::kJson);
+  RowBatch bi(iso.producedType());
+  EXPECT_EQ(iso.parseLine(R"({"ts": "2020-12-30T12:13:14.5"})", bi, "f", 1), 1u);
+  EXPECT_EQ(iso.parseLine(R"({"ts": "2020-12-30T12:13"})", bi, "f", 2), 1u);
+  ASSERT_EQ(bi.numRows(), 2u);
+  EXPECT_EQ(bi.column(0).getLong(0), 1609330394500);
+  EXPECT_EQ(bi.column(0).getLong(1), 1609330380000);
+  try {
+    iso.parseLine(R"({"ts": "2020-12-30 12:13:14"})", bi, "f", 3);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ISO-8601"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parseJsonFormatOptions({{"json.timestamp-format.standard", "RFC"}}, JsonFlavor::kJson, "t"), UserError);
+  EXPECT_THROW(parseJsonFormatOptions({{"debezium-json.map-null-key.mode", "KEEP"}}, JsonFlavor::kDebezium, "t"),
+               UserError);
+}
+
+TEST(JsonFormatTest, SerializerWritesFlinkJsonAndReadsBack) {
+  RowType t{{"id", "name", "price", "ok", "ts", "ratio"},
+            {LogicalType::bigint(), LogicalType::string(), LogicalType::decimal(10, 2), LogicalType::boolean(),
+             LogicalType::timestamp(3), LogicalType::doubleType()}};
+  RowBatch in(t);
+  in.column(0).appendLong(7);
+  in.column(1).appendString("a\"b\\c\n\x01");
+  in.column(2).appendLong(-1205);                // -12.05
+  in.column(3).appendLong(1);
+  in.column(4).appendLong(915246245120);         // 1999-01-02 03:04:05.120 UTC (date -u -d ... +%s)
+  in.column(5).appendDouble(0.5);
+  in.kinds().push_back(RowKind::kInsert);
+  for (size_t c = 0; c < t.size(); ++c) in.column(c).appendNull();
+  in.kinds().push_back(RowKind::kDelete);
+
+  JsonRowSerializer json(t, {}, JsonFlavor::kJson);
+  std::string m0, m1;
+  json.serialize(in, 0, m0);
+  json.serialize(in, 1, m1);
+  EXPECT_EQ(m0, R"({"id":7,"name":"a\"b\\c\n\u0001","price":-12.05,"ok":true,"ts":"1999-01-02 03:04:05.12","ratio":0.5})");
+  EXPECT_EQ(m1, R"({"id":null,"name":null,"price":null,"ok":null,"ts":null,"ratio":null})");
+
+  JsonFormatOptions o;
+  o.encode_ignore_null_fields = true;
+  o.timestamp_format = JsonTimestampFormat::kIso8601;
+  std::string m2, m3;
+  JsonRowSerializer(t, o, JsonFlavor::kJson).serialize(in, 1, m2);
+  EXPECT_EQ(m2, "{}");
+  JsonRowSerializer(t, o, JsonFlavor::kDebezium).serialize(in, 0, m3);
+  EXPECT_EQ(m3, R"({"before":null,"after":{"id":7,"name":"a\"b\\c\n\u0001","price":-12.05,"ok":true,)"
+                R"("ts":"1999-01-02T03:04:05.12","ratio":0.5},"op":"c"})");
+
+  // What the serializer writes, the deserializer reads back to the same values.
+  JsonRowDeserializer back(t, {}, JsonFlavor::kJson);
+  RowBatch out(back.producedType());
+  ASSERT_EQ(back.deserialize(m0, out, "m0"), 1u);
+  ASSERT_EQ(back.deserialize(m1, out, "m1"), 1u);
+  EXPECT_EQ(out.column(0).getLong(0), 7);
+  EXPECT_EQ(out.column(1).getString(0), "a\"b\\c\n\x01");
+  EXPECT_EQ(out.column(2).getLong(0), -1205);
+  EXPECT_EQ(out.column(3).getLong(0), 1);
+  EXPECT_EQ(out.column(4).getLong(0), 915246245120);
+  EXPECT_EQ(out.column(5).getDouble(0), 0.5);
+  for (size_t c = 0; c < t.size(); ++c) EXPECT_TRUE(out.column(c).isNull(1)) << c;
+}
+
 }  // namespace
 }  // namespace sluice::connectors

@@ -154,6 +154,16 @@ int32_t LocalBufferPool::buffersInUse() const {
   return in_use_;
 }
 
+int32_t LocalBufferPool::peakBuffersInUse() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return peak_in_use_;
+}
+
+void LocalBufferPool::countTakenLocked() {
+  ++in_use_;
+  peak_in_use_ = std::max(peak_in_use_, in_use_);
+}
+
 MemorySegment* LocalBufferPool::takeLocked() {
   if (destroyed_) return nullptr;
   if (!available_.empty()) {
@@ -178,7 +188,7 @@ Buffer LocalBufferPool::requestBuffer() {
   std::lock_guard<std::mutex> lock(mu_);
   MemorySegment* s = takeLocked();
   if (s == nullptr) return Buffer();
-  ++in_use_;
+  countTakenLocked();
   return Buffer(s, this);
 }
 
@@ -190,7 +200,7 @@ Buffer LocalBufferPool::requestBufferOrListen(BufferListener* listener) {
       listeners_.push_back(listener);
     return Buffer();
   }
-  ++in_use_;
+  countTakenLocked();
   return Buffer(s, this);
 }
 
@@ -210,7 +220,7 @@ Buffer LocalBufferPool::requestBufferBlocking() {
     MemorySegment* s = takeLocked();
     if (s != nullptr) {
       --blocked_;
-      ++in_use_;
+      countTakenLocked();
       return Buffer(s, this);
     }
     available_cv_.wait(lock);
@@ -230,7 +240,7 @@ void LocalBufferPool::recycle(MemorySegment* segment) {
   if (!listeners_.empty() && !destroyed_) {
     BufferListener* listener = listeners_.front();
     listeners_.pop_front();
-    ++in_use_;
+    countTakenLocked();
     lock.unlock();
     const bool more = listener->notifyBufferAvailable(Buffer(segment, this));
     if (more) {
@@ -259,7 +269,7 @@ void LocalBufferPool::onGlobalSegmentAvailable() {
     if (s == nullptr) return;
     BufferListener* listener = listeners_.front();
     listeners_.pop_front();
-    ++in_use_;
+    countTakenLocked();
     lock.unlock();
     const bool more = listener->notifyBufferAvailable(Buffer(s, this));
     if (more) {

@@ -100,6 +100,8 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   int32_t requestedSegments() const;
   /// Buffers handed out and not yet recycled (Flink's `bestEffortGetNumOfUsedBuffers`).
   int32_t buffersInUse() const;
+  /// The most buffers handed out at once so far (never above maxBuffers(); shows memory stayed bounded).
+  int32_t peakBuffersInUse() const;
 
   /// A buffer of the full segment size, or an empty Buffer when none can be had now.
   Buffer requestBuffer();
@@ -117,6 +119,7 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
  private:
   friend class NetworkBufferPool;
   MemorySegment* takeLocked();
+  void countTakenLocked();  // one more buffer handed out
   void onGlobalSegmentAvailable();
 
   NetworkBufferPool& global_;
@@ -128,6 +131,7 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   std::deque<MemorySegment*> available_;
   int32_t requested_ = 0;  // segments taken from the global pool
   int32_t in_use_ = 0;
+  int32_t peak_in_use_ = 0;
   int32_t blocked_ = 0;  // threads in requestBufferBlocking
   bool waiting_on_global_ = false;
   bool destroyed_ = false;

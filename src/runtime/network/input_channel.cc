@@ -63,6 +63,7 @@ int64_t InputChannel::readBuffers(int channel, std::deque<InputEntry>& out) {
     ++data_buffers;
   }
   if (data_buffers > 0) onBuffersConsumed(data_buffers);
+  bytes_read_.fetch_add(bytes, std::memory_order_relaxed);
   return bytes;
 }
 

@@ -14,6 +14,8 @@
 /// Threading: `drain` only on the consumer's task thread; `setAvailabilityListener` before the consumer
 /// starts; the rest from any thread.
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -53,6 +55,11 @@ class InputChannel {
   virtual int32_t queuedBuffers() const = 0;
   /// The channel in error messages (producer and consumer subtask; the peer for a remote channel).
   virtual std::string describe() const = 0;
+  /// Any thread: bytes `drain` has read so far (data and event buffers).
+  int64_t bytesRead() const { return bytes_read_.load(std::memory_order_relaxed); }
+  /// Any thread: bytes of the buffers waiting for this consumer, the in-flight data FLIP-183 sizes; 0 when
+  /// the channel cannot tell.
+  virtual int64_t queuedBytes() const { return 0; }
 
  protected:
   static constexpr int32_t kMaxBuffersPerDrain = 64;
@@ -70,6 +77,7 @@ class InputChannel {
 
   network::SpanningRecordDeserializer deserializer_;
   std::string record_;
+  std::atomic<int64_t> bytes_read_{0};
 };
 
 /// A channel whose producer is in the same TaskManager (Flink's `LocalInputChannel`).
@@ -82,6 +90,11 @@ class LocalInputChannel : public InputChannel {
   void announceBufferSize(int32_t bytes) override { subpartition_->view().notifyNewBufferSize(bytes); }
   int32_t queuedBuffers() const override { return subpartition_->queuedBuffers(); }
   std::string describe() const override { return "local channel " + subpartition_->name(); }
+  /// Bytes the producer handed over minus those read (read first, so never below the true value).
+  int64_t queuedBytes() const override {
+    const int64_t read = bytesRead();
+    return std::max<int64_t>(0, subpartition_->bytesOut() - read);
+  }
 
  protected:
   network::Buffer nextBuffer() override;

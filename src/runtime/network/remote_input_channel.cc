@@ -52,6 +52,7 @@ void RemoteInputChannel::requestSubpartition(const std::shared_ptr<RemoteInputCh
 }
 
 void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_t backlog) {
+  bytes_received_.fetch_add(buffer.size(), std::memory_order_relaxed);
   receiver_.onBuffer(std::move(buffer), sequence_number, backlog);
   notifyAvailable();
 }
@@ -64,6 +65,7 @@ void RemoteInputChannel::onEvent(std::string_view bytes, int32_t sequence_number
   auto* segment = new network::MemorySegment(static_cast<int32_t>(std::max<size_t>(1, bytes.size())));
   Buffer buffer(segment, &unpooledRecycler(), network::BufferDataType::kEvent);
   buffer.append(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int32_t>(bytes.size()));
+  bytes_received_.fetch_add(buffer.size(), std::memory_order_relaxed);
   receiver_.onBuffer(std::move(buffer), sequence_number, backlog);
   if (event.type == network::NetworkEventType::kEndOfPartition) finished_.store(true, std::memory_order_release);
   notifyAvailable();

@@ -15,6 +15,7 @@
 /// Threading: `onBuffer`, `onEvent`, `onError`, `requestBuffer`, `getAndResetUnannouncedCredit` on the
 /// transport's I/O thread; `drain` on the consumer's task thread; the rest from any thread.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -104,6 +105,11 @@ class RemoteInputChannel : public InputChannel {
   void announceBufferSize(int32_t bytes) override;
   int32_t queuedBuffers() const override { return receiver_.queuedBuffers(); }
   std::string describe() const override;
+  /// Bytes received minus those read (read first, so never below the true value).
+  int64_t queuedBytes() const override {
+    const int64_t read = bytesRead();
+    return std::max<int64_t>(0, bytes_received_.load(std::memory_order_relaxed) - read);
+  }
 
   /// Any thread: the credit state (for tests and metrics).
   const network::CreditBasedReceiver& credit() const { return receiver_; }
@@ -122,6 +128,7 @@ class RemoteInputChannel : public InputChannel {
   const int32_t subpartition_;
   std::shared_ptr<PartitionRequestClient> client_;
   network::CreditBasedReceiver receiver_;
+  std::atomic<int64_t> bytes_received_{0};
   std::atomic<bool> finished_{false};
   std::atomic<bool> failed_{false};
   mutable std::mutex mu_;

@@ -52,30 +52,84 @@ int64_t StreamTask::networkRecordsOut() const {
   return n;
 }
 
-TaskNetworkMetrics StreamTask::networkMetrics() const {
-  TaskNetworkMetrics m;
-  int64_t in_use = 0;
-  int64_t max = 0;
+namespace {
+
+int64_t steadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void StreamTask::beginIdle() { idle_since_ns_.store(steadyNanos(), std::memory_order_relaxed); }
+
+void StreamTask::endIdle() {
+  const int64_t since = idle_since_ns_.exchange(0, std::memory_order_relaxed);
+  if (since > 0) idle_ns_.fetch_add(steadyNanos() - since, std::memory_order_relaxed);
+}
+
+TaskIOMetrics StreamTask::ioMetrics() const {
+  TaskIOMetrics m;
+  int64_t pool_in_use = 0;
+  int64_t pool_max = 0;
+  int64_t back_pressured_ns = 0;
   for (const auto& w : writers_) {
     const ResultPartition& p = w->partition();
-    m.num_bytes_out += p.bytesOut();
-    m.back_pressured_time_ms += p.backPressuredNanos() / 1000000;
+    PartitionIOMetrics pm;
+    pm.subpartitions = static_cast<int>(p.subpartitions.size());
+    pm.num_bytes_out = p.bytesOut();
+    const int64_t ns = p.backPressuredNanos();
+    back_pressured_ns += ns;
+    pm.back_pressured_time_ms = ns / 1000000;
     if (p.pool) {
-      in_use += p.pool->buffersInUse();
-      max += p.pool->maxBuffers();
+      pm.buffers_in_use = p.pool->buffersInUse();
+      pm.max_buffers = p.pool->maxBuffers();
+      pm.peak_buffers_in_use = p.pool->peakBuffersInUse();
     }
+    pool_in_use += pm.buffers_in_use;
+    pool_max += pm.max_buffers;
+    m.num_bytes_out += pm.num_bytes_out;
+    m.partitions.push_back(pm);
   }
-  if (max > 0) m.out_pool_usage = std::min(1.0, static_cast<double>(in_use) / static_cast<double>(max));
+  if (pool_max > 0) m.out_pool_usage = std::min(1.0, static_cast<double>(pool_in_use) / static_cast<double>(pool_max));
   if (const InputGate* gate = setup_.input_gate) {
-    m.num_bytes_in = gate->bytesIn();
-    const size_t locals = gate->inputChannels().size();
-    if (locals > 0) {
-      const double credit = static_cast<double>(locals) * buffers_per_channel_;
-      m.in_pool_usage = std::min(1.0, gate->queuedBuffers() / credit);
+    GateIOMetrics g;
+    g.channels = gate->numChannels();
+    g.num_bytes_in = gate->bytesIn();
+    for (const auto& channel : gate->inputChannels()) g.in_flight_bytes += channel->queuedBytes();
+    g.buffer_channels = static_cast<int>(gate->inputChannels().size());
+    g.queued_buffers = gate->queuedBuffers();
+    if (g.buffer_channels > 0) {
+      const double credit = static_cast<double>(g.buffer_channels) * buffers_per_channel_;
+      g.in_pool_usage = std::min(1.0, g.queued_buffers / credit);
     }
+    g.debloated_buffer_size = debloated_buffer_size_.load(std::memory_order_relaxed);
+    g.estimated_time_to_consume_buffers_ms = estimated_time_to_consume_ms_.load(std::memory_order_relaxed);
+    g.buffer_size_announcements = buffer_size_announcements_.load(std::memory_order_relaxed);
+    m.num_bytes_in = g.num_bytes_in;
+    m.in_pool_usage = g.in_pool_usage;
+    m.debloated_buffer_size = g.debloated_buffer_size;
+    m.estimated_time_to_consume_buffers_ms = g.estimated_time_to_consume_buffers_ms;
+    m.gates.push_back(g);
   }
-  m.debloated_buffer_size = debloated_buffer_size_.load(std::memory_order_relaxed);
-  m.estimated_time_to_consume_buffers_ms = estimated_time_to_consume_ms_.load(std::memory_order_relaxed);
+  m.num_records_in = vertex_->operators.empty() ? 0 : metrics_[0].num_records_in.load(std::memory_order_relaxed);
+  m.num_records_out = networkRecordsOut();
+
+  // Times: idle and back-pressured waits are disjoint (both on the task thread); busy is the rest.
+  const int64_t start = start_ns_.load(std::memory_order_acquire);
+  if (start > 0) {
+    const int64_t end = end_ns_.load(std::memory_order_acquire);
+    m.running = end == 0;
+    const int64_t now = m.running ? steadyNanos() : end;
+    int64_t idle = idle_ns_.load(std::memory_order_relaxed);
+    const int64_t idle_since = idle_since_ns_.load(std::memory_order_relaxed);
+    if (m.running && idle_since > 0 && idle_since < now) idle += now - idle_since;
+    const int64_t running_ns = std::max<int64_t>(0, now - start);
+    m.running_time_ms = running_ns / 1000000;
+    m.idle_time_ms = std::min(idle, running_ns) / 1000000;
+    m.back_pressured_time_ms = std::min(back_pressured_ns, running_ns - std::min(idle, running_ns)) / 1000000;
+    m.busy_time_ms = std::max<int64_t>(0, m.running_time_ms - m.idle_time_ms - m.back_pressured_time_ms);
+  }
   return m;
 }
 
@@ -86,6 +140,14 @@ void StreamTask::cancel() {
 }
 
 void StreamTask::invoke() {
+  start_ns_.store(steadyNanos(), std::memory_order_release);
+  struct EndTime {
+    StreamTask* task;
+    ~EndTime() {
+      task->endIdle();
+      task->end_ns_.store(steadyNanos(), std::memory_order_release);
+    }
+  } end_time{this};
   try {
     OperatorContext base;
     base.subtask_index = setup_.subtask_index;
@@ -124,7 +186,9 @@ void StreamTask::runSource() {
     if (status == InputStatus::kNothingAvailable) {
       // An idle source flushes at once so slow inputs keep a low latency, then waits briefly for mail.
       flushAll();
+      beginIdle();
       mailbox_.waitForMail(std::chrono::milliseconds(1));
+      endIdle();
     } else {
       checkFlush();
     }
@@ -152,7 +216,14 @@ void StreamTask::runInput() {
       const auto timer_deadline = fireTimers();
       if (timer_deadline && (!deadline || *timer_deadline < *deadline)) deadline = timer_deadline;
     }
-    const InputGate::PollResult r = gate->pollAll(inbox_, deadline);
+    // A look without waiting first: only a wait with nothing to read is idle time.
+    const auto now = std::chrono::steady_clock::now();
+    InputGate::PollResult r = gate->pollAll(inbox_, now);
+    if (r == InputGate::PollResult::kTimeout && (!deadline || *deadline > now)) {
+      beginIdle();
+      r = gate->pollAll(inbox_, deadline);
+      endIdle();
+    }
     if (r == InputGate::PollResult::kCancelled) throw CancelTaskException();
     if (r != InputGate::PollResult::kData) continue;
     for (InputGate::Entry& e : inbox_) dispatch(e);
@@ -242,6 +313,7 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::checkDebloat() 
   const std::optional<int32_t> size = debloater_->recalculateBufferSize(throughput, gate->queuedBuffers());
   if (size) {
     for (const auto& channel : gate->inputChannels()) channel->announceBufferSize(*size);
+    buffer_size_announcements_.fetch_add(1, std::memory_order_relaxed);
   }
   debloated_buffer_size_.store(debloater_->lastBufferSize(), std::memory_order_relaxed);
   estimated_time_to_consume_ms_.store(debloater_->lastEstimatedTimeToConsumeBuffersMs(), std::memory_order_relaxed);

@@ -20,6 +20,7 @@
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
 #include "runtime/task/mailbox.h"
+#include "runtime/task/task_io_metrics.h"
 #include "runtime/time/processing_time_service.h"
 
 namespace sluice {
@@ -39,19 +40,6 @@ struct StreamTaskSetup {
   const Configuration* config = nullptr;
   InputGate* input_gate = nullptr;            ///< null for source vertices
   std::vector<ResultPartition> partitions;    ///< one per JobVertex::outputs entry, same order
-};
-
-/// Network metrics of one subtask with Flink's names (`inPoolUsage`, `outPoolUsage`, `numBytesIn`,
-/// `numBytesOut`, `backPressuredTimeMsPerSecond`, `debloatedBufferSize`, `estimatedTimeToConsumeBuffersMs`).
-/// Only channels over network buffers count; a subtask without any reports zeros.
-struct TaskNetworkMetrics {
-  double in_pool_usage = 0;    ///< queued input buffers / the input channels' credit, in [0, 1]
-  double out_pool_usage = 0;   ///< buffers in use / the output pools' maximum, in [0, 1]
-  int64_t num_bytes_in = 0;    ///< bytes read from input buffers
-  int64_t num_bytes_out = 0;   ///< bytes written to output buffers
-  int64_t back_pressured_time_ms = 0;  ///< ms the task waited for a free output buffer, total
-  int32_t debloated_buffer_size = 0;   ///< bytes last announced upstream by the debloater (0: never)
-  int64_t estimated_time_to_consume_buffers_ms = 0;  ///< of the last debloat calculation
 };
 
 /// One subtask. `invoke` runs on the task's thread; `cancel`, `mailbox().put` and the metric getters may be
@@ -88,8 +76,9 @@ class StreamTask {
   ProcessingTimeService& processingTimeService() { return timers_; }
   /// Records this subtask handed to its network outputs (any thread).
   int64_t networkRecordsOut() const;
-  /// A snapshot of the network metrics (any thread).
-  TaskNetworkMetrics networkMetrics() const;
+  /// A snapshot of the IO metrics: busy/idle/back-pressured time, records, bytes, pool usage and the
+  /// debloater's values, per gate and per partition (any thread; see task_io_metrics.h).
+  TaskIOMetrics ioMetrics() const;
 
  private:
   void runSource();
@@ -107,6 +96,9 @@ class StreamTask {
   std::optional<std::chrono::steady_clock::time_point> checkDebloat();
   /// Marks which input (0 or 1) each gate channel feeds, for two-input heads.
   void computeChannelInputs();
+  /// Idle-time accounting (Flink's idle timer): the task thread waits for input between the two calls.
+  void beginIdle();
+  void endIdle();
   void throwIfCancelled() const {
     if (cancelled_.load(std::memory_order_relaxed)) throw CancelTaskException();
   }
@@ -134,6 +126,12 @@ class StreamTask {
   std::optional<std::chrono::steady_clock::time_point> debloat_deadline_;
   std::atomic<int32_t> debloated_buffer_size_{0};
   std::atomic<int64_t> estimated_time_to_consume_ms_{0};
+  std::atomic<int64_t> buffer_size_announcements_{0};
+  // Steady-clock nanoseconds (0: not yet / none): written by the task thread, read by metric readers.
+  std::atomic<int64_t> start_ns_{0};
+  std::atomic<int64_t> end_ns_{0};
+  std::atomic<int64_t> idle_ns_{0};        ///< finished idle waits
+  std::atomic<int64_t> idle_since_ns_{0};  ///< start of the idle wait in progress
 };
 
 }  // namespace sluice::runtime

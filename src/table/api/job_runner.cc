@@ -11,7 +11,10 @@ namespace {
 
 std::vector<VertexProgress> toProgress(const std::vector<cluster::VertexProgress>& vertices) {
   std::vector<VertexProgress> out;
-  for (const auto& v : vertices) out.push_back({v.name, v.parallelism, v.records_in, v.records_out});
+  for (const auto& v : vertices) {
+    out.push_back({v.name, v.parallelism, v.records_in, v.records_out, v.busy_time_ms_per_second,
+                   v.back_pressured_time_ms_per_second, v.idle_time_ms_per_second});
+  }
   return out;
 }
 
@@ -33,6 +36,7 @@ JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const
   JobSummary summary;
   summary.name = job.name;
   summary.wall_seconds = result.wall_seconds;
+  summary.execution = std::make_shared<const cluster::JobExecutionResult>(result);
   for (const auto& v : job.vertices) {
     for (size_t i = 0; i < v.operators.size(); ++i) {
       const auto& op = v.operators[i];

@@ -19,6 +19,10 @@ class RowBatch;
 struct RowType;
 }  // namespace sluice::types
 
+namespace sluice::cluster {
+struct JobExecutionResult;
+}
+
 namespace sluice::table {
 
 class Catalog;
@@ -30,14 +34,21 @@ struct JobSummary {
   int64_t rows_read = 0;      ///< rows emitted by source operators
   int64_t rows_written = 0;   ///< rows received by sink operators
   double wall_seconds = 0;
+  /// The cluster's result with every vertex's and subtask's metrics (cluster/mini_cluster.h; the JSON
+  /// dump of cluster/job_metrics.h). Never null once the job finished.
+  std::shared_ptr<const cluster::JobExecutionResult> execution;
 };
 
-/// Progress of a running job, per JobVertex: name, parallelism, records in and out so far.
+/// Progress of a running job, per JobVertex: name, parallelism, records in and out so far, and the time
+/// metrics over the last progress interval (max over subtasks, ms per second).
 struct VertexProgress {
   std::string name;
   int parallelism = 1;
   int64_t records_in = 0;
   int64_t records_out = 0;
+  double busy_time_ms_per_second = 0;           ///< `busyTimeMsPerSecond`
+  double back_pressured_time_ms_per_second = 0;  ///< `backPressuredTimeMsPerSecond`
+  double idle_time_ms_per_second = 0;           ///< `idleTimeMsPerSecond`
 };
 
 class TableEnvironment {

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `sluice run --metrics=FILE.json` writes every job's final metrics with Flink's names (shape in
+# src/cli/README.md). A filter + GROUP BY over the flights file at -p 2: the record counts of the source and
+# aggregate vertices equal the rows awk counts; each subtask's busy/idle/back-pressured time adds up to
+# 1000 ms per second; pool usages and buffer counts stay within their bounds.
+#   $1 sluice binary, $2 source tree.
+source "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || fail "jq is needed (scripts/install-deps.sh installs it)"
+
+# The flights table of the main example (all 31 columns), then a filtered count per airline.
+sed -n '/^CREATE TABLE flights (/,/^);/p' examples/flights.sql >"$E2E_TMP/job.sql"
+cat >>"$E2E_TMP/job.sql" <<'SQL'
+CREATE TABLE long_flights (airline STRING, flights BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO long_flights SELECT AIRLINE, COUNT(*) FROM flights WHERE DISTANCE > 1000 GROUP BY AIRLINE;
+SQL
+
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p 2 --metrics="$E2E_TMP/metrics.json" "$E2E_TMP/job.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+M="$E2E_TMP/metrics.json"
+jq -e . "$M" >/dev/null || fail "the metrics file is not JSON"
+
+# Rows with DISTANCE (18th field) above 1000, counted by awk.
+long=$(awk -F, '$18 > 1000' "$FLIGHTS_CSV" | wc -l)
+[ "$long" -gt 0 ] || fail "no long flights in the data"
+
+check() {  # check DESCRIPTION JQ_FILTER: the filter must print true
+  local got
+  got=$(jq -r "$2" "$M") || fail "$1: jq failed"
+  [ "$got" = "true" ] || fail "$1 (got: $got)"
+  echo "ok: $1"
+}
+check "one finished job" '(.jobs | length) == 1 and .jobs[0].state == "FINISHED"'
+check "two vertices" '(.jobs[0].vertices | length) == 2'
+src='.jobs[0].vertices[] | select(.name | startswith("Source: flights"))'
+agg='.jobs[0].vertices[] | select(.name | startswith("GroupAggregate"))'
+got=$(jq -r "$src | .metrics.numRecordsOut" "$M")
+[ "$got" = "$long" ] || fail "source numRecordsOut: got $got, want $long (awk)"
+got=$(jq -r "$agg | .metrics.numRecordsIn" "$M")
+[ "$got" = "$long" ] || fail "aggregate numRecordsIn: got $got, want $long (awk)"
+echo "ok: numRecordsOut of the source and numRecordsIn of the aggregate = $long (awk)"
+check "a source reads no network records, a sink writes none" \
+  "([$src | .metrics.numRecordsIn] == [0]) and ([$agg | .metrics.numRecordsOut] == [0])"
+check "subtask records add up to the vertex's" \
+  '[.jobs[0].vertices[] | ([.subtasks[].metrics.numRecordsOut] | add) == .metrics.numRecordsOut and
+    ([.subtasks[].metrics.numRecordsIn] | add) == .metrics.numRecordsIn] | all'
+check "one entry per subtask" '[.jobs[0].vertices[] | (.subtasks | length) == .parallelism and .parallelism == 2] | all'
+check "busy + idle + backPressured = 1000 ms/s for every subtask that ran" \
+  '[.jobs[0].vertices[].subtasks[].metrics | select(.runningTimeMs > 0) |
+    (.busyTimeMsPerSecond + .idleTimeMsPerSecond + .backPressuredTimeMsPerSecond - 1000 | fabs) < 0.001 and
+    .accumulatedBusyTimeMs + .accumulatedIdleTimeMs + .accumulatedBackPressuredTimeMs == .runningTimeMs] | all'
+check "time metrics within [0, 1000]" \
+  '[.jobs[0].vertices[] | (.metrics, .subtasks[].metrics) | .busyTimeMsPerSecond, .idleTimeMsPerSecond,
+    .backPressuredTimeMsPerSecond | . >= 0 and . <= 1000] | all'
+check "pool usages within [0, 1]" \
+  '[.jobs[0].vertices[] | (.metrics, .subtasks[].metrics, .subtasks[].gates[]) | .inPoolUsage // empty, .outPoolUsage // empty |
+    . >= 0 and . <= 1] | all'
+# Each source subtask writes to 2 subpartitions: its pool holds at most 2 * 10 + 1 buffers
+# (taskmanager.network.memory.max-buffers-per-channel = 10 by default).
+check "output pools within the configured buffers" \
+  "[$src | .subtasks[].partitions[] | .subpartitions == 2 and .maxBuffers == 21 and .peakBuffersInUse <= .maxBuffers] | all"
+check "every byte written into buffers was read" \
+  "([$src | .metrics.numBytesOut] == [$agg | .metrics.numBytesIn]) and ([$src | .metrics.numBytesOut][0] > 0) and
+   ([$agg | .subtasks[].gates[].inFlightBytes] | all(. == 0))"
