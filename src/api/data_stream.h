@@ -47,6 +47,20 @@ std::shared_ptr<runtime::ObjectOperatorFactory> makeFactory(bool is_source, grap
       strategy);
 }
 
+/// Tells the operator behind `t` that its output read through `tags` (main output when `t` has no
+/// entry) holds records of type T, so the runtime can serialize them where they cross the network.
+/// Partitions and unions are not operators: their inputs registered their types already.
+template <typename T>
+void registerOutputType(const graph::TransformationPtr& t, const SideTags& tags) {
+  if (t->kind == graph::TransformationKind::kPartition || t->kind == graph::TransformationKind::kUnion) return;
+  auto factory = std::dynamic_pointer_cast<const runtime::ObjectOperatorFactory>(t->factory);
+  if (factory == nullptr) return;
+  auto it = tags.find(t->id);
+  // The API created the factory as a mutable ObjectOperatorFactory; the job is still being built.
+  std::const_pointer_cast<runtime::ObjectOperatorFactory>(factory)->setOutputSerializer(
+      it == tags.end() ? 0 : it->second, runtime::objectBatchSerializer<T>());
+}
+
 }  // namespace detail
 
 /// Settings of the operator behind a stream or sink (Flink's SingleOutputStreamOperator / DataStreamSink).
@@ -141,7 +155,9 @@ class DataStream : public OperatorSettings<DataStream<T>> {
   /// Internal: a stream produced by `t` (consumers read the side outputs in `tags`).
   DataStream(StreamExecutionEnvironment* env, graph::TransformationPtr t, detail::SideTags tags = {},
              bool non_parallel = false)
-      : OperatorSettings<DataStream<T>>(env, std::move(t), non_parallel), tags_(std::move(tags)) {}
+      : OperatorSettings<DataStream<T>>(env, std::move(t), non_parallel), tags_(std::move(tags)) {
+    detail::registerOutputType<T>(this->transformation_, tags_);
+  }
 
   StreamExecutionEnvironment& getExecutionEnvironment() const { return *this->env_; }
 

@@ -21,6 +21,7 @@
 #include "runtime/network/result_partition_manager.h"
 #include "runtime/network/transport/tcp_connection_manager.h"
 #include "runtime/network/network_config.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/task/stream_task.h"
 #include "scheduler/region_scheduler.h"
 
@@ -481,6 +482,13 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   std::vector<std::shared_ptr<runtime::RemoteInputChannel>> remote_channels;
   uint64_t next_receiver = 0;
 
+  // The byte form of each edge's records; fails the submission when DataStream records that cross the
+  // network have no TypeSerializer.
+  std::vector<std::shared_ptr<const runtime::ObjectBatchSerializer>> edge_serializers(g.edges.size());
+  for (size_t e = 0; e < g.edges.size(); ++e) {
+    edge_serializers[e] = runtime::network::edgeRecordSerializer(g, static_cast<int>(e));
+  }
+
   st->tasks.resize(g.vertices.size());
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
@@ -515,6 +523,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
           st->partition_pools.push_back(partition.pool);
           const int producer_tm = i % task_managers;
+          const std::shared_ptr<const runtime::ObjectBatchSerializer>& objects = edge_serializers[static_cast<size_t>(e)];
           for (size_t k = 0; k < partition.subpartitions.size(); ++k) {
             auto& sp = partition.subpartitions[k];
             const int j = sp.consumer_subtask;
@@ -522,13 +531,14 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             const std::string name = fmt::format("{} ({}/{}) -> {} ({}/{})", vertex.name, i + 1, vertex.parallelism,
                                                  target.name, j + 1, target.parallelism);
             if (producer_tm == consumer_tm) {
-              sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(partition.pool, exclusive_per_channel,
-                                                                              /*remote=*/false, name);
+              sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
+                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects);
               sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
               continue;
             }
             // The PartitionRequest brings the consumer's credit: the subpartition starts with none.
-            sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(partition.pool, 0, /*remote=*/true, name);
+            sp.pipelined =
+                std::make_shared<runtime::PipelinedSubpartition>(partition.pool, 0, /*remote=*/true, name, objects);
             const std::string partition_id = fmt::format("{}@{}", e, i);
             st->partition_managers[static_cast<size_t>(producer_tm)]->registerSubpartition(
                 partition_id, static_cast<int32_t>(k), sp.pipelined);
@@ -544,7 +554,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                 name, id, partition_id, static_cast<int32_t>(k),
                 st->transports[static_cast<size_t>(consumer_tm)]->partitionRequestClient(
                     producer_tm, st->transports[static_cast<size_t>(producer_tm)]->port()),
-                *st->network_pools[static_cast<size_t>(consumer_tm)], *floating, exclusive_per_channel);
+                *st->network_pools[static_cast<size_t>(consumer_tm)], *floating, exclusive_per_channel, objects);
             channel->setup();
             sp.gate->attachChannel(sp.channel, channel);
             remote_channels.push_back(std::move(channel));

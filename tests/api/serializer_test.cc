@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/datastream.h"
+#include "test_util.h"
 #include "runtime/serialization/key_hash.h"
 
 namespace sluice::api {
@@ -104,6 +105,99 @@ TEST(KeyHashTest, StableAndConsistentWithSqlKeys) {
   // A scalar key is a one-field key: hashCombine(seed, mix64(v)), the value SQL's hashKey gives one BIGINT column.
   EXPECT_EQ(runtime::keyHash(int64_t{42}), hashCombine(runtime::kKeyHashSeed, mix64(42)));
   EXPECT_EQ(runtime::keyHash(std::string("x")), runtime::keyHash(std::string_view("x")));
+}
+
+// A struct without SLUICE_TYPE: fine inside a chain, an error where it would cross the network.
+struct Unregistered {
+  int64_t x = 0;
+};
+
+// A type with a user-written serializer (one byte per value).
+struct Small {
+  int8_t v = 0;
+};
+
+}  // namespace
+}  // namespace sluice::api
+
+template <>
+struct sluice::runtime::TypeSerializer<sluice::api::Small> {
+  static void serialize(const sluice::api::Small& s, DataOutputView& out) { out.writeBytes(&s.v, 1); }
+  static sluice::api::Small deserialize(DataInputView& in) {
+    sluice::api::Small s;
+    in.readBytes(&s.v, 1);
+    return s;
+  }
+};
+
+namespace sluice::api {
+namespace {
+
+TEST(NetworkSerializationTest, UnregisteredStructInsideAChainNeedsNoSerializer) {
+  auto env = testing::makeEnv(2);
+  auto out = env.fromSequence(1, 4)
+                 .map([](int64_t v) { return Unregistered{v}; })
+                 .map([](const Unregistered& u) { return u.x * 2; })
+                 .executeAndCollect();
+  EXPECT_EQ(testing::sorted(out), (std::vector<int64_t>{2, 4, 6, 8}));
+}
+
+TEST(NetworkSerializationTest, UnregisteredStructAcrossTheNetworkFailsAtSubmissionNamingSluiceType) {
+  auto env = testing::makeEnv(2);
+  env.fromSequence(1, 4)
+      .map([](int64_t v) { return Unregistered{v}; })
+      .name("to struct")
+      .rebalance()
+      .map([](const Unregistered& u) { return u.x; })
+      .name("back")
+      .collect();
+  try {
+    env.execute();
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Unregistered"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("SLUICE_TYPE"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'to struct'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'back'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("REBALANCE"), std::string::npos) << msg;
+  }
+}
+
+TEST(NetworkSerializationTest, DeclaredAndUserSerializedTypesCrossKeyByAndRebalance) {
+  auto env = testing::makeEnv(3);
+  // Flights 1..30: airline "A<i mod 3>", delay i, distance only for even i, stops i mod 2.
+  auto sums = env.fromSequence(1, 30)
+                  .map([](int64_t i) {
+                    Flight f{"A" + std::to_string(i % 3), i, std::nullopt, {}};
+                    if (i % 2 == 0) f.distance = static_cast<double>(i) / 2;
+                    if (i % 2 == 1) f.stops.push_back("S" + std::to_string(i));
+                    return f;
+                  })
+                  .keyBy([](const Flight& f) { return f.airline; })
+                  .reduce([](const Flight& a, const Flight& b) {
+                    return Flight{a.airline, a.delay + b.delay,
+                                  a.distance.value_or(0) + b.distance.value_or(0), {}};
+                  })
+                  .map([](const Flight& f) { return Small{static_cast<int8_t>(f.delay % 100)}; })
+                  .rebalance()
+                  .map([](const Small& s) { return static_cast<int64_t>(s.v); })
+                  .executeAndCollect();
+  // Final running sums per airline (STREAMING emits every update; the largest per airline is the total):
+  // A0: 3+6+...+30 = 165, A1: 1+4+...+28 = 145, A2: 2+5+...+29 = 155; each mod 100.
+  std::vector<int64_t> v = testing::sorted(sums);
+  ASSERT_EQ(v.size(), 30u);  // one update per flight
+  std::vector<int64_t> expected;
+  int64_t s0 = 0, s1 = 0, s2 = 0;
+  for (int64_t i = 1; i <= 30; ++i) {
+    int64_t& s = i % 3 == 0 ? s0 : (i % 3 == 1 ? s1 : s2);
+    s += i;
+    expected.push_back(s % 100);
+  }
+  EXPECT_EQ(v, testing::sorted(expected));
+  EXPECT_EQ(s0 % 100, 65);
+  EXPECT_EQ(s1 % 100, 45);
+  EXPECT_EQ(s2 % 100, 55);
 }
 
 TEST(RecordFormatTest, FlinkLikeToString) {

@@ -1,16 +1,10 @@
 #include "runtime/network/input_channel.h"
 
-#include <string_view>
-
 #include "common/error.h"
 
 namespace sluice::runtime {
 
 using network::Buffer;
-using network::EventSerializer;
-using network::NetworkEvent;
-using network::NetworkEventType;
-using network::SpanningRecordDeserializer;
 
 InputChannel::~InputChannel() = default;
 
@@ -33,34 +27,9 @@ int64_t InputChannel::readBuffers(int channel, std::deque<InputEntry>& out) {
     Buffer buffer = nextBuffer();
     if (!buffer.valid()) break;
     bytes += buffer.size();
-    if (!buffer.isBuffer()) {
-      const NetworkEvent event = EventSerializer::fromBuffer(buffer);
-      buffer.recycle();
-      switch (event.type) {
-        case NetworkEventType::kWatermark:
-          out.push_back(InputEntry{channel, Watermark{event.value}});
-          break;
-        case NetworkEventType::kEndOfPartition:
-          out.push_back(InputEntry{channel, EndOfPartition{}});
-          break;
-        case NetworkEventType::kObjectBatch:
-          out.push_back(InputEntry{channel, takeObjectBatch()});
-          break;
-        default:
-          throw InputError(
-              fmt::format("unexpected network event {} on an input channel", static_cast<int>(event.type)));
-      }
-      continue;
-    }
-    deserializer_.setNextBuffer(std::move(buffer));
-    for (;;) {
-      const SpanningRecordDeserializer::Result r = deserializer_.getNextRecord(record_);
-      if (r == SpanningRecordDeserializer::Result::kPartialRecord) break;
-      std::string_view data(record_);
-      out.push_back(InputEntry{channel, types::RowBatch::deserialize(data)});
-      if (r == SpanningRecordDeserializer::Result::kLastRecordFromBuffer) break;
-    }
-    ++data_buffers;
+    const bool data = buffer.isBuffer();
+    elements_.read(std::move(buffer), [&](StreamElement&& e) { out.push_back(InputEntry{channel, std::move(e)}); });
+    if (data) ++data_buffers;
   }
   if (data_buffers > 0) onBuffersConsumed(data_buffers);
   bytes_read_.fetch_add(bytes, std::memory_order_relaxed);
@@ -68,7 +37,7 @@ int64_t InputChannel::readBuffers(int channel, std::deque<InputEntry>& out) {
 }
 
 LocalInputChannel::LocalInputChannel(std::shared_ptr<PipelinedSubpartition> subpartition)
-    : subpartition_(std::move(subpartition)) {
+    : InputChannel(subpartition->objectSerializer()), subpartition_(std::move(subpartition)) {
   SLUICE_CHECK(!subpartition_->isRemote(), "local input channel over the remote subpartition {}",
                subpartition_->name());
 }

@@ -7,9 +7,10 @@
 /// - `RemoteInputChannel` (remote_input_channel.h): buffers arrive over TCP into the consumer's own buffers
 ///   (Flink's `RemoteInputChannel`).
 ///
-/// Both turn buffers back into StreamElements the same way: events (watermark, end of partition) from event
-/// buffers, RowBatches from data buffers with a SpanningRecordDeserializer. A data buffer is recycled as
-/// soon as it is read, which returns its credit to the producer.
+/// Both turn buffers back into StreamElements the same way (network::StreamElementDeserializer with the
+/// edge's object batch serializer): events (watermark, end of partition) from event buffers, RowBatches and
+/// object batches from data buffers. A data buffer is recycled as soon as it is read, which returns its
+/// credit to the producer.
 ///
 /// Threading: `drain` only on the consumer's task thread; `setAvailabilityListener` before the consumer
 /// starts; the rest from any thread.
@@ -20,11 +21,10 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <string>
 
 #include "runtime/network/buffer.h"
 #include "runtime/network/pipelined_subpartition.h"
-#include "runtime/network/record_serializer.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/stream_element.h"
 
 namespace sluice::runtime {
@@ -38,6 +38,9 @@ struct InputEntry {
 /// One input channel of a gate (see the file comment).
 class InputChannel {
  public:
+  /// `objects`: the edge's object batch serializer (network::edgeRecordSerializer; nullptr for rows).
+  explicit InputChannel(std::shared_ptr<const ObjectBatchSerializer> objects = nullptr)
+      : elements_(std::move(objects)) {}
   virtual ~InputChannel();
 
   /// Calls `listener` (without locks, on any thread) when buffers become available to `drain`.
@@ -69,14 +72,11 @@ class InputChannel {
   virtual void onBuffersConsumed(int32_t data_buffers) { (void)data_buffers; }
   /// Throws the channel's failure, if any.
   virtual void checkError() const {}
-  /// The object batch a `kObjectBatch` event stands for.
-  virtual ObjectBatchPtr takeObjectBatch() = 0;
 
  private:
   int64_t readBuffers(int channel, std::deque<InputEntry>& out);
 
-  network::SpanningRecordDeserializer deserializer_;
-  std::string record_;
+  network::StreamElementDeserializer elements_;
   std::atomic<int64_t> bytes_read_{0};
 };
 
@@ -99,7 +99,6 @@ class LocalInputChannel : public InputChannel {
  protected:
   network::Buffer nextBuffer() override;
   void onBuffersConsumed(int32_t data_buffers) override;
-  ObjectBatchPtr takeObjectBatch() override { return subpartition_->takeObjectBatch(); }
 
  private:
   std::shared_ptr<PipelinedSubpartition> subpartition_;

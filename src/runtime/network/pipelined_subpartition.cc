@@ -7,12 +7,16 @@
 namespace sluice::runtime {
 
 using network::Buffer;
-using network::NetworkEvent;
-using network::NetworkEventType;
 
 PipelinedSubpartition::PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit,
-                                             bool remote, std::string name)
-    : pool_(std::move(pool)), view_(initial_credit), remote_(remote), name_(std::move(name)) {
+                                             bool remote, std::string name,
+                                             std::shared_ptr<const ObjectBatchSerializer> objects)
+    : pool_(std::move(pool)),
+      view_(initial_credit),
+      remote_(remote),
+      name_(std::move(name)),
+      objects_(objects),
+      elements_(std::move(objects)) {
   serializer_ =
       std::make_unique<network::SpanningRecordSerializer>([this] { return requestBuffer(); },
                                                           [this](Buffer b) {
@@ -46,45 +50,13 @@ void PipelinedSubpartition::applyBufferSize() {
 
 void PipelinedSubpartition::write(StreamElement&& element) {
   applyBufferSize();
-  if (auto* batch = std::get_if<types::RowBatch>(&element)) {
-    scratch_.clear();
-    batch->serialize(scratch_);
-    serializer_->writeRecord(scratch_);
-    pending_bytes_ = true;
-  } else if (auto* objects = std::get_if<ObjectBatchPtr>(&element)) {
-    if (remote_) {
-      throw UserError(
-          fmt::format("{}: DataStream records cannot be sent to another TaskManager yet (they have no byte form on the "
-                      "network); run the job with local.number-taskmanager: 1",
-                      name_));
-    }
-    {
-      std::lock_guard<std::mutex> lock(objects_mu_);
-      objects_.push_back(std::move(*objects));
-    }
-    serializer_->writeEvent(NetworkEvent{NetworkEventType::kObjectBatch, 0, {}});
-    pending_bytes_ = false;
-  } else if (const auto* mark = std::get_if<Watermark>(&element)) {
-    serializer_->writeEvent(NetworkEvent{NetworkEventType::kWatermark, mark->timestamp, {}});
-    pending_bytes_ = false;
-  } else {
-    serializer_->writeEvent(NetworkEvent{NetworkEventType::kEndOfPartition, 0, {}});
-    pending_bytes_ = false;
-  }
+  pending_bytes_ = elements_.write(element, *serializer_);
 }
 
 void PipelinedSubpartition::flush() {
   if (!pending_bytes_) return;
   serializer_->flush();
   pending_bytes_ = false;
-}
-
-ObjectBatchPtr PipelinedSubpartition::takeObjectBatch() {
-  std::lock_guard<std::mutex> lock(objects_mu_);
-  SLUICE_CHECK(!objects_.empty(), "object batch marker without an object batch");
-  ObjectBatchPtr b = std::move(objects_.front());
-  objects_.pop_front();
-  return b;
 }
 
 }  // namespace sluice::runtime

@@ -3,29 +3,25 @@
 /// `CreditBasedSubpartitionView`). Whoever reads it — a LocalInputChannel in the same TaskManager or the
 /// TCP transport serving a RemoteInputChannel — takes finished buffers from `view()` against credit.
 ///
-/// The producer serializes every element into buffers of its partition's LocalBufferPool with a
-/// SpanningRecordSerializer: a RowBatch as one record (`RowBatch::serialize`), a watermark and the end of
-/// the partition as events. Object batches (DataStream records) have no byte form yet: on a local
-/// subpartition they travel as objects in a side queue, and a `kObjectBatch` event in the buffer stream
-/// marks their place, so the order with rows and watermarks stays; a remote subpartition rejects them with
-/// a UserError. Backpressure is the producer waiting for a free buffer of its pool.
+/// The producer serializes every element into buffers of its partition's LocalBufferPool
+/// (network::StreamElementSerializer: a RowBatch or an object batch as one record, a watermark and the end
+/// of the partition as events). Backpressure is the producer waiting for a free buffer of its pool.
 ///
 /// Buffer debloating (FLIP-183): `view().notifyNewBufferSize` (a direct call for a local consumer, a
 /// NewBufferSize message for a remote one) limits the buffers the producer starts afterwards.
 ///
-/// Threading: `write`, `flush`, `hasPendingBytes` on the producer's task thread; `view()` and
-/// `takeObjectBatch` on the reading side; metrics from any thread.
+/// Threading: `write`, `flush`, `hasPendingBytes` on the producer's task thread; `view()` on the reading
+/// side; metrics from any thread.
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/credit_based.h"
 #include "runtime/network/record_serializer.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/stream_element.h"
 
 namespace sluice::runtime {
@@ -42,16 +38,17 @@ class PipelinedSubpartition {
   /// `pool`: the producing partition's buffers (shared by its subpartitions). `initial_credit` (>= 0):
   /// data buffers the reader may take before it announces more credit (a local consumer's exclusive
   /// buffers; 0 for a remote one, whose PartitionRequest brings the credit). `remote`: the consumer is in
-  /// another TaskManager (object batches are refused). `name` appears in error messages.
+  /// another TaskManager. `name` appears in error messages. `objects`: the edge's object batch serializer
+  /// (network::edgeRecordSerializer; nullptr when the edge carries SQL rows).
   PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit, bool remote,
-                        std::string name);
+                        std::string name, std::shared_ptr<const ObjectBatchSerializer> objects = nullptr);
   ~PipelinedSubpartition();
   PipelinedSubpartition(const PipelinedSubpartition&) = delete;
   PipelinedSubpartition& operator=(const PipelinedSubpartition&) = delete;
 
   /// Producer: serializes `element` (watermarks and the end of partition flush the partial buffer).
   /// Blocks while the pool has no free buffer; throws CancelTaskException when the pool is destroyed
-  /// (cancellation), UserError for an object batch on a remote subpartition.
+  /// (cancellation).
   void write(StreamElement&& element);
   /// Producer: hands over the partially filled buffer, if any (the output flusher).
   void flush();
@@ -61,8 +58,8 @@ class PipelinedSubpartition {
   /// Reader: the credit-based queue of finished buffers.
   network::CreditBasedSubpartitionView& view() { return view_; }
   const network::CreditBasedSubpartitionView& view() const { return view_; }
-  /// Reader: the object batch a `kObjectBatch` event stands for. Throws InternalError when none is queued.
-  ObjectBatchPtr takeObjectBatch();
+  /// The serializer of the edge's object batches (nullptr: rows), for the reading channel.
+  const std::shared_ptr<const ObjectBatchSerializer>& objectSerializer() const { return objects_; }
 
   bool isRemote() const { return remote_; }
   const std::string& name() const { return name_; }
@@ -81,13 +78,12 @@ class PipelinedSubpartition {
   network::CreditBasedSubpartitionView view_;
   const bool remote_;
   const std::string name_;
+  std::shared_ptr<const ObjectBatchSerializer> objects_;
   std::unique_ptr<network::SpanningRecordSerializer> serializer_;
-  std::string scratch_;
+  network::StreamElementSerializer elements_;
   bool pending_bytes_ = false;
   std::atomic<int64_t> bytes_out_{0};
   std::atomic<int64_t> back_pressured_ns_{0};
-  std::mutex objects_mu_;
-  std::deque<ObjectBatchPtr> objects_;  // object batches in kObjectBatch event order
 };
 
 }  // namespace sluice::runtime

@@ -30,7 +30,6 @@ enum class NetworkEventType : uint8_t {
   kCheckpointBarrier = 5,    ///< reserved: `value` = checkpoint id, `payload` = barrier options
   kCancelCheckpointMarker = 6,  ///< reserved: `value` = checkpoint id
   kEventAnnouncement = 7,    ///< reserved: unaligned checkpoint priority-event announcement
-  kObjectBatch = 8,          ///< local channels only: the next object batch of the channel's side queue
 };
 
 /// An event between tasks. `value` and `payload` meanings depend on `type` (see NetworkEventType).

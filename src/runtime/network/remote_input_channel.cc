@@ -28,8 +28,9 @@ UnpooledRecycler& unpooledRecycler() {
 RemoteInputChannel::RemoteInputChannel(std::string name, network::InputChannelId id, std::string partition_id,
                                        int32_t subpartition, std::shared_ptr<PartitionRequestClient> client,
                                        network::NetworkBufferPool& global, network::LocalBufferPool& floating_pool,
-                                       int32_t exclusive_buffers)
-    : name_(std::move(name)),
+                                       int32_t exclusive_buffers, std::shared_ptr<const ObjectBatchSerializer> objects)
+    : InputChannel(std::move(objects)),
+      name_(std::move(name)),
       id_(id),
       partition_id_(std::move(partition_id)),
       subpartition_(subpartition),
@@ -59,9 +60,6 @@ void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_
 
 void RemoteInputChannel::onEvent(std::string_view bytes, int32_t sequence_number, int32_t backlog) {
   const network::NetworkEvent event = network::EventSerializer::deserialize(bytes);
-  if (event.type == network::NetworkEventType::kObjectBatch) {
-    throw InputError(fmt::format("channel {}: an object batch marker arrived over the network", name_));
-  }
   auto* segment = new network::MemorySegment(static_cast<int32_t>(std::max<size_t>(1, bytes.size())));
   Buffer buffer(segment, &unpooledRecycler(), network::BufferDataType::kEvent);
   buffer.append(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int32_t>(bytes.size()));
@@ -116,10 +114,6 @@ void RemoteInputChannel::checkError() const {
     error = error_;
   }
   std::rethrow_exception(error);
-}
-
-ObjectBatchPtr RemoteInputChannel::takeObjectBatch() {
-  throw InternalError(fmt::format("channel {}: object batches cannot arrive over the network", name_));
 }
 
 }  // namespace sluice::runtime

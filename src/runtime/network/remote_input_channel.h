@@ -65,10 +65,11 @@ class RemoteInputChannel : public InputChannel {
   /// `name` appears in errors; `id` is unique per connection; the channel reads subpartition
   /// `subpartition` of `partition_id` in the TaskManager `client` connects to. `global` (the consumer
   /// TaskManager's pool, for the exclusive buffers) and `floating_pool` (the gate's) must outlive the
-  /// channel. `exclusive_buffers` >= 1.
+  /// channel. `exclusive_buffers` >= 1. `objects`: the edge's object batch serializer (nullptr for rows).
   RemoteInputChannel(std::string name, network::InputChannelId id, std::string partition_id, int32_t subpartition,
                      std::shared_ptr<PartitionRequestClient> client, network::NetworkBufferPool& global,
-                     network::LocalBufferPool& floating_pool, int32_t exclusive_buffers);
+                     network::LocalBufferPool& floating_pool, int32_t exclusive_buffers,
+                     std::shared_ptr<const ObjectBatchSerializer> objects = nullptr);
   ~RemoteInputChannel() override;
 
   /// Takes the exclusive buffers. Throws ConfigError ("Insufficient number of network buffers", naming the
@@ -117,7 +118,6 @@ class RemoteInputChannel : public InputChannel {
  protected:
   network::Buffer nextBuffer() override { return receiver_.pollNext(); }
   void checkError() const override;
-  ObjectBatchPtr takeObjectBatch() override;
 
  private:
   void notifyAvailable();

@@ -2,13 +2,16 @@
 /// The operator factory of DataStream transformations: creates one operator per subtask from a callable,
 /// and carries what the task needs to wire it (source or not, chaining strategy, which side-output tag
 /// it reads from each producer, and how many head input edges feed the first input of a two-input
-/// operator). Configured by the API while the job is built; const (shared by all subtasks) afterwards.
+/// operator, and the serializer of each output's record type). Configured by the API while the job is
+/// built; const (shared by all subtasks) afterwards.
 
 #include <functional>
 #include <map>
 #include <memory>
 
+#include "common/error.h"
 #include "runtime/operators/stream_operator.h"
+#include "runtime/serialization/object_batch_serializer.h"
 
 namespace sluice::runtime {
 
@@ -28,11 +31,21 @@ class ObjectOperatorFactory final : public StreamOperatorFactory {
     return it == input_tags_.end() ? 0 : it->second;
   }
   int numFirstInputEdges() const override { return first_input_edges_; }
+  /// Throws InternalError when the API registered no record type for `tag`.
+  std::shared_ptr<const ObjectBatchSerializer> outputSerializer(int tag) const override {
+    auto it = output_serializers_.find(tag);
+    SLUICE_CHECK(it != output_serializers_.end(), "no record type registered for output tag {}", tag);
+    return it->second;
+  }
 
   /// Build time only: the operator reads side output `tag` of producer node `source_node_id`.
   void setInputTag(int source_node_id, int tag) { input_tags_[source_node_id] = tag; }
   /// Build time only: marks a two-input operator whose first `n` head input edges feed input 1.
   void setNumFirstInputEdges(int n) { first_input_edges_ = n; }
+  /// Build time only: the records of output `tag` (0: main output) are of the type `serializer` handles.
+  void setOutputSerializer(int tag, std::shared_ptr<const ObjectBatchSerializer> serializer) {
+    output_serializers_[tag] = std::move(serializer);
+  }
 
  private:
   Create create_;
@@ -40,6 +53,7 @@ class ObjectOperatorFactory final : public StreamOperatorFactory {
   graph::ChainingStrategy strategy_;
   std::map<int, int> input_tags_;
   int first_input_edges_ = -1;
+  std::map<int, std::shared_ptr<const ObjectBatchSerializer>> output_serializers_;
 };
 
 }  // namespace sluice::runtime

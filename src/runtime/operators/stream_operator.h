@@ -20,6 +20,8 @@ class Configuration;
 
 namespace sluice::runtime {
 
+class ObjectBatchSerializer;
+
 /// Where an operator sends its output: the next chained operator, or the task's record writer.
 class Output {
  public:
@@ -117,6 +119,12 @@ class StreamOperatorFactory : public graph::OperatorFactory {
   /// Two-input operators: how many of the head's input edges (JobVertex::inputs order) feed the first
   /// input; the rest feed the second (processObjects2). -1: a one-input operator.
   virtual int numFirstInputEdges() const { return -1; }
+  /// The serializer of the object batches this operator emits with output tag `tag` (0: main output), used
+  /// when they cross the network; nullptr for operators that emit SQL rows (RowBatch has its own form).
+  virtual std::shared_ptr<const ObjectBatchSerializer> outputSerializer(int tag) const {
+    (void)tag;
+    return nullptr;
+  }
 };
 
 /// A factory from a lambda, for operators that need no extra description.

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -79,8 +81,12 @@ class DataInputView {
 
 /// Serializes and deserializes values of T (static functions; stateless, any thread). A type without
 /// a serializer fails to compile with "no TypeSerializer for this type: declare it with SLUICE_TYPE".
+/// Users may specialize TypeSerializer<T> for their own types (same two static functions).
 template <typename T>
 struct TypeSerializer {
+  /// Marks the built-in serializer (a user specialization has no such member; see hasTypeSerializer).
+  static constexpr bool kBuiltIn = true;
+
   static void serialize(const T& v, DataOutputView& out) {
     if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
       out.writeBytes(&v, sizeof(T));
@@ -158,6 +164,50 @@ struct TypeSerializer {
     return T{TypeSerializer<std::tuple_element_t<I, T>>::deserialize(in)...};
   }
 };
+
+template <typename T>
+constexpr bool hasTypeSerializer();
+
+namespace detail {
+template <typename F>
+struct FieldType;
+template <typename C, typename M>
+struct FieldType<FieldRef<C, M>> {
+  using type = M;
+};
+template <typename Tuple, size_t... I>
+constexpr bool allFieldsSerializable(std::index_sequence<I...>) {
+  return (hasTypeSerializer<typename FieldType<std::tuple_element_t<I, Tuple>>::type>() && ...);
+}
+template <typename Tuple, size_t... I>
+constexpr bool allElementsSerializable(std::index_sequence<I...>) {
+  return (hasTypeSerializer<std::tuple_element_t<I, Tuple>>() && ...);
+}
+}  // namespace detail
+
+/// True when TypeSerializer<T> can serialize T: a built-in shape whose parts all have serializers, a
+/// SLUICE_TYPE struct whose fields all have serializers, or a user specialization of TypeSerializer<T>.
+/// Lets the API accept any copyable record type and fail only when a record must cross the network
+/// (Flink's TypeInformation is needed for every exchange, not inside a chain).
+template <typename T>
+constexpr bool hasTypeSerializer() {
+  if constexpr (!requires { TypeSerializer<T>::kBuiltIn; }) {
+    return true;
+  } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>) {
+    return true;
+  } else if constexpr (IsPair<T>::value) {
+    return hasTypeSerializer<typename T::first_type>() && hasTypeSerializer<typename T::second_type>();
+  } else if constexpr (IsTuple<T>::value) {
+    return detail::allElementsSerializable<T>(std::make_index_sequence<std::tuple_size_v<T>>());
+  } else if constexpr (IsOptional<T>::value || IsVector<T>::value) {
+    return hasTypeSerializer<typename T::value_type>();
+  } else if constexpr (DeclaredType<T>) {
+    using Fields = decltype(declaredFields<T>());
+    return detail::allFieldsSerializable<Fields>(std::make_index_sequence<std::tuple_size_v<Fields>>());
+  } else {
+    return false;
+  }
+}
 
 /// Writes a batch of T: record count, then per record its timestamp and value.
 template <typename T>

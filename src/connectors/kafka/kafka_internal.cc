@@ -1,0 +1,113 @@
+#include "connectors/kafka/kafka_internal.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace sluice::connectors::kafka {
+
+namespace {
+
+void dropLog(const rd_kafka_t*, int, const char*, const char*) {}
+
+}  // namespace
+
+void RdKafkaDeleter::operator()(rd_kafka_t* rk) const {
+  if (rk == nullptr) return;
+  // Consumers here never join a group, so there is no group to leave.
+  rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+}
+
+RdKafkaPtr newHandle(rd_kafka_type_t type, const std::map<std::string, std::string>& properties,
+                     const std::string& table, const HandleCallbacks& callbacks) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char errstr[512];
+  rd_kafka_conf_set_log_cb(conf, dropLog);
+  for (const auto& [key, value] : properties) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw UserError(fmt::format("Invalid Kafka property 'properties.{}' of table '{}': {}", key, table, errstr));
+    }
+  }
+  if (callbacks.dr_msg_cb != nullptr) rd_kafka_conf_set_dr_msg_cb(conf, callbacks.dr_msg_cb);
+  if (callbacks.opaque != nullptr) rd_kafka_conf_set_opaque(conf, callbacks.opaque);
+  rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw UserError(fmt::format("Cannot create a Kafka client for table '{}': {}", table, errstr));
+  }
+  return RdKafkaPtr(rk);
+}
+
+std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
+                                 const std::string& bootstrap) {
+  // An all-topics request: a request naming the topic would auto-create it on brokers that allow it
+  // (the mock cluster always does), which would hide a misspelt or deleted topic.
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot fetch the metadata of Kafka topic '{}' from '{}' within {} ms: {}", topic,
+                                bootstrap, timeout_ms, rd_kafka_err2str(err)));
+  std::vector<int> out;
+  rd_kafka_resp_err_t topic_err = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+  for (int t = 0; t < md->topic_cnt; ++t) {
+    const rd_kafka_metadata_topic_t& mt = md->topics[t];
+    if (topic != mt.topic) continue;
+    topic_err = mt.err;
+    for (int p = 0; p < mt.partition_cnt; ++p) out.push_back(mt.partitions[p].id);
+  }
+  rd_kafka_metadata_destroy(md);
+  if (topic_err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || (topic_err == RD_KAFKA_RESP_ERR_NO_ERROR && out.empty()))
+    throw UserError(fmt::format("Kafka topic '{}' does not exist (brokers '{}').", topic, bootstrap));
+  if (topic_err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot read the metadata of Kafka topic '{}' (brokers '{}'): {}", topic, bootstrap,
+                                rd_kafka_err2str(topic_err)));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::string& bootstrap) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot list the Kafka topics of '{}' within {} ms: {}", bootstrap, timeout_ms,
+                                rd_kafka_err2str(err)));
+  std::vector<std::string> out;
+  for (int t = 0; t < md->topic_cnt; ++t) {
+    std::string name = md->topics[t].topic;
+    if (md->topics[t].err == RD_KAFKA_RESP_ERR_NO_ERROR && name.rfind("__", 0) != 0) out.push_back(std::move(name));
+  }
+  rd_kafka_metadata_destroy(md);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+SimpleConsumer::SimpleConsumer(rd_kafka_t* rk, const std::string& topic)
+    : rkt_(rd_kafka_topic_new(rk, topic.c_str(), nullptr)), queue_(rd_kafka_queue_new(rk)), topic_(topic) {
+  if (rkt_ == nullptr)
+    throw UserError(fmt::format("Cannot read Kafka topic '{}': {}", topic, rd_kafka_err2str(rd_kafka_last_error())));
+}
+
+SimpleConsumer::~SimpleConsumer() {
+  for (int p : started_) rd_kafka_consume_stop(rkt_, p);
+  rd_kafka_queue_destroy(queue_);
+  rd_kafka_topic_destroy(rkt_);
+}
+
+void SimpleConsumer::start(int partition, int64_t offset) {
+  if (rd_kafka_consume_start_queue(rkt_, partition, offset, queue_) != 0)
+    throw UserError(fmt::format("Cannot read Kafka topic '{}' partition {}: {}", topic_, partition,
+                                rd_kafka_err2str(rd_kafka_last_error())));
+  started_.push_back(partition);
+}
+
+void SimpleConsumer::stop(int partition) {
+  auto it = std::find(started_.begin(), started_.end(), partition);
+  if (it == started_.end()) return;
+  rd_kafka_consume_stop(rkt_, partition);
+  started_.erase(it);
+}
+
+}  // namespace sluice::connectors::kafka

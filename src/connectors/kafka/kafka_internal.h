@@ -1,0 +1,85 @@
+#pragma once
+/// librdkafka helpers of the kafka module (internal: included only by src/connectors/kafka/*.cc, so the
+/// librdkafka headers stay out of every other translation unit).
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sluice::connectors::kafka {
+
+/// Owns an rd_kafka_t. Consumers are destroyed without a consumer close (they never join a group).
+struct RdKafkaDeleter {
+  void operator()(rd_kafka_t* rk) const;
+};
+using RdKafkaPtr = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
+
+/// Callbacks a new handle gets.
+struct HandleCallbacks {
+  /// Delivery reports (producers).
+  void (*dr_msg_cb)(rd_kafka_t*, const rd_kafka_message_t*, void*) = nullptr;
+  /// Passed to every callback as the handle's opaque.
+  void* opaque = nullptr;
+};
+
+/// A new librdkafka handle of `type` with the librdkafka `properties` (e.g. "bootstrap.servers"). Its log
+/// lines are dropped (errors reach the connector through return codes and delivery reports instead).
+/// Throws UserError "Invalid Kafka property 'properties.<key>' of table '<table>': <librdkafka's reason>"
+/// for a property librdkafka rejects, or naming `table` when the handle cannot be created.
+RdKafkaPtr newHandle(rd_kafka_type_t type, const std::map<std::string, std::string>& properties,
+                     const std::string& table, const HandleCallbacks& callbacks = {});
+
+/// The partition ids of `topic` (ascending) from a metadata request that waits at most `timeout_ms`.
+/// Throws UserError naming the topic and `bootstrap` when the brokers do not answer in time, or naming
+/// the topic when it does not exist ("Topic 'x' does not exist ...").
+std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
+                                 const std::string& bootstrap);
+
+/// Every topic name the cluster knows (sorted; internal topics starting with "__" left out). Throws
+/// UserError naming `bootstrap` when the brokers do not answer within `timeout_ms`.
+std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::string& bootstrap);
+
+/// Builds an rd_kafka_topic_partition_list_t and frees it.
+struct PartitionList {
+  PartitionList() : list(rd_kafka_topic_partition_list_new(4)) {}
+  ~PartitionList() { rd_kafka_topic_partition_list_destroy(list); }
+  PartitionList(const PartitionList&) = delete;
+  PartitionList& operator=(const PartitionList&) = delete;
+  rd_kafka_topic_partition_t* add(const std::string& topic, int partition, int64_t offset) {
+    rd_kafka_topic_partition_t* p = rd_kafka_topic_partition_list_add(list, topic.c_str(), partition);
+    p->offset = offset;
+    return p;
+  }
+  rd_kafka_topic_partition_list_t* list;
+};
+
+/// Reads partitions of one topic with librdkafka's simple (legacy) consumer API into one queue: no
+/// consumer group, so nothing waits on a group coordinator (the mock's is slow, and a group consumer of
+/// librdkafka 2.0 can hang on destroy after a topic vanished). Stops its partitions on destruction.
+class SimpleConsumer {
+ public:
+  /// `rk` must be a consumer handle and outlive this object.
+  SimpleConsumer(rd_kafka_t* rk, const std::string& topic);
+  ~SimpleConsumer();
+  SimpleConsumer(const SimpleConsumer&) = delete;
+  SimpleConsumer& operator=(const SimpleConsumer&) = delete;
+  /// Starts fetching `partition` at `offset` (an offset or RD_KAFKA_OFFSET_BEGINNING / _END) into queue().
+  /// Throws UserError naming topic and partition when librdkafka refuses.
+  void start(int partition, int64_t offset);
+  /// Stops fetching `partition` (no-op when not started).
+  void stop(int partition);
+  rd_kafka_queue_t* queue() const { return queue_; }
+  const std::string& topic() const { return topic_; }
+
+ private:
+  rd_kafka_topic_t* rkt_ = nullptr;
+  rd_kafka_queue_t* queue_ = nullptr;
+  std::string topic_;
+  std::vector<int> started_;
+};
+
+}  // namespace sluice::connectors::kafka

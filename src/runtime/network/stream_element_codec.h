@@ -1,0 +1,92 @@
+#pragma once
+/// The byte form of StreamElements in network buffers, shared by every channel kind (local, remote,
+/// blocking spill files): `StreamElementSerializer` writes elements into a SpanningRecordSerializer,
+/// `StreamElementDeserializer` turns the buffers back into elements (Flink's `RecordWriter` serialization
+/// and `AbstractStreamTaskNetworkInput`'s deserialization, with StreamElementSerializer's tags).
+///
+/// A RowBatch or an object batch is one record: a kind byte (1 = RowBatch, 2 = object batch) then
+/// `RowBatch::serialize` or the edge's ObjectBatchSerializer bytes. A watermark and the end of the
+/// partition are events in buffers of their own, so they keep their place relative to the records.
+///
+/// `edgeRecordSerializer` finds which serializer an edge uses and rejects, when the job is submitted,
+/// DataStream records whose type has no TypeSerializer.
+///
+/// Threading: one serializer per writing thread, one deserializer per channel; not thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "graph/job_graph.h"
+#include "runtime/network/record_serializer.h"
+#include "runtime/serialization/object_batch_serializer.h"
+#include "runtime/stream_element.h"
+
+namespace sluice::runtime::network {
+
+/// The serializer of the object batches on edge `edge` of `job` (the producing operator's output type for
+/// the side output the consumer reads), or nullptr when the edge carries SQL rows. Throws UserError naming
+/// the type, the operators and SLUICE_TYPE when the records have no TypeSerializer.
+std::shared_ptr<const ObjectBatchSerializer> edgeRecordSerializer(const graph::JobGraph& job, int edge);
+
+/// Writes elements of one channel (see the file comment).
+class StreamElementSerializer {
+ public:
+  /// `objects`: the edge's object batch serializer (nullptr: the edge carries only rows).
+  explicit StreamElementSerializer(std::shared_ptr<const ObjectBatchSerializer> objects = nullptr)
+      : objects_(std::move(objects)) {}
+
+  /// Writes `element` to `out`. Returns true for a record (its last bytes may wait in a partially filled
+  /// buffer), false for an event (written and handed over with the partial buffer before it). Throws
+  /// InternalError for an object batch on an edge without an object serializer.
+  bool write(const StreamElement& element, SpanningRecordSerializer& out);
+
+ private:
+  std::shared_ptr<const ObjectBatchSerializer> objects_;
+  std::string scratch_;
+};
+
+/// Reads elements of one channel from its buffers, in order (see the file comment).
+class StreamElementDeserializer {
+ public:
+  /// `objects`: the edge's object batch serializer (nullptr: rows only). `max_record_bytes` bounds one
+  /// record (a corrupt length fails instead of allocating).
+  explicit StreamElementDeserializer(std::shared_ptr<const ObjectBatchSerializer> objects = nullptr,
+                                     uint32_t max_record_bytes = 1u << 30)
+      : objects_(std::move(objects)), records_(max_record_bytes) {}
+
+  /// Reads `buffer` (data or event) and calls `emit(StreamElement&&)` for every element it completes, in
+  /// order; a record spanning buffers is emitted with its last buffer. The data buffer is released (and
+  /// its credit can go back) before this returns. Throws InputError on corrupt bytes or an event that
+  /// does not belong in a channel's data stream, InternalError for an event inside a record.
+  template <typename Emit>
+  void read(Buffer buffer, Emit&& emit) {
+    if (!buffer.isBuffer()) {
+      emit(decodeEvent(buffer));
+      return;
+    }
+    records_.setNextBuffer(std::move(buffer));
+    for (;;) {
+      const SpanningRecordDeserializer::Result r = records_.getNextRecord(record_);
+      if (r == SpanningRecordDeserializer::Result::kPartialRecord) return;
+      emit(decodeRecord(record_));
+      if (r == SpanningRecordDeserializer::Result::kLastRecordFromBuffer) return;
+    }
+  }
+  /// True when part of a record waits for the next buffer.
+  bool hasUnfinishedData() const { return records_.hasUnfinishedData(); }
+  /// Drops a partial record and releases the current buffer.
+  void clear() { records_.clear(); }
+
+ private:
+  StreamElement decodeRecord(std::string_view bytes) const;
+  StreamElement decodeEvent(const Buffer& buffer) const;
+
+  std::shared_ptr<const ObjectBatchSerializer> objects_;
+  SpanningRecordDeserializer records_;
+  std::string record_;
+};
+
+}  // namespace sluice::runtime::network

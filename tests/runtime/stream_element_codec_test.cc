@@ -1,0 +1,224 @@
+// StreamElements through network buffers: object batches (DataStream records) and row batches as records
+// spanning buffers of every size from 256 b to 32 kb, watermarks and the end of the partition as events in
+// their order, the output tag and timestamps kept; and corrupt bytes rejected.
+#include "runtime/network/stream_element_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/network/buffer_pool.h"
+#include "runtime/network/input_channel.h"
+#include "runtime/network/pipelined_subpartition.h"
+#include "runtime/serialization/object_batch_serializer.h"
+#include "types/row_batch.h"
+
+namespace sluice::runtime::network {
+namespace {
+
+struct Leg {
+  std::string airline;
+  int64_t delay = 0;
+  std::optional<double> distance;
+  std::vector<std::string> stops;
+};
+SLUICE_TYPE(Leg, airline, delay, distance, stops)
+
+// Writes elements through a StreamElementSerializer into pool buffers and reads them back.
+struct Wire {
+  NetworkBufferPool global;
+  std::shared_ptr<LocalBufferPool> pool;
+  std::deque<Buffer> buffers;
+  StreamElementSerializer out;
+  SpanningRecordSerializer writer;
+  int32_t largest = 0;
+  // 1 MB of buffers plus 64: room for every element of a test, however small the buffers.
+  static int32_t kSegments(int32_t segment_size) { return 64 + (1 << 20) / segment_size; }
+
+  Wire(int32_t segment_size, std::shared_ptr<const ObjectBatchSerializer> objects)
+      : global(kSegments(segment_size), segment_size),
+        pool(global.createBufferPool(1, kSegments(segment_size), "test")),
+        out(objects),
+        writer([this] { return pool->requestBuffer(); },
+               [this](Buffer b) {
+                 largest = std::max(largest, b.size());
+                 buffers.push_back(std::move(b));
+               }) {}
+  ~Wire() { buffers.clear(); }
+
+  void write(const StreamElement& e) { out.write(e, writer); }
+
+  std::vector<StreamElement> readAll(std::shared_ptr<const ObjectBatchSerializer> objects) {
+    StreamElementDeserializer in(std::move(objects));
+    std::vector<StreamElement> got;
+    while (!buffers.empty()) {
+      Buffer b = std::move(buffers.front());
+      buffers.pop_front();
+      in.read(std::move(b), [&](StreamElement&& e) { got.push_back(std::move(e)); });
+    }
+    EXPECT_FALSE(in.hasUnfinishedData());
+    return got;
+  }
+};
+
+// A batch of n legs; record i has timestamp 1000 + i and a string of length (i * 37) % 700.
+ObjectBatchPtr legs(size_t n, int tag, size_t big_record_bytes = 0) {
+  auto b = makeObjectBatch<Leg>();
+  for (size_t i = 0; i < n; ++i) {
+    Leg l{"A" + std::to_string(i), static_cast<int64_t>(i) - 5, std::nullopt, {}};
+    if (i % 3 == 0) l.distance = 0.5 * static_cast<double>(i);
+    l.stops.assign(i % 4, std::string((i * 37) % 700, static_cast<char>('a' + i % 26)));
+    b->add(std::move(l), 1000 + static_cast<int64_t>(i));
+  }
+  if (big_record_bytes > 0) b->add(Leg{std::string(big_record_bytes, 'x'), 1, 2.0, {"Z"}}, -7);
+  b->setTag(tag);
+  return b;
+}
+
+void expectSameLegs(const ObjectBatch& got, const ObjectBatch& want) {
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(got.tag(), want.tag());
+  const auto& g = got.as<Leg>();
+  const auto& w = want.as<Leg>();
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_EQ(g.timestamp(i), w.timestamp(i)) << i;
+    EXPECT_EQ(g.value(i).airline, w.value(i).airline) << i;
+    EXPECT_EQ(g.value(i).delay, w.value(i).delay) << i;
+    EXPECT_EQ(g.value(i).distance, w.value(i).distance) << i;
+    EXPECT_EQ(g.value(i).stops, w.value(i).stops) << i;
+  }
+}
+
+class ElementsOverBuffersTest : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(ElementsOverBuffersTest, ObjectBatchesRowsAndEventsKeepTheirOrder) {
+  const int32_t size = GetParam();
+  auto serializer = objectBatchSerializer<Leg>();
+  Wire wire(size, serializer);
+  const ObjectBatchPtr small = legs(1, 0);
+  const ObjectBatchPtr side = legs(40, 3);
+  // One record 20 buffers (and a bit) long, whatever the buffer size.
+  const ObjectBatchPtr huge = legs(5, 0, static_cast<size_t>(size) * 20 + 11);
+  types::RowType t;
+  t.names = {"k"};
+  t.types = {types::LogicalType::bigint()};
+  types::RowBatch rows(t);
+  for (int i = 0; i < 3; ++i) {
+    rows.column(0).appendLong(i * 11);
+    rows.kinds().push_back(types::RowKind::kInsert);
+  }
+
+  wire.write(small->clone());
+  wire.write(Watermark{5});
+  wire.write(huge->clone());
+  wire.write(side->clone());
+  wire.write(types::RowBatch(rows));
+  wire.write(Watermark{Watermark::kMaxTimestamp});
+  wire.write(EndOfPartition{});
+  EXPECT_EQ(wire.largest, size);  // records filled whole buffers
+
+  std::vector<StreamElement> got = wire.readAll(serializer);
+  ASSERT_EQ(got.size(), 7u);
+  expectSameLegs(*std::get<ObjectBatchPtr>(got[0]), *small);
+  EXPECT_EQ(std::get<Watermark>(got[1]).timestamp, 5);
+  expectSameLegs(*std::get<ObjectBatchPtr>(got[2]), *huge);
+  expectSameLegs(*std::get<ObjectBatchPtr>(got[3]), *side);
+  const auto& rows_back = std::get<types::RowBatch>(got[4]);
+  ASSERT_EQ(rows_back.numRows(), 3u);
+  EXPECT_EQ(rows_back.column(0).getLong(2), 22);
+  EXPECT_EQ(std::get<Watermark>(got[5]).timestamp, Watermark::kMaxTimestamp);
+  EXPECT_TRUE(std::holds_alternative<EndOfPartition>(got[6]));
+  EXPECT_EQ(wire.pool->buffersInUse(), 0);  // every buffer was released after reading
+}
+
+INSTANTIATE_TEST_SUITE_P(BufferSizes, ElementsOverBuffersTest,
+                         ::testing::Values(256, 512, 1024, 2048, 4096, 8192, 16384, 32768));
+
+TEST(ObjectBatchSerializerTest, TypeNamesAndAvailability) {
+  struct Opaque {
+    int x;
+  };
+  EXPECT_EQ(objectBatchSerializer<Leg>()->typeName(), "Leg");
+  EXPECT_EQ((objectBatchSerializer<std::pair<std::string, int>>()->typeName()), "std::pair<std::string, int>");
+  EXPECT_TRUE(objectBatchSerializer<std::vector<std::optional<Leg>>>()->isSerializable());
+  EXPECT_FALSE(objectBatchSerializer<Opaque>()->isSerializable());
+  EXPECT_FALSE((objectBatchSerializer<std::pair<int, Opaque>>()->isSerializable()));
+  EXPECT_FALSE(objectBatchSerializer<std::vector<Opaque>>()->isSerializable());
+  EXPECT_THROW(objectBatchSerializer<Opaque>()->deserialize(""), InternalError);
+}
+
+TEST(ObjectBatchSerializerTest, CorruptBytesAreInputErrors) {
+  auto serializer = objectBatchSerializer<std::string>();
+  auto batch = makeObjectBatch<std::string>();
+  batch->add("abc", 1);
+  std::string bytes;
+  serializer->serialize(*batch, bytes);
+  // i32 tag, varint count 1, i64 timestamp, varint length 3, "abc".
+  ASSERT_EQ(bytes.size(), 4u + 1u + 8u + 1u + 3u);
+  EXPECT_EQ(serializer->deserialize(bytes)->as<std::string>().value(0), "abc");
+  EXPECT_THROW(serializer->deserialize(bytes + "!"), InputError);                        // trailing byte
+  EXPECT_THROW(serializer->deserialize(bytes.substr(0, bytes.size() - 1)), InputError);  // truncated
+  std::string negative_tag = bytes;
+  negative_tag[3] = static_cast<char>(0x80);
+  EXPECT_THROW(serializer->deserialize(negative_tag), InputError);
+}
+
+TEST(StreamElementDeserializerTest, UnknownRecordKindAndRowsOnlyEdgesFail) {
+  auto objects = objectBatchSerializer<int64_t>();
+  Wire wire(256, objects);
+  auto batch = makeObjectBatch<int64_t>();
+  batch->add(7);
+  wire.write(ObjectBatchPtr(std::move(batch)));
+  wire.writer.flush();
+  // The same bytes read on an edge that carries rows only.
+  EXPECT_THROW(wire.readAll(nullptr), InputError);
+  wire.writer.writeRecord(std::string(1, '\x09'));
+  wire.writer.flush();
+  EXPECT_THROW(wire.readAll(objects), InputError);
+}
+
+TEST(LocalInputChannelTest, ObjectBatchesCrossAsBytesAgainstCredit) {
+  NetworkBufferPool global(64, 256);
+  auto pool = global.createBufferPool(2, 20, "producer");
+  auto subpartition = std::make_shared<PipelinedSubpartition>(pool, /*initial_credit=*/2, /*remote=*/false, "test",
+                                                              objectBatchSerializer<Leg>());
+  auto channel = std::make_shared<LocalInputChannel>(subpartition);
+  const ObjectBatchPtr sent = legs(12, 0);
+  // A producer thread: the batch needs more than the 2 credited buffers, so the consumer must drain.
+  std::thread producer([&] {
+    subpartition->write(sent->clone());
+    subpartition->write(EndOfPartition{});
+  });
+  std::deque<InputEntry> out;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool available = false;
+  channel->setAvailabilityListener([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    available = true;
+    cv.notify_one();
+  });
+  while (out.empty() || !std::holds_alternative<EndOfPartition>(out.back().element)) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return available || channel->hasAvailable(); }))
+          << "no buffer arrived";
+      available = false;
+    }
+    channel->drain(4, out);
+  }
+  producer.join();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].channel, 4);
+  expectSameLegs(*std::get<ObjectBatchPtr>(out[0].element), *sent);
+}
+
+}  // namespace
+}  // namespace sluice::runtime::network
