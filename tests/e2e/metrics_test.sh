@@ -73,13 +73,18 @@ CREATE TABLE bh (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO bh SELECT id % 10, COUNT(*) FROM gen GROUP BY id % 10;
 SQL
   set +e
-  timeout --kill-after=10 120 script -qec "'$SLUICE' run -p 1 '$E2E_TMP/slow.sql'" /dev/null >"$E2E_TMP/tty" </dev/null
+  timeout --kill-after=10 120 script -qec "'$SLUICE' run -p 1 --metrics='$E2E_TMP/slow.json' '$E2E_TMP/slow.sql'" \
+    /dev/null >"$E2E_TMP/tty" </dev/null
   RC=$?
   set -e
   expect_success "$E2E_TMP/tty" "$E2E_TMP/tty"
   line=$(tr '\r' '\n' <"$E2E_TMP/tty" | grep -a -o -E '\[Source: gen[^]]*\] [0-9]+ in/[0-9]+ out busy [0-9]+% bp [0-9]+% \| \[GroupAggregate[^]]*\] [0-9]+ in/[0-9]+ out busy [0-9]+% bp [0-9]+%' | head -n 1 || true)
   [ -n "$line" ] || { cat -v "$E2E_TMP/tty" >&2; fail "no progress line with busy/bp per vertex"; }
   echo "ok: progress line: $line"
+  # A datagen source at 2,000 rows/s waits for its next rows most of the time: idle, not busy.
+  M="$E2E_TMP/slow.json"
+  check "a rate-limited source is mostly idle" \
+    '[.jobs[0].vertices[] | select(.name | startswith("Source: gen")) | .subtasks[].metrics.idleTimeMsPerSecond > 500] == [true]'
 else
   echo "skip: no 'script' command to give sluice a terminal"
 fi
