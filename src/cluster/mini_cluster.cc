@@ -420,12 +420,32 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
 
   // Network buffers: pipelined edges into gates without a blocking input go through PipelinedSubpartitions
   // and input channels over the buffers of one NetworkBufferPool per TaskManager; blocking results keep
-  // the unbounded in-memory queues. Subtask i of every vertex runs in TaskManager i mod
-  // local.number-taskmanager: a channel within one TaskManager is a LocalInputChannel, a channel between
-  // two a RemoteInputChannel over loopback TCP (each TaskManager has its own transport and partitions).
+  // the unbounded in-memory queues. A channel within one TaskManager (placement below) is a
+  // LocalInputChannel, a channel between two a RemoteInputChannel over loopback TCP (each TaskManager has its
+  // own transport and partitions).
   const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
   const int task_managers = std::max(1, config_.get(options::kNumberOfTaskManagers));
   auto networked = [&](const graph::JobEdge& edge) { return gate_blocking[static_cast<size_t>(edge.target_vertex)] == 0; };
+  // Placement: every slot sharing group takes as many slots as its largest parallelism, groups one after
+  // another in vertex order; subtask i of a vertex sits in slot (its group's first slot + i), and slot s
+  // in TaskManager s mod local.number-taskmanager. With one group, subtask i runs in TaskManager i mod N.
+  std::map<std::string, int> group_first_slot;
+  {
+    std::vector<std::string> groups;
+    std::map<std::string, int> width;
+    for (const graph::JobVertex& vertex : g.vertices) {
+      if (width.count(vertex.slot_sharing_group) == 0) groups.push_back(vertex.slot_sharing_group);
+      width[vertex.slot_sharing_group] = std::max(width[vertex.slot_sharing_group], vertex.parallelism);
+    }
+    int next_slot = 0;
+    for (const std::string& group : groups) {
+      group_first_slot[group] = next_slot;
+      next_slot += width[group];
+    }
+  }
+  auto taskManagerOf = [&](size_t vertex, int subtask) {
+    return (group_first_slot[g.vertices[vertex].slot_sharing_group] + subtask) % task_managers;
+  };
   std::vector<int64_t> segments_needed(static_cast<size_t>(task_managers), 0);
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
@@ -437,7 +457,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
                                       g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
                 .size());
-        segments_needed[static_cast<size_t>(i % task_managers)] += n * net.max_buffers_per_channel + 1;
+        segments_needed[static_cast<size_t>(taskManagerOf(v, i))] += n * net.max_buffers_per_channel + 1;
       }
     }
   }
@@ -454,10 +474,12 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
         for (int i : graph::connectedProducers(edge.partitioner.strategy,
                                                g.vertices[static_cast<size_t>(edge.source_vertex)].parallelism,
                                                vertex.parallelism, j)) {
-          remote += (i % task_managers != j % task_managers) ? 1 : 0;
+          remote += taskManagerOf(static_cast<size_t>(edge.source_vertex), i) != taskManagerOf(v, j) ? 1 : 0;
         }
       }
-      if (remote > 0) segments_needed[static_cast<size_t>(j % task_managers)] += remote * exclusive_per_channel + floating_per_gate;
+      if (remote > 0) {
+        segments_needed[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel + floating_per_gate;
+      }
     }
   }
   st->network_pools.resize(static_cast<size_t>(task_managers));
@@ -518,16 +540,16 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
           const auto n = static_cast<int32_t>(partition.subpartitions.size());
           // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed, at most
           // max-buffers-per-channel per subpartition.
-          partition.pool = st->network_pools[static_cast<size_t>(i % task_managers)]->createBufferPool(
+          partition.pool = st->network_pools[static_cast<size_t>(taskManagerOf(v, i))]->createBufferPool(
               n + 1, std::max(n + 1, n * net.max_buffers_per_channel + 1),
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
           st->partition_pools.push_back(partition.pool);
-          const int producer_tm = i % task_managers;
+          const int producer_tm = taskManagerOf(v, i);
           const std::shared_ptr<const runtime::ObjectBatchSerializer>& objects = edge_serializers[static_cast<size_t>(e)];
           for (size_t k = 0; k < partition.subpartitions.size(); ++k) {
             auto& sp = partition.subpartitions[k];
             const int j = sp.consumer_subtask;
-            const int consumer_tm = j % task_managers;
+            const int consumer_tm = taskManagerOf(static_cast<size_t>(edge.target_vertex), j);
             const std::string name = fmt::format("{} ({}/{}) -> {} ({}/{})", vertex.name, i + 1, vertex.parallelism,
                                                  target.name, j + 1, target.parallelism);
             if (producer_tm == consumer_tm) {
