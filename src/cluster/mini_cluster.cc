@@ -47,6 +47,8 @@ class JobHandle::State {
   SubmitOptions options;
   int slots_required = 0;
   int slots_configured = 0;
+  int task_managers = 1;
+  int remote_channels = 0;
   std::unique_ptr<scheduler::ExecutionGraph> execution_graph;
   std::unique_ptr<scheduler::PipelinedRegionScheduler> scheduler;
 
@@ -327,6 +329,8 @@ JobExecutionResult JobHandle::wait() {
   r.slots_configured = state_->slots_configured;
   r.slots_peak = state_->scheduler->slotPool().peakInUse();
   r.deployed_regions = state_->scheduler->deployedRegions();
+  r.task_managers = state_->task_managers;
+  r.remote_channels = state_->remote_channels;
   r.vertices = state_->progress().vertices;
   return r;
 }
@@ -591,6 +595,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   // Consumers ask for their remote subpartitions now; the producers' transports serve them as soon as
   // buffers (and credit) are there.
   for (const auto& channel : remote_channels) channel->requestSubpartition(channel);
+  st->task_managers = task_managers;
+  st->remote_channels = static_cast<int>(remote_channels.size());
 
   // Every task exists before any thread starts, so cancellation always reaches all of them; the master
   // thread starts them region by region.
