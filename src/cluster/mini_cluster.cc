@@ -498,8 +498,12 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     JobHandle::State* raw = st.get();
     for (int tm = 0; tm < task_managers; ++tm) {
       st->partition_managers.push_back(std::make_unique<runtime::ResultPartitionManager>());
+      // A frame carries at most one segment (plus a header well under 64 kb).
+      const uint32_t max_frame =
+          std::max<uint32_t>(runtime::network::kDefaultMaxFrameLength, static_cast<uint32_t>(net.segment_size) + 65536);
       st->transports.push_back(std::make_unique<runtime::network::TcpConnectionManager>(
-          tm, *st->partition_managers.back(), [raw](std::exception_ptr ep) { raw->onTransportFailure(std::move(ep)); }));
+          tm, *st->partition_managers.back(), [raw](std::exception_ptr ep) { raw->onTransportFailure(std::move(ep)); },
+          max_frame));
       st->transports.back()->start();
     }
   }
