@@ -408,6 +408,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   const int task_managers = std::max(1, config_.get(options::kNumberOfTaskManagers));
   auto networked = [&](const graph::JobEdge& edge) { return gate_blocking[static_cast<size_t>(edge.target_vertex)] == 0; };
   std::vector<int64_t> segments_needed(static_cast<size_t>(task_managers), 0);
+  std::vector<int64_t> segments_required(static_cast<size_t>(task_managers), 0);  // the pools' minimums
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
     for (int i = 0; i < vertex.parallelism; ++i) {
@@ -419,6 +420,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                       g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
                 .size());
         segments_needed[static_cast<size_t>(i % task_managers)] += n * net.max_buffers_per_channel + 1;
+        segments_required[static_cast<size_t>(i % task_managers)] += n + 1;
       }
     }
   }
@@ -426,6 +428,16 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   for (int tm = 0; tm < task_managers; ++tm) {
     // The configured network memory bounds the pool; only what the job can use is allocated.
     const int64_t configured = net.numberOfSegments(0);
+    const int64_t required = segments_required[static_cast<size_t>(tm)];
+    if (required > configured) {
+      // Fail the submission before any task starts (Flink fails the deployment with the same advice).
+      throw ConfigError(fmt::format(
+          "Insufficient number of network buffers: the job needs at least {} buffers of {} bytes on TaskManager {} "
+          "(one per subpartition plus one per result partition), but the network memory gives only {} ({} bytes). "
+          "Raise 'taskmanager.memory.network.min' and 'taskmanager.memory.network.max' to at least {} bytes, or lower "
+          "the parallelism",
+          required, net.segment_size, tm, configured, net.networkMemoryBytes(0), required * net.segment_size));
+    }
     const int64_t n = std::max<int64_t>(1, std::min(configured, segments_needed[static_cast<size_t>(tm)]));
     st->network_pools[static_cast<size_t>(tm)] =
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
@@ -470,13 +482,17 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
           partition.pool = st->network_pools[static_cast<size_t>(i % task_managers)]->createBufferPool(
               n + 1, std::max(n + 1, n * net.max_buffers_per_channel + 1),
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
+          // One subpartition may hold at most max-buffers-per-channel of them (a slow consumer cannot
+          // starve the others).
+          partition.pool->setMaxBuffersPerChannel(n, std::max(1, net.max_buffers_per_channel));
           st->partition_pools.push_back(partition.pool);
-          for (auto& sp : partition.subpartitions) {
+          for (size_t k = 0; k < partition.subpartitions.size(); ++k) {
+            auto& sp = partition.subpartitions[k];
             const int32_t credit = std::max(1, net.buffers_per_channel);
             sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
                 partition.pool, credit, /*remote=*/false,
                 fmt::format("{} ({}/{}) to subtask {}", vertex.name, i + 1, vertex.parallelism, sp.consumer_subtask + 1),
-                edge_serializers[static_cast<size_t>(e)]);
+                edge_serializers[static_cast<size_t>(e)], static_cast<int32_t>(k));
             sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
           }
         }
