@@ -28,6 +28,7 @@ test: build
 bench: build
 	$(BUILD_DIR)/bench/sluice_bench
 	$(BUILD_DIR)/bench/sluice_chaining_bench
+	$(BUILD_DIR)/bench/sluice_debloat_bench
 
 clean:
 	rm -rf build

@@ -21,6 +21,12 @@ void computeRates(SubtaskProgress& s, const SubtaskProgress* previous) {
   auto rate = [&](int64_t now, int64_t before) { return static_cast<double>(std::max<int64_t>(0, now - before)) * per_second; };
   s.idle_time_ms_per_second = rate(io.idle_time_ms, base.idle_time_ms);
   s.back_pressured_time_ms_per_second = rate(io.back_pressured_time_ms, base.back_pressured_time_ms);
+  // Whole milliseconds of three clocks can exceed the window by a rounding step: scale back to 1000.
+  const double waited = s.idle_time_ms_per_second + s.back_pressured_time_ms_per_second;
+  if (waited > 1000.0) {
+    s.idle_time_ms_per_second *= 1000.0 / waited;
+    s.back_pressured_time_ms_per_second *= 1000.0 / waited;
+  }
   // Busy is the rest of the window (Flink: neither idle nor back pressured), so the three add up to 1000.
   s.busy_time_ms_per_second = std::max(0.0, 1000.0 - s.idle_time_ms_per_second - s.back_pressured_time_ms_per_second);
   s.num_records_in_per_second = rate(io.num_records_in, base.num_records_in);

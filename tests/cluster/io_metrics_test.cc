@@ -49,6 +49,13 @@ TEST(IoMetricsTest, RatesOverTheRunningTimeAndOverAWindow) {
   EXPECT_DOUBLE_EQ(later.busy_time_ms_per_second, 0);
   EXPECT_DOUBLE_EQ(later.num_records_in_per_second, 200);
 
+  SubtaskProgress rounded = later;  // whole ms: 51 ms idle counted in a 50 ms window
+  rounded.io.running_time_ms = 2550;
+  rounded.io.idle_time_ms = 651;
+  computeRates(rounded, &later);
+  EXPECT_DOUBLE_EQ(rounded.idle_time_ms_per_second, 1000);
+  EXPECT_DOUBLE_EQ(rounded.busy_time_ms_per_second, 0);
+
   SubtaskProgress finished = later;  // did not run since: no rates
   computeRates(finished, &later);
   EXPECT_EQ(finished.busy_time_ms_per_second + finished.idle_time_ms_per_second, 0);

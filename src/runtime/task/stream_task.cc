@@ -61,11 +61,17 @@ int64_t steadyNanos() {
 
 }  // namespace
 
-void StreamTask::beginIdle() { idle_since_ns_.store(steadyNanos(), std::memory_order_relaxed); }
+void StreamTask::beginIdle() {
+  const int64_t now = steadyNanos();
+  std::lock_guard<std::mutex> lock(idle_mu_);
+  idle_since_ns_ = now;
+}
 
 void StreamTask::endIdle() {
-  const int64_t since = idle_since_ns_.exchange(0, std::memory_order_relaxed);
-  if (since > 0) idle_ns_.fetch_add(steadyNanos() - since, std::memory_order_relaxed);
+  const int64_t now = steadyNanos();
+  std::lock_guard<std::mutex> lock(idle_mu_);
+  if (idle_since_ns_ > 0) idle_ns_ += now - idle_since_ns_;
+  idle_since_ns_ = 0;
 }
 
 TaskIOMetrics StreamTask::ioMetrics() const {
@@ -120,10 +126,15 @@ TaskIOMetrics StreamTask::ioMetrics() const {
   if (start > 0) {
     const int64_t end = end_ns_.load(std::memory_order_acquire);
     m.running = end == 0;
-    const int64_t now = m.running ? steadyNanos() : end;
-    int64_t idle = idle_ns_.load(std::memory_order_relaxed);
-    const int64_t idle_since = idle_since_ns_.load(std::memory_order_relaxed);
-    if (m.running && idle_since > 0 && idle_since < now) idle += now - idle_since;
+    int64_t now;
+    int64_t idle;
+    {
+      // One lock for both fields: a wait that ends meanwhile is counted exactly once.
+      std::lock_guard<std::mutex> lock(idle_mu_);
+      now = m.running ? steadyNanos() : end;
+      idle = idle_ns_;
+      if (m.running && idle_since_ns_ > 0 && idle_since_ns_ < now) idle += now - idle_since_ns_;
+    }
     const int64_t running_ns = std::max<int64_t>(0, now - start);
     m.running_time_ms = running_ns / 1000000;
     m.idle_time_ms = std::min(idle, running_ns) / 1000000;
@@ -226,7 +237,13 @@ void StreamTask::runInput() {
     }
     if (r == InputGate::PollResult::kCancelled) throw CancelTaskException();
     if (r != InputGate::PollResult::kData) continue;
-    for (InputGate::Entry& e : inbox_) dispatch(e);
+    const bool debloat = debloat_config_.enabled && debloat_deadline_.has_value();
+    for (InputGate::Entry& e : inbox_) {
+      dispatch(e);
+      // A slow operator may take long over one poll's elements: keep the debloat period between them
+      // (Flink runs it as a mail between records), so the size follows the throughput on time.
+      if (debloat && std::chrono::steady_clock::now() >= *debloat_deadline_) checkDebloat();
+    }
     inbox_.clear();
   }
 }

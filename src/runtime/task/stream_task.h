@@ -10,6 +10,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -130,8 +131,9 @@ class StreamTask {
   // Steady-clock nanoseconds (0: not yet / none): written by the task thread, read by metric readers.
   std::atomic<int64_t> start_ns_{0};
   std::atomic<int64_t> end_ns_{0};
-  std::atomic<int64_t> idle_ns_{0};        ///< finished idle waits
-  std::atomic<int64_t> idle_since_ns_{0};  ///< start of the idle wait in progress
+  mutable std::mutex idle_mu_;  ///< guards the two idle fields (taken once per wait, not per record)
+  int64_t idle_ns_ = 0;         ///< finished idle waits
+  int64_t idle_since_ns_ = 0;   ///< start of the idle wait in progress
 };
 
 }  // namespace sluice::runtime
