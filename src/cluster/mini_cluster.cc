@@ -419,7 +419,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
                                       g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
                 .size());
-        segments_needed[static_cast<size_t>(i % task_managers)] += n * net.max_buffers_per_channel + 1;
+        segments_needed[static_cast<size_t>(i % task_managers)] += std::max(n + 1, n * net.max_buffers_per_channel);
         segments_required[static_cast<size_t>(i % task_managers)] += n + 1;
       }
     }
@@ -477,10 +477,10 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
         }
         if (networked(edge) && !partition.subpartitions.empty()) {
           const auto n = static_cast<int32_t>(partition.subpartitions.size());
-          // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed, at most
-          // max-buffers-per-channel per subpartition.
+          // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed; at most
+          // max-buffers-per-channel per subpartition, so the pool never needs more than their sum.
           partition.pool = st->network_pools[static_cast<size_t>(i % task_managers)]->createBufferPool(
-              n + 1, std::max(n + 1, n * net.max_buffers_per_channel + 1),
+              n + 1, std::max(n + 1, n * net.max_buffers_per_channel),
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
           // One subpartition may hold at most max-buffers-per-channel of them (a slow consumer cannot
           // starve the others).

@@ -159,6 +159,11 @@ int32_t LocalBufferPool::peakBuffersInUse() const {
   return peak_in_use_;
 }
 
+bool LocalBufferPool::hasWaitingRequester() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_ > 0;
+}
+
 void LocalBufferPool::countTakenLocked() {
   ++in_use_;
   peak_in_use_ = std::max(peak_in_use_, in_use_);

@@ -108,6 +108,8 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   int32_t buffersInUse() const;
   /// The most buffers handed out at once so far (never above maxBuffers(); shows memory stayed bounded).
   int32_t peakBuffersInUse() const;
+  /// True while a thread waits in requestBufferBlocking (the writer is back pressured now).
+  bool hasWaitingRequester() const;
 
   /// A buffer of the full segment size, or an empty Buffer when none can be had now.
   Buffer requestBuffer();
