@@ -13,6 +13,8 @@
 // machine), best of 2 runs.
 // Rates are rows of the source per second of wall time, job start-up included.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,15 +24,14 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include "api/datastream.h"
+#include "bench_args.h"
 
 namespace {
 
@@ -94,7 +95,8 @@ class CountingSink final : public Sink<int64_t> {
 };
 
 // Builds the job on `env`; the sink adds into `state`.
-void buildPipeline(sluice::api::StreamExecutionEnvironment& env, int64_t rows, const std::shared_ptr<SinkState>& state) {
+void buildPipeline(sluice::api::StreamExecutionEnvironment& env, int64_t rows,
+                   const std::shared_ptr<SinkState>& state) {
   env.fromSequence(1, rows)
       .map([](const int64_t& x) { return stage1(x); })
       .name("map1")
@@ -156,19 +158,12 @@ Measurement measure(int parallelism, bool chaining, int64_t rows, int repeat, co
     const Totals got{state->count.load(), state->sum.load()};
     if (!(got == expected)) {
       throw std::runtime_error(fmt::format("p={} chaining={}: sink saw {} rows (sum {}), expected {} (sum {})",
-                                           parallelism, chaining ? "on" : "off", got.count, got.sum,
-                                           expected.count, expected.sum));
+                                           parallelism, chaining ? "on" : "off", got.count, got.sum, expected.count,
+                                           expected.sum));
     }
     m.seconds = std::min(m.seconds, s);
   }
   return m;
-}
-
-int64_t parseCount(const char* flag, const char* value) {
-  char* end = nullptr;
-  const long long v = std::strtoll(value, &end, 10);
-  if (end == value || *end != '\0' || v < 1) throw std::invalid_argument(fmt::format("{} needs a positive integer, got '{}'", flag, value));
-  return v;
 }
 
 std::string millions(double rows_per_s) { return fmt::format("{:.2f} M", rows_per_s / 1e6); }
@@ -181,19 +176,10 @@ int main(int argc, char** argv) {
   int64_t unchained_rows = 30'000'000;
   int repeat = 2;
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (i + 1 >= argc) throw std::invalid_argument(fmt::format("unknown or incomplete option '{}'", a));
-      if (a == "--rows") {
-        rows = parseCount("--rows", argv[++i]);
-      } else if (a == "--unchained-rows") {
-        unchained_rows = parseCount("--unchained-rows", argv[++i]);
-      } else if (a == "--repeat") {
-        repeat = static_cast<int>(parseCount("--repeat", argv[++i]));
-      } else {
-        throw std::invalid_argument(fmt::format("unknown option '{}'", a));
-      }
-    }
+    int64_t repeat_count = repeat;
+    sluice::bench::parseCountOptions(
+        argc, argv, {{"--rows", &rows}, {"--unchained-rows", &unchained_rows}, {"--repeat", &repeat_count}});
+    repeat = static_cast<int>(repeat_count);
 
     const auto b0 = Clock::now();
     const Totals expected = baseline(rows);
@@ -201,9 +187,10 @@ int main(int argc, char** argv) {
     const Totals expected_unchained = baseline(unchained_rows);
 
     fmt::print("sluice_chaining_bench: fromSequence -> map -> filter -> map -> filter -> map -> counting sink\n");
-    fmt::print("source rows: {} chained, {} unchained; best of {} runs; rows/s = source rows / wall time (start-up "
-               "included)\n\n",
-               rows, unchained_rows, repeat);
+    fmt::print(
+        "source rows: {} chained, {} unchained; best of {} runs; rows/s = source rows / wall time (start-up "
+        "included)\n\n",
+        rows, unchained_rows, repeat);
     fmt::print("{:>2} | {:>16} | {:>14} | {:>18} | {:>16} | {:>8}\n", "p", "vertices chained", "rows/s chained",
                "vertices unchained", "rows/s unchained", "speed-up");
     fmt::print("{:-<2}-+-{:-<16}-+-{:-<14}-+-{:-<18}-+-{:-<16}-+-{:-<8}\n", "", "", "", "", "", "");
@@ -216,8 +203,7 @@ int main(int argc, char** argv) {
                  off.vertices, millions(off_rate), on_rate / off_rate);
       std::fflush(stdout);
     }
-    fmt::print("\nplain C++ loop (1 thread, no engine): {} rows/s\n",
-               millions(static_cast<double>(rows) / baseline_s));
+    fmt::print("\nplain C++ loop (1 thread, no engine): {} rows/s\n", millions(static_cast<double>(rows) / baseline_s));
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sluice_chaining_bench: %s\n", e.what());

@@ -31,22 +31,22 @@
 // Defaults: rates 1000,4000 rows/s, steady load, 5 s per run of which 3 s warm-up, target 100 ms, 32 columns,
 // 16 rows per batch: 6 runs, about 30 s.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <cmath>
-#include <random>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "cluster/mini_cluster.h"
 #include "common/config.h"
@@ -129,9 +129,12 @@ enum class Mode { kOff, kFlink, kSluice };
 
 const char* modeName(Mode m) {
   switch (m) {
-    case Mode::kOff: return "off";
-    case Mode::kFlink: return "flink";
-    case Mode::kSluice: return "sluice";
+    case Mode::kOff:
+      return "off";
+    case Mode::kFlink:
+      return "flink";
+    case Mode::kSluice:
+      return "sluice";
   }
   return "?";
 }
@@ -153,7 +156,8 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   conf.set("taskmanager.network.memory.buffer-debloat.enabled", mode == Mode::kOff ? "false" : "true");
   conf.set("taskmanager.network.memory.buffer-debloat.target", fmt::format("{} ms", o.target_ms));
   // Flink's period / target ratio (200 ms / 1 s), scaled to the short target.
-  conf.set("taskmanager.network.memory.buffer-debloat.period", fmt::format("{} ms", std::max<int64_t>(1, o.target_ms / 5)));
+  conf.set("taskmanager.network.memory.buffer-debloat.period",
+           fmt::format("{} ms", std::max<int64_t>(1, o.target_ms / 5)));
   if (mode == Mode::kFlink) conf.set("sluice.network.buffer-debloat.stable-periods", "0");
 
   auto source = std::make_shared<graph::Transformation>();
@@ -163,8 +167,8 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   source->parallelism = 1;
   const int columns = o.columns;
   const size_t batch = o.batch;
-  source->factory = runtime::makeOperatorFactory(
-      [columns, batch] { return std::make_unique<FastSource>(columns, batch); }, true);
+  source->factory =
+      runtime::makeOperatorFactory([columns, batch] { return std::make_unique<FastSource>(columns, batch); }, true);
   auto rebalance = std::make_shared<graph::Transformation>();
   rebalance->id = 2;
   rebalance->name = "Rebalance";
@@ -249,7 +253,8 @@ Options parseArgs(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    static const char* const kFlags[] = {"--rates", "--loads", "--seconds", "--warmup", "--target-ms", "--columns", "--batch"};
+    static const char* const kFlags[] = {"--rates",     "--loads",   "--seconds", "--warmup",
+                                         "--target-ms", "--columns", "--batch"};
     if (std::find(std::begin(kFlags), std::end(kFlags), a) == std::end(kFlags)) {
       throw std::invalid_argument("unknown option " + a);
     }
@@ -291,14 +296,17 @@ int main(int argc, char** argv) {
   try {
     o = parseArgs(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sluice_debloat_bench: %s\nusage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] "
-                         "[--seconds S] [--warmup S] [--target-ms T] [--columns C] [--batch B]\n", e.what());
+    std::fprintf(stderr,
+                 "sluice_debloat_bench: %s\nusage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] "
+                 "[--seconds S] [--warmup S] [--target-ms T] [--columns C] [--batch B]\n",
+                 e.what());
     return 2;
   }
   fmt::print("Buffer debloating under backpressure: fast source -> REBALANCE -> sink throttled to R rows/s\n");
-  fmt::print("({} BIGINT columns, {} rows per batch, 32 kb segments, debloat target {} ms, period {} ms; "
-             "{:.1f} s per run, measured after {:.1f} s)\n\n",
-             o.columns, o.batch, o.target_ms, std::max<int64_t>(1, o.target_ms / 5), o.seconds, o.warmup);
+  fmt::print(
+      "({} BIGINT columns, {} rows per batch, 32 kb segments, debloat target {} ms, period {} ms; "
+      "{:.1f} s per run, measured after {:.1f} s)\n\n",
+      o.columns, o.batch, o.target_ms, std::max<int64_t>(1, o.target_ms / 5), o.seconds, o.warmup);
   fmt::print("{:>11} | {:>6} | {:>7} | {:>8} | {:>11} | {:>14} | {:>7} | {:>13} | {:>7} | {:>7} | {:>11}\n",
              "sink rows/s", "load", "debloat", "KB/s", "in-flight B", "thr x target B", "size B", "size min..max",
              "changes", "est. ms", "src bp ms/s");
@@ -314,9 +322,9 @@ int main(int argc, char** argv) {
           fmt::print(
               "{:>11} | {:>6} | {:>7} | {:>8.1f} | {:>11.0f} | {:>14.0f} | {:>7} | {:>13} | {:>7} | {:>7.0f} | "
               "{:>11.0f}\n",
-              o.rates[k], bursty ? "bursty" : "steady", modeName(mode), r.bytes_per_second / 1024.0,
-              r.in_flight_bytes, target_bytes, r.last_size, fmt::format("{}..{}", r.min_size, r.max_size), r.changes,
-              r.estimated_ms, r.source_back_pressured);
+              o.rates[k], bursty ? "bursty" : "steady", modeName(mode), r.bytes_per_second / 1024.0, r.in_flight_bytes,
+              target_bytes, r.last_size, fmt::format("{}..{}", r.min_size, r.max_size), r.changes, r.estimated_ms,
+              r.source_back_pressured);
           std::fflush(stdout);
           if (mode == Mode::kOff) off_in_flight = r.in_flight_bytes;
           // The ratio of the first scenario (the issue's: 1,000 rows/s, steady) with Sluice's rule.

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/kafka_mock_command.h"
 #include "cluster/job_metrics.h"
 #include "cluster/mini_cluster.h"
 #include "common/config.h"
@@ -229,6 +230,8 @@ int main(int argc, char** argv) {
                       "text; json (Flink's /jobs/:id/plan shape); dot (Graphviz: chains as boxes, pipelined regions "
                       "and slot sharing groups as coloured clusters); svg (dot rendered by Graphviz's 'dot')")
       ->check(CLI::IsMember({"text", "json", "dot", "svg"}));
+  sluice::cli::KafkaMockOptions kafka_mock_opts;
+  CLI::App* kafka_mock = sluice::cli::addKafkaMockCommand(app, kafka_mock_opts);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -237,6 +240,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return runCommand(run_opts, metrics_path);
     if (*explain) return explainCommand(explain_opts, format);
+    if (*kafka_mock) return sluice::cli::runKafkaMock(kafka_mock_opts);
   } catch (const sluice::UserError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "Error: %s\n", e.what());

@@ -1,7 +1,6 @@
 #include "cluster/job_metrics.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 namespace sluice::cluster {
@@ -18,7 +17,9 @@ void computeRates(SubtaskProgress& s, const SubtaskProgress* previous) {
     return;
   }
   const double per_second = 1000.0 / static_cast<double>(window_ms);
-  auto rate = [&](int64_t now, int64_t before) { return static_cast<double>(std::max<int64_t>(0, now - before)) * per_second; };
+  auto rate = [&](int64_t now, int64_t before) {
+    return static_cast<double>(std::max<int64_t>(0, now - before)) * per_second;
+  };
   s.idle_time_ms_per_second = rate(io.idle_time_ms, base.idle_time_ms);
   s.back_pressured_time_ms_per_second = rate(io.back_pressured_time_ms, base.back_pressured_time_ms);
   // Whole milliseconds of three clocks can exceed the window by a rounding step: scale back to 1000.
@@ -51,12 +52,14 @@ void aggregateSubtasks(VertexProgress& v) {
     v.num_bytes_out += io.num_bytes_out;
     v.busy_time_ms_per_second = std::max(v.busy_time_ms_per_second, s.busy_time_ms_per_second);
     v.idle_time_ms_per_second = std::max(v.idle_time_ms_per_second, s.idle_time_ms_per_second);
-    v.back_pressured_time_ms_per_second = std::max(v.back_pressured_time_ms_per_second, s.back_pressured_time_ms_per_second);
+    v.back_pressured_time_ms_per_second =
+        std::max(v.back_pressured_time_ms_per_second, s.back_pressured_time_ms_per_second);
     v.num_records_in_per_second += s.num_records_in_per_second;
     v.num_records_out_per_second += s.num_records_out_per_second;
     v.num_bytes_in_per_second += s.num_bytes_in_per_second;
     v.num_bytes_out_per_second += s.num_bytes_out_per_second;
-    if (io.debloated_buffer_size > 0 && (v.debloated_buffer_size == 0 || io.debloated_buffer_size < v.debloated_buffer_size)) {
+    if (io.debloated_buffer_size > 0 &&
+        (v.debloated_buffer_size == 0 || io.debloated_buffer_size < v.debloated_buffer_size)) {
       v.debloated_buffer_size = io.debloated_buffer_size;
     }
     v.estimated_time_to_consume_buffers_ms =

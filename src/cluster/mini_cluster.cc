@@ -17,6 +17,9 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/input_channel.h"
 #include "runtime/network/pipelined_subpartition.h"
+#include "runtime/network/remote_input_channel.h"
+#include "runtime/network/result_partition_manager.h"
+#include "runtime/network/transport/tcp_connection_manager.h"
 #include "runtime/network/network_config.h"
 #include "runtime/network/stream_element_codec.h"
 #include "runtime/task/stream_task.h"
@@ -49,10 +52,14 @@ class JobHandle::State {
 
   // Declared before everything holding buffers: destroyed last.
   std::vector<std::unique_ptr<runtime::network::NetworkBufferPool>> network_pools;  // per TaskManager
-  std::vector<std::shared_ptr<runtime::network::LocalBufferPool>> partition_pools;
+  std::vector<std::shared_ptr<runtime::network::LocalBufferPool>> partition_pools;  // and gates' floating pools
+  std::vector<std::unique_ptr<runtime::ResultPartitionManager>> partition_managers;  // per TaskManager (N > 1)
   std::vector<std::vector<std::unique_ptr<runtime::InputGate>>> gates;   // [vertex][subtask]
   std::vector<std::vector<std::unique_ptr<runtime::StreamTask>>> tasks;  // [vertex][subtask]
   std::vector<std::unique_ptr<std::atomic<int>>> finished;               // per vertex
+  // Per TaskManager when there are several; declared after the gates and tasks so the I/O threads stop
+  // before the channels they feed are destroyed.
+  std::vector<std::unique_ptr<runtime::network::TcpConnectionManager>> transports;
   std::vector<std::thread> threads;  // started by the master thread only
   std::thread master;
   std::thread monitor;
@@ -91,6 +98,16 @@ class JobHandle::State {
     }
     cancelAll();
     cv.notify_all();
+  }
+
+  // A data connection failed (transport I/O thread). After the job is done, connections closing during
+  // shutdown are not failures.
+  void onTransportFailure(std::exception_ptr ep) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (done) return;
+    }
+    onFailure(std::move(ep));
   }
 
   void onFailure(std::exception_ptr ep) {
@@ -265,6 +282,7 @@ class JobHandle::State {
       if (t.joinable()) t.join();
     }
     if (monitor.joinable()) monitor.join();
+    for (auto& t : transports) t->shutdown();
     joined = true;
   }
 };
@@ -401,12 +419,33 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   }
 
   // Network buffers: pipelined edges into gates without a blocking input go through PipelinedSubpartitions
-  // and input channels over the
-  // buffers of one NetworkBufferPool per TaskManager; blocking results keep the unbounded in-memory queues.
-  // Subtask i of every vertex counts against TaskManager i mod local.number-taskmanager.
+  // and input channels over the buffers of one NetworkBufferPool per TaskManager; blocking results keep
+  // the unbounded in-memory queues. A channel within one TaskManager (placement below) is a
+  // LocalInputChannel, a channel between two a RemoteInputChannel over loopback TCP (each TaskManager has its
+  // own transport and partitions).
   const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
   const int task_managers = std::max(1, config_.get(options::kNumberOfTaskManagers));
   auto networked = [&](const graph::JobEdge& edge) { return gate_blocking[static_cast<size_t>(edge.target_vertex)] == 0; };
+  // Placement: every slot sharing group takes as many slots as its largest parallelism, groups one after
+  // another in vertex order; subtask i of a vertex sits in slot (its group's first slot + i), and slot s
+  // in TaskManager s mod local.number-taskmanager. With one group, subtask i runs in TaskManager i mod N.
+  std::map<std::string, int> group_first_slot;
+  {
+    std::vector<std::string> groups;
+    std::map<std::string, int> width;
+    for (const graph::JobVertex& vertex : g.vertices) {
+      if (width.count(vertex.slot_sharing_group) == 0) groups.push_back(vertex.slot_sharing_group);
+      width[vertex.slot_sharing_group] = std::max(width[vertex.slot_sharing_group], vertex.parallelism);
+    }
+    int next_slot = 0;
+    for (const std::string& group : groups) {
+      group_first_slot[group] = next_slot;
+      next_slot += width[group];
+    }
+  }
+  auto taskManagerOf = [&](size_t vertex, int subtask) {
+    return (group_first_slot[g.vertices[vertex].slot_sharing_group] + subtask) % task_managers;
+  };
   std::vector<int64_t> segments_needed(static_cast<size_t>(task_managers), 0);
   std::vector<int64_t> segments_required(static_cast<size_t>(task_managers), 0);  // the pools' minimums
   for (size_t v = 0; v < g.vertices.size(); ++v) {
@@ -419,8 +458,30 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
                                       g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
                 .size());
-        segments_needed[static_cast<size_t>(i % task_managers)] += std::max(n + 1, n * net.max_buffers_per_channel);
-        segments_required[static_cast<size_t>(i % task_managers)] += n + 1;
+        segments_needed[static_cast<size_t>(taskManagerOf(v, i))] += std::max(n + 1, n * net.max_buffers_per_channel);
+        segments_required[static_cast<size_t>(taskManagerOf(v, i))] += n + 1;
+      }
+    }
+  }
+  // Receivers of remote channels: exclusive buffers per channel, floating buffers per gate.
+  const int32_t exclusive_per_channel = std::max(1, net.buffers_per_channel);
+  const int32_t floating_per_gate = std::max(1, net.floating_buffers_per_gate);
+  for (size_t v = 0; v < g.vertices.size(); ++v) {
+    const graph::JobVertex& vertex = g.vertices[v];
+    for (int j = 0; j < vertex.parallelism && task_managers > 1; ++j) {
+      int64_t remote = 0;
+      for (int e : vertex.inputs) {
+        const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
+        if (!networked(edge)) continue;
+        for (int i : graph::connectedProducers(edge.partitioner.strategy,
+                                               g.vertices[static_cast<size_t>(edge.source_vertex)].parallelism,
+                                               vertex.parallelism, j)) {
+          remote += taskManagerOf(static_cast<size_t>(edge.source_vertex), i) != taskManagerOf(v, j) ? 1 : 0;
+        }
+      }
+      if (remote > 0) {
+        segments_needed[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel + floating_per_gate;
+        segments_required[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel;
       }
     }
   }
@@ -433,7 +494,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       // Fail the submission before any task starts (Flink fails the deployment with the same advice).
       throw ConfigError(fmt::format(
           "Insufficient number of network buffers: the job needs at least {} buffers of {} bytes on TaskManager {} "
-          "(one per subpartition plus one per result partition), but the network memory gives only {} ({} bytes). "
+          "(one per subpartition plus one per result partition, buffers-per-channel per remote input channel), but "
+          "the network memory gives only {} ({} bytes). "
           "Raise 'taskmanager.memory.network.min' and 'taskmanager.memory.network.max' to at least {} bytes, or lower "
           "the parallelism",
           required, net.segment_size, tm, configured, net.networkMemoryBytes(0), required * net.segment_size));
@@ -442,6 +504,19 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     st->network_pools[static_cast<size_t>(tm)] =
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
   }
+  if (task_managers > 1) {
+    JobHandle::State* raw = st.get();
+    for (int tm = 0; tm < task_managers; ++tm) {
+      st->partition_managers.push_back(std::make_unique<runtime::ResultPartitionManager>());
+      st->transports.push_back(std::make_unique<runtime::network::TcpConnectionManager>(
+          tm, *st->partition_managers.back(), [raw](std::exception_ptr ep) { raw->onTransportFailure(std::move(ep)); }));
+      st->transports.back()->start();
+    }
+  }
+  // The floating buffers of gate [vertex][subtask], created with its first remote channel.
+  std::map<std::pair<size_t, int>, std::shared_ptr<runtime::network::LocalBufferPool>> floating_pools;
+  std::vector<std::shared_ptr<runtime::RemoteInputChannel>> remote_channels;
+  uint64_t next_receiver = 0;
 
   // The byte form of each edge's records; fails the submission when DataStream records that cross the
   // network have no TypeSerializer.
@@ -479,21 +554,50 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
           const auto n = static_cast<int32_t>(partition.subpartitions.size());
           // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed; at most
           // max-buffers-per-channel per subpartition, so the pool never needs more than their sum.
-          partition.pool = st->network_pools[static_cast<size_t>(i % task_managers)]->createBufferPool(
+          partition.pool = st->network_pools[static_cast<size_t>(taskManagerOf(v, i))]->createBufferPool(
               n + 1, std::max(n + 1, n * net.max_buffers_per_channel),
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
           // One subpartition may hold at most max-buffers-per-channel of them (a slow consumer cannot
           // starve the others).
           partition.pool->setMaxBuffersPerChannel(n, std::max(1, net.max_buffers_per_channel));
           st->partition_pools.push_back(partition.pool);
+          const int producer_tm = taskManagerOf(v, i);
+          const std::shared_ptr<const runtime::ObjectBatchSerializer>& objects = edge_serializers[static_cast<size_t>(e)];
           for (size_t k = 0; k < partition.subpartitions.size(); ++k) {
             auto& sp = partition.subpartitions[k];
-            const int32_t credit = std::max(1, net.buffers_per_channel);
-            sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
-                partition.pool, credit, /*remote=*/false,
-                fmt::format("{} ({}/{}) to subtask {}", vertex.name, i + 1, vertex.parallelism, sp.consumer_subtask + 1),
-                edge_serializers[static_cast<size_t>(e)], static_cast<int32_t>(k));
-            sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
+            const int j = sp.consumer_subtask;
+            const int consumer_tm = taskManagerOf(static_cast<size_t>(edge.target_vertex), j);
+            const std::string name = fmt::format("{} ({}/{}) -> {} ({}/{})", vertex.name, i + 1, vertex.parallelism,
+                                                 target.name, j + 1, target.parallelism);
+            if (producer_tm == consumer_tm) {
+              sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
+                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects, static_cast<int32_t>(k));
+              sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
+              continue;
+            }
+            // The PartitionRequest brings the consumer's credit: the subpartition starts with none.
+            sp.pipelined =
+                std::make_shared<runtime::PipelinedSubpartition>(partition.pool, 0, /*remote=*/true, name, objects,
+                                                                static_cast<int32_t>(k));
+            const std::string partition_id = fmt::format("{}@{}", e, i);
+            st->partition_managers[static_cast<size_t>(producer_tm)]->registerSubpartition(
+                partition_id, static_cast<int32_t>(k), sp.pipelined);
+            auto& floating = floating_pools[{static_cast<size_t>(edge.target_vertex), j}];
+            if (!floating) {
+              floating = st->network_pools[static_cast<size_t>(consumer_tm)]->createBufferPool(
+                  0, floating_per_gate, fmt::format("{} ({}/{}) input gate", target.name, j + 1, target.parallelism));
+              st->partition_pools.push_back(floating);
+            }
+            // Receiver ids carry the consumer's TaskManager (1-based) in their top 16 bits (named in errors).
+            const runtime::network::InputChannelId id{static_cast<uint64_t>(consumer_tm + 1) << 48, next_receiver++};
+            auto channel = std::make_shared<runtime::RemoteInputChannel>(
+                name, id, partition_id, static_cast<int32_t>(k),
+                st->transports[static_cast<size_t>(consumer_tm)]->partitionRequestClient(
+                    producer_tm, st->transports[static_cast<size_t>(producer_tm)]->port()),
+                *st->network_pools[static_cast<size_t>(consumer_tm)], *floating, exclusive_per_channel, objects);
+            channel->setup();
+            sp.gate->attachChannel(sp.channel, channel);
+            remote_channels.push_back(std::move(channel));
           }
         }
         setup.partitions.push_back(std::move(partition));
@@ -501,6 +605,10 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       st->tasks[v].push_back(std::make_unique<runtime::StreamTask>(std::move(setup)));
     }
   }
+
+  // Consumers ask for their remote subpartitions now; the producers' transports serve them as soon as
+  // buffers (and credit) are there.
+  for (const auto& channel : remote_channels) channel->requestSubpartition(channel);
 
   // Every task exists before any thread starts, so cancellation always reaches all of them; the master
   // thread starts them region by region.

@@ -4,6 +4,7 @@
 
 #include "connectors/datagen_connector.h"
 #include "connectors/filesystem_connector.h"
+#include "connectors/kafka/kafka_connector.h"
 #include "connectors/print_connector.h"
 
 namespace sluice::connectors {
@@ -13,6 +14,7 @@ void registerBuiltinConnectors(table::FactoryRegistry& registry) {
   registry.add(std::make_shared<DataGenTableFactory>());
   registry.add(std::make_shared<PrintTableFactory>());
   registry.add(std::make_shared<BlackHoleTableFactory>());
+  kafka::registerKafkaConnectors(registry);
 }
 
 }  // namespace sluice::connectors

@@ -5,7 +5,8 @@
 
 namespace sluice::connectors {
 
-/// Adds the built-in connector factories to `registry`: filesystem (csv), datagen, print, blackhole.
+/// Adds the built-in connector factories to `registry`: filesystem, datagen, print, blackhole,
+/// kafka and upsert-kafka.
 /// Call once on the client thread before planning.
 void registerBuiltinConnectors(table::FactoryRegistry& registry);
 

@@ -1,6 +1,7 @@
 // map / filter / flatMap / keyBy + reduce and sum / print / execute, at several parallelisms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -76,6 +77,28 @@ TEST_P(BasicTest, MinMaxByField) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, BasicTest, ::testing::Values(1, 2, 4));
+
+TEST(BasicTest, KeyedSumOverTwoTaskManagers) {
+  // Subtasks 1 and 3 run in one TaskManager, 2 and 4 in the other: the keyBy exchange crosses TCP with the
+  // records serialized in network buffers.
+  Configuration config;
+  config.set("parallelism.default", "4");
+  config.set("local.number-taskmanager", "2");
+  StreamExecutionEnvironment env(std::move(config));
+  using P = std::pair<std::string, int64_t>;
+  auto out = env.fromSequence(1, 1000)
+                 .map([](int64_t x) { return P{"k" + std::to_string(x % 5), x}; })
+                 .keyBy([](const P& p) { return p.first; })
+                 .sum(&P::second);
+  const std::vector<P> updates = out.executeAndCollect();
+  // STREAMING: one running sum per record; all values are positive, so a key's largest is its final sum.
+  // k0: 5 * (1 + ... + 200) = 100500; k r (1..4): 200 r + 5 * (0 + ... + 199) = 200 r + 99500.
+  EXPECT_EQ(updates.size(), 1000u);
+  std::map<std::string, int64_t> last;
+  for (const auto& [k, v] : updates) last[k] = std::max(last[k], v);
+  EXPECT_EQ(last, (std::map<std::string, int64_t>{
+                      {"k0", 100500}, {"k1", 99700}, {"k2", 99900}, {"k3", 100100}, {"k4", 100300}}));
+}
 
 TEST(BasicTest, PrintUsesFlinkPrefix) {
   auto env = makeEnv(2);

@@ -78,8 +78,8 @@ class ThrottledSink : public testing::CollectSink {
   void processBatch(types::RowBatch&& in) override {
     if (rows_ == 0) start_ = std::chrono::steady_clock::now();
     rows_ += static_cast<int64_t>(in.numRows());
-    std::this_thread::sleep_until(start_ + std::chrono::microseconds(static_cast<int64_t>(
-                                               static_cast<double>(rows_) * 1e6 / rows_per_second_)));
+    std::this_thread::sleep_until(
+        start_ + std::chrono::microseconds(static_cast<int64_t>(static_cast<double>(rows_) * 1e6 / rows_per_second_)));
     CollectSink::processBatch(std::move(in));
   }
 
@@ -102,20 +102,16 @@ graph::TransformationPtr makeRebalance(int id, graph::TransformationPtr input) {
 
 // Source(p=1, 1..n, batches of 16) -> Map (v % 5, 2v) -REBALANCE-> ThrottledSink(p=1, 1,000 rows/s).
 graph::JobGraph buildThrottled(Configuration& conf, int64_t n, Collected* out) {
-  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
-                                   runtime::makeOperatorFactory([n] {
-                                     return std::make_unique<testing::NumberSource>(n, 16);
-                                   }, true));
-  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
-                                  return std::make_unique<testing::KeyAndDoubleMap>();
-                                }),
-                                {source});
+  auto source = makeTransformation(
+      1, "numbers", TransformationKind::kSource, 1,
+      runtime::makeOperatorFactory([n] { return std::make_unique<testing::NumberSource>(n, 16); }, true));
+  auto map = makeTransformation(
+      2, "Map", TransformationKind::kOneInput, 1,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
   auto rebalance = makeRebalance(3, map);
-  auto sink = makeTransformation(4, "Sink: throttled", TransformationKind::kSink, 1,
-                                 runtime::makeOperatorFactory([out] {
-                                   return std::make_unique<ThrottledSink>(out, 1000.0);
-                                 }),
-                                 {rebalance});
+  auto sink = makeTransformation(
+      4, "Sink: throttled", TransformationKind::kSink, 1,
+      runtime::makeOperatorFactory([out] { return std::make_unique<ThrottledSink>(out, 1000.0); }), {rebalance});
   return graph::buildJobGraph({sink}, conf);
 }
 
@@ -167,8 +163,8 @@ TEST(IoMetricsTest, ThrottledSinkBackpressuresTheSourceWithinItsBuffers) {
   EXPECT_EQ(sink.io.gates[0].in_flight_bytes, 0);
   for (const SubtaskProgress* s : {&source, &sink}) {
     EXPECT_EQ(s->io.busy_time_ms + s->io.idle_time_ms + s->io.back_pressured_time_ms, s->io.running_time_ms);
-    EXPECT_NEAR(s->busy_time_ms_per_second + s->idle_time_ms_per_second + s->back_pressured_time_ms_per_second,
-                1000.0, 1e-6);
+    EXPECT_NEAR(s->busy_time_ms_per_second + s->idle_time_ms_per_second + s->back_pressured_time_ms_per_second, 1000.0,
+                1e-6);
     EXPECT_GE(s->io.out_pool_usage, 0.0);
     EXPECT_LE(s->io.out_pool_usage, 1.0);
   }
@@ -195,16 +191,14 @@ TEST(IoMetricsTest, ASinkWaitingForInputIsIdle) {
   Configuration conf;
   Collected collected;
   // TrickleSource: one batch, then nothing until cancelled; the sink has nothing to read.
-  auto source = makeTransformation(1, "trickle", TransformationKind::kSource, 1,
-                                   runtime::makeOperatorFactory([] {
-                                     return std::make_unique<testing::TrickleSource>(10);
-                                   }, true));
+  auto source = makeTransformation(
+      1, "trickle", TransformationKind::kSource, 1,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::TrickleSource>(10); }, true));
   auto rebalance = makeRebalance(2, source);
-  auto sink = makeTransformation(3, "Sink: collect", TransformationKind::kSink, 1,
-                                 runtime::makeOperatorFactory([&collected] {
-                                   return std::make_unique<testing::CollectSink>(&collected);
-                                 }),
-                                 {rebalance});
+  auto sink = makeTransformation(
+      3, "Sink: collect", TransformationKind::kSink, 1,
+      runtime::makeOperatorFactory([&collected] { return std::make_unique<testing::CollectSink>(&collected); }),
+      {rebalance});
   graph::JobGraph job = graph::buildJobGraph({sink}, conf);
 
   // The progress callback reports rates over its interval; wait for a report in which the sink was idle.

@@ -1,5 +1,6 @@
-// Jobs through the buffer-based local network stack: buffer sizes, bounded memory under backpressure,
-// prompt cancellation and buffer debloating.
+// Jobs through the buffer-based network stack: buffer sizes, bounded memory under backpressure, prompt
+// cancellation and buffer debloating, with one TaskManager (local channels) and with two (channels between
+// them over loopback TCP).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,9 +78,11 @@ graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collect
   return graph::buildJobGraph({sink}, conf);
 }
 
-std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, JobExecutionResult* result) {
+std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, JobExecutionResult* result,
+                                              int task_managers = 1) {
   Configuration conf;
   conf.set("taskmanager.memory.segment-size", segment_size);
+  conf.set("local.number-taskmanager", std::to_string(task_managers));
   conf.set("sluice.batch.size", "37");
   Collected collected;
   testing::KeyedSumLog log;
@@ -125,6 +128,64 @@ TEST(NetworkBuffersTest, TinyAndLargeBuffersGiveTheSameResult) {
   EXPECT_GT(large_result.vertices[0].num_bytes_out, 0);
 }
 
+TEST(NetworkBuffersTest, TwoTaskManagersOverTcpGiveTheSameResult) {
+  // Subtask i runs in TaskManager i mod 2: e.g. Map 1 -> KeyedSum 2 and KeyedSum 1 -> Sink 1 cross them.
+  JobExecutionResult small_result;
+  JobExecutionResult large_result;
+  const auto small = runKeyedSum("256b", &small_result, 2);
+  const auto large = runKeyedSum("32kb", &large_result, 2);
+  // The same hand-computed sums as with one TaskManager (TinyAndLargeBuffersGiveTheSameResult).
+  const std::vector<std::vector<int64_t>> expected = {
+      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+  EXPECT_EQ(small, expected);
+  EXPECT_EQ(large, expected);
+  EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
+}
+
+TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions) {
+  Configuration conf;
+  conf.set("local.number-taskmanager", "2");
+  // 2 segments of 32 kb per TaskManager: not even one partition pool with its remote receivers fits.
+  conf.set("taskmanager.memory.network.min", "64kb");
+  conf.set("taskmanager.memory.network.max", "64kb");
+  Collected collected;
+  Gate gate;
+  gate.release();
+  graph::JobGraph job = buildGated(conf, 100, 16, &collected, &gate, std::chrono::milliseconds(0));
+  try {
+    MiniCluster(conf).execute(job, conf);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Insufficient number of network buffers"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("taskmanager.memory.network.max"), std::string::npos) << msg;
+  }
+}
+
+TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
+  Configuration conf;
+  conf.set("local.number-taskmanager", "2");
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("sluice.batch.size", "16");
+  Collected collected;
+  Gate gate;
+  // Map (1/1) runs in TaskManager 1, Sink (2/2) in TaskManager 2: half the rows cross TCP.
+  graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
+  auto handle = MiniCluster(conf).start(job, conf);
+  // Both sinks block on their first batch: credit runs out on both channels and the source stops.
+  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
+  // Bound: 21 pool buffers of 256 b, the local sink's 2 credits and the remote sink's 2 exclusive + 8
+  // floating buffers: 33 buffers = 8448 b, at most 528 rows of 16 b; plus 16 rows being processed per sink,
+  // 16 coalesced per target and the 16-row batch in hand: 528 + 32 + 32 + 16 = 608 < 5000.
+  EXPECT_LE(handle->progress().vertices[0].records_out, 608);
+  gate.release();
+  handle->wait();
+  ASSERT_EQ(collected.rows.size(), 5000u);
+  int64_t sum = 0;
+  for (const auto& r : collected.rows) sum += r[1];
+  EXPECT_EQ(sum, 25005000);  // 2v over 1..5000
+}
+
 TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {
   Configuration conf;
   conf.set("taskmanager.memory.segment-size", "256b");
@@ -151,8 +212,10 @@ TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {
   EXPECT_EQ(sum, 25005000);
 }
 
-TEST(NetworkBuffersTest, CancellingABackpressuredJobIsPrompt) {
+// An endless source into sinks pausing 5 ms per batch, cancelled once backpressured.
+void cancelBackpressuredJob(int task_managers) {
   Configuration conf;
+  conf.set("local.number-taskmanager", std::to_string(task_managers));
   conf.set("taskmanager.memory.segment-size", "256b");
   conf.set("sluice.batch.size", "16");
   Collected collected;
@@ -168,6 +231,10 @@ TEST(NetworkBuffersTest, CancellingABackpressuredJobIsPrompt) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(handle->wait().status, JobStatus::kCanceled);
 }
+
+TEST(NetworkBuffersTest, CancellingABackpressuredJobIsPrompt) { cancelBackpressuredJob(1); }
+
+TEST(NetworkBuffersTest, CancellingABackpressuredJobWithRemoteChannelsIsPrompt) { cancelBackpressuredJob(2); }
 
 TEST(NetworkBuffersTest, DebloatingShrinksTheBufferSizeOfABackpressuredJob) {
   Configuration conf;

@@ -238,7 +238,7 @@ TEST(FileSystemSourceTest, ScanParallelism) {
 TEST(FileSystemFactoryTest, UnknownOptionListsSupportedOnes) {
   table::FactoryRegistry registry;
   registerBuiltinConnectors(registry);
-  EXPECT_EQ(registry.identifiers(), (std::vector<std::string>{"blackhole", "datagen", "filesystem", "print"}));
+  EXPECT_EQ(registry.identifiers(), (std::vector<std::string>{"blackhole", "datagen", "filesystem", "kafka", "print", "upsert-kafka"}));
   table::ResolvedTable t = fsTable("/tmp", idName(), {{"csv.delimiter", ";"}, {"sink.rolling-policy.file-size", "1MB"}});
   try {
     registry.find(t);

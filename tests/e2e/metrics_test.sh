@@ -2,7 +2,8 @@
 # `sluice run --metrics=FILE.json` writes every job's final metrics with Flink's names (shape in
 # src/cli/README.md). A filter + GROUP BY over the flights file at -p 2: the record counts of the source and
 # aggregate vertices equal the rows awk counts; each subtask's busy/idle/back-pressured time adds up to
-# 1000 ms per second; pool usages and buffer counts stay within their bounds.
+# 1000 ms per second; pool usages and buffer counts stay within their bounds. Then, under a terminal (`script`),
+# the progress line shows busy and back-pressured percentages per vertex.
 #   $1 sluice binary, $2 source tree.
 source "$(dirname "$0")/lib.sh"
 command -v jq >/dev/null || fail "jq is needed (scripts/install-deps.sh installs it)"
@@ -61,3 +62,29 @@ check "output pools within the configured buffers" \
 check "every byte written into buffers was read" \
   "([$src | .metrics.numBytesOut] == [$agg | .metrics.numBytesIn]) and ([$src | .metrics.numBytesOut][0] > 0) and
    ([$agg | .subtasks[].gates[].inFlightBytes] | all(. == 0))"
+
+# On a terminal, the progress line shows per vertex how busy and back pressured it was (a job of about 3 s:
+# the line is redrawn every 2 s). `script` gives sluice a terminal.
+if command -v script >/dev/null; then
+  cat >"$E2E_TMP/slow.sql" <<'SQL'
+CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000', 'number-of-rows' = '6000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '6000');
+CREATE TABLE bh (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT id % 10, COUNT(*) FROM gen GROUP BY id % 10;
+SQL
+  set +e
+  timeout --kill-after=10 120 script -qec "'$SLUICE' run -p 1 --metrics='$E2E_TMP/slow.json' '$E2E_TMP/slow.sql'" \
+    /dev/null >"$E2E_TMP/tty" </dev/null
+  RC=$?
+  set -e
+  expect_success "$E2E_TMP/tty" "$E2E_TMP/tty"
+  line=$(tr '\r' '\n' <"$E2E_TMP/tty" | grep -a -o -E '\[Source: gen[^]]*\] [0-9]+ in/[0-9]+ out busy [0-9]+% bp [0-9]+% \| \[GroupAggregate[^]]*\] [0-9]+ in/[0-9]+ out busy [0-9]+% bp [0-9]+%' | head -n 1 || true)
+  [ -n "$line" ] || { cat -v "$E2E_TMP/tty" >&2; fail "no progress line with busy/bp per vertex"; }
+  echo "ok: progress line: $line"
+  # A datagen source at 2,000 rows/s waits for its next rows most of the time: idle, not busy.
+  M="$E2E_TMP/slow.json"
+  check "a rate-limited source is mostly idle" \
+    '[.jobs[0].vertices[] | select(.name | startswith("Source: gen")) | .subtasks[].metrics.idleTimeMsPerSecond > 500] == [true]'
+else
+  echo "skip: no 'script' command to give sluice a terminal"
+fi

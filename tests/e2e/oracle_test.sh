@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Oracle test: the main job's results (tests/e2e/flights_main_job.sql, a pinned copy of
 # examples/flights.sql) against the same aggregations computed by SQLite over the same CSV.
-#   $1 sluice binary, $2 source tree, $3 parallelism (default 2).
+#   $1 sluice binary, $2 source tree, $3 parallelism (default 2), further arguments go to `sluice run` (e.g.
+#   -D local.number-taskmanager=2 to run over two TaskManagers talking TCP).
 # Checks (each row compared as printed, "+I[...]"):
 #  - hourly: one +I row per (TUMBLE hour of the scheduled departure, airline) with COUNT(*), SUM(CANCELLED),
 #    AVG(DEPARTURE_DELAY) (INT: Flink's AVG of INT is SUM / COUNT in integer arithmetic, truncated toward zero,
@@ -9,6 +10,7 @@
 #  - per_destination: the changelog materialized (retract semantics) equals SQLite's GROUP BY over ANC flights.
 source "$(dirname "$0")/lib.sh"
 PARALLELISM=${3:-2}
+EXTRA_ARGS=("${@:4}")
 
 command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (scripts/install-deps.sh installs it)"
 
@@ -35,17 +37,8 @@ awk -F, '
 
 # --- SQLite oracle ------------------------------------------------------------------------------------------
 DB="$E2E_TMP/flights.db"
+load_flights_sqlite "$DB"
 sqlite3 "$DB" <<SQL
-CREATE TABLE flights (
-  YEAR INTEGER, MONTH INTEGER, DAY INTEGER, DAY_OF_WEEK INTEGER, AIRLINE TEXT, FLIGHT_NUMBER INTEGER,
-  TAIL_NUMBER TEXT, ORIGIN_AIRPORT TEXT, DESTINATION_AIRPORT TEXT, SCHEDULED_DEPARTURE TEXT,
-  DEPARTURE_TIME TEXT, DEPARTURE_DELAY INTEGER, TAXI_OUT INTEGER, WHEELS_OFF TEXT, SCHEDULED_TIME INTEGER,
-  ELAPSED_TIME INTEGER, AIR_TIME INTEGER, DISTANCE INTEGER, WHEELS_ON TEXT, TAXI_IN INTEGER,
-  SCHEDULED_ARRIVAL TEXT, ARRIVAL_TIME TEXT, ARRIVAL_DELAY INTEGER, DIVERTED INTEGER, CANCELLED INTEGER,
-  CANCELLATION_REASON TEXT, AIR_SYSTEM_DELAY INTEGER, SECURITY_DELAY INTEGER, AIRLINE_DELAY INTEGER,
-  LATE_AIRCRAFT_DELAY INTEGER, WEATHER_DELAY INTEGER);
-.mode csv
-.import $FLIGHTS_CSV flights
 -- .import stores an empty field as ''; the engine reads an empty INT field as NULL (csv.ignore-parse-errors).
 UPDATE flights SET DEPARTURE_DELAY = NULL WHERE DEPARTURE_DELAY = '';
 UPDATE flights SET CANCELLED = NULL WHERE CANCELLED = '';
@@ -88,7 +81,7 @@ anc=$(sed -E 's/.*, ([0-9]+)\]$/\1/' "$E2E_TMP/per_destination.expected" | awk '
 [ "$anc" = 154 ] || fail "oracle ANC counts add up to $anc, not 154"
 
 # --- the engine ---------------------------------------------------------------------------------------------
-run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p "$PARALLELISM" tests/e2e/flights_main_job.sql
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p "$PARALLELISM" "${EXTRA_ARGS[@]}" tests/e2e/flights_main_job.sql
 expect_success "$E2E_TMP/out" "$E2E_TMP/err"
 
 sink_lines hourly "$E2E_TMP/out" | sort > "$E2E_TMP/hourly.actual"

@@ -84,16 +84,21 @@ std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::
   return out;
 }
 
-SimpleConsumer::SimpleConsumer(rd_kafka_t* rk, const std::string& topic)
-    : rkt_(rd_kafka_topic_new(rk, topic.c_str(), nullptr)), queue_(rd_kafka_queue_new(rk)), topic_(topic) {
-  if (rkt_ == nullptr)
+SimpleConsumer::SimpleConsumer(rd_kafka_t* rk, const std::string& topic, rd_kafka_queue_t* queue)
+    : rkt_(rd_kafka_topic_new(rk, topic.c_str(), nullptr)),
+      queue_(queue != nullptr ? queue : rd_kafka_queue_new(rk)),
+      owns_queue_(queue == nullptr),
+      topic_(topic) {
+  if (rkt_ == nullptr) {
+    if (owns_queue_) rd_kafka_queue_destroy(queue_);
     throw UserError(fmt::format("Cannot read Kafka topic '{}': {}", topic, rd_kafka_err2str(rd_kafka_last_error())));
+  }
 }
 
 SimpleConsumer::~SimpleConsumer() {
   for (int p : started_) rd_kafka_consume_stop(rkt_, p);
-  rd_kafka_queue_destroy(queue_);
-  rd_kafka_topic_destroy(rkt_);
+  if (owns_queue_) rd_kafka_queue_destroy(queue_);
+  if (rkt_ != nullptr) rd_kafka_topic_destroy(rkt_);
 }
 
 void SimpleConsumer::start(int partition, int64_t offset) {

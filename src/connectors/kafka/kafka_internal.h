@@ -62,8 +62,9 @@ struct PartitionList {
 /// librdkafka 2.0 can hang on destroy after a topic vanished). Stops its partitions on destruction.
 class SimpleConsumer {
  public:
-  /// `rk` must be a consumer handle and outlive this object.
-  SimpleConsumer(rd_kafka_t* rk, const std::string& topic);
+  /// `rk` must be a consumer handle and outlive this object. Messages go to `queue` when given (not
+  /// owned; several consumers may share one), else to a queue of its own.
+  SimpleConsumer(rd_kafka_t* rk, const std::string& topic, rd_kafka_queue_t* queue = nullptr);
   ~SimpleConsumer();
   SimpleConsumer(const SimpleConsumer&) = delete;
   SimpleConsumer& operator=(const SimpleConsumer&) = delete;
@@ -78,6 +79,7 @@ class SimpleConsumer {
  private:
   rd_kafka_topic_t* rkt_ = nullptr;
   rd_kafka_queue_t* queue_ = nullptr;
+  bool owns_queue_ = false;
   std::string topic_;
   std::vector<int> started_;
 };

@@ -181,6 +181,21 @@ std::vector<KafkaRecord> MockKafkaCluster::readAll(const std::string& topic, int
   return out;
 }
 
+void MockKafkaCluster::commitOffsets(const std::string& group, const std::string& topic,
+                                     const std::map<int, int64_t>& offsets) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->cluster == nullptr) throw UserError("The mock Kafka cluster is stopped");
+  RdKafkaPtr rk = newHandle(RD_KAFKA_CONSUMER,
+                            {{"bootstrap.servers", impl_->bootstrap}, {"group.id", group}, {"enable.auto.commit", "false"}},
+                            "mock cluster");
+  PartitionList list;
+  for (const auto& [p, o] : offsets) list.add(topic, p, o);
+  rd_kafka_resp_err_t err = rd_kafka_commit(rk.get(), list.list, 0);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot commit offsets of group '{}' for Kafka topic '{}': {}", group, topic,
+                                rd_kafka_err2str(err)));
+}
+
 void MockKafkaCluster::markTopicDeleted(const std::string& topic) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->cluster == nullptr) return;

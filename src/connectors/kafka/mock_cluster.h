@@ -10,6 +10,7 @@
 /// librdkafka headers stay in mock_cluster.cc.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,11 @@ class MockKafkaCluster {
 
   /// Partition count of `topic`; throws UserError when it does not exist.
   int numPartitions(const std::string& topic) const;
+
+  /// Commits `offsets` (partition -> next offset to read) of `topic` for consumer group `group`, as a
+  /// consumer of that group would (for `scan.startup.mode` = 'group-offsets'). Throws UserError naming
+  /// the group and topic on failure.
+  void commitOffsets(const std::string& group, const std::string& topic, const std::map<int, int64_t>& offsets);
 
   /// From now on every request about `topic` fails with UNKNOWN_TOPIC_OR_PARTITION, as after a delete
   /// (the mock cannot delete topics).

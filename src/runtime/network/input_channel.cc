@@ -10,6 +10,15 @@ InputChannel::~InputChannel() = default;
 
 int64_t InputChannel::drain(int channel, std::deque<InputEntry>& out) {
   checkError();
+  try {
+    return readBuffers(channel, out);
+  } catch (const InputError& e) {
+    // Corrupt bytes: say where they came from.
+    throw InputError(fmt::format("{}: {}", describe(), e.what()));
+  }
+}
+
+int64_t InputChannel::readBuffers(int channel, std::deque<InputEntry>& out) {
   int64_t bytes = 0;
   int32_t data_buffers = 0;
   // One drain reads a bounded number of buffers (a local channel also at most its credit, which comes

@@ -56,6 +56,8 @@ class InputChannel {
   virtual void announceBufferSize(int32_t bytes) = 0;
   /// Any thread: data buffers waiting for this consumer (queued at a local producer or received).
   virtual int32_t queuedBuffers() const = 0;
+  /// The channel in error messages (producer and consumer subtask; the peer for a remote channel).
+  virtual std::string describe() const = 0;
   /// Any thread: bytes `drain` has read so far (data and event buffers).
   int64_t bytesRead() const { return bytes_read_.load(std::memory_order_relaxed); }
   /// Any thread: bytes of the buffers waiting for this consumer, the in-flight data FLIP-183 sizes; 0 when
@@ -72,6 +74,8 @@ class InputChannel {
   virtual void checkError() const {}
 
  private:
+  int64_t readBuffers(int channel, std::deque<InputEntry>& out);
+
   network::StreamElementDeserializer elements_;
   std::atomic<int64_t> bytes_read_{0};
 };
@@ -85,6 +89,7 @@ class LocalInputChannel : public InputChannel {
   bool hasAvailable() const override { return subpartition_->view().isAvailable(); }
   void announceBufferSize(int32_t bytes) override { subpartition_->view().notifyNewBufferSize(bytes); }
   int32_t queuedBuffers() const override { return subpartition_->queuedBuffers(); }
+  std::string describe() const override { return "local channel " + subpartition_->name(); }
   /// Bytes the producer handed over minus those read (read first, so never below the true value).
   int64_t queuedBytes() const override {
     const int64_t read = bytesRead();

@@ -177,17 +177,12 @@ void encodeFrame(const Frame& frame, std::string& out) {
           putI32(out, m.subpartition);
           putId(out, m.receiver);
           putI32(out, m.credit);
-        } else if constexpr (std::is_same_v<M, BufferResponse> || std::is_same_v<M, EventResponse>) {
-          checkNonNegative(m.sequence_number, "sequence number");
-          checkNonNegative(m.backlog, "backlog");
-          putId(out, m.receiver);
-          putI32(out, m.sequence_number);
-          putI32(out, m.backlog);
-          const std::string& bytes = [&]() -> const std::string& {
-            if constexpr (std::is_same_v<M, BufferResponse>) return m.data; else return m.event;
-          }();
-          putU(out, bytes.size(), 4);
-          out += bytes;
+        } else if constexpr (std::is_same_v<M, BufferResponse>) {
+          out.resize(start);
+          encodeBufferFrame(false, m.receiver, m.sequence_number, m.backlog, m.data, out);
+        } else if constexpr (std::is_same_v<M, EventResponse>) {
+          out.resize(start);
+          encodeBufferFrame(true, m.receiver, m.sequence_number, m.backlog, m.event, out);
         } else if constexpr (std::is_same_v<M, AddCredit>) {
           SLUICE_CHECK(m.credit > 0, "AddCredit needs positive credit, got {}", m.credit);
           putId(out, m.receiver);
@@ -209,6 +204,23 @@ void encodeFrame(const Frame& frame, std::string& out) {
   const size_t length = out.size() - start;
   SLUICE_CHECK(length <= 0xffffffffu, "frame of {} bytes", length);
   for (int i = 0; i < 4; ++i) out[start + static_cast<size_t>(i)] = static_cast<char>((length >> (8 * (3 - i))) & 0xff);
+}
+
+void encodeBufferFrame(bool is_event, const InputChannelId& receiver, int32_t sequence_number, int32_t backlog,
+                       std::string_view bytes, std::string& out) {
+  checkNonNegative(sequence_number, "sequence number");
+  checkNonNegative(backlog, "backlog");
+  const size_t length = kFrameHeaderLength + 16 + 4 + 4 + 4 + bytes.size();
+  SLUICE_CHECK(length <= 0xffffffffu, "frame of {} bytes", length);
+  out.reserve(out.size() + length);
+  putU(out, length, 4);
+  putU(out, kFrameMagic, 4);
+  out.push_back(static_cast<char>(is_event ? FrameType::kEventResponse : FrameType::kBufferResponse));
+  putId(out, receiver);
+  putI32(out, sequence_number);
+  putI32(out, backlog);
+  putU(out, bytes.size(), 4);
+  out.append(bytes.data(), bytes.size());
 }
 
 std::string encodeFrame(const Frame& frame) {

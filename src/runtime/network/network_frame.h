@@ -124,6 +124,11 @@ const char* frameTypeName(FrameType type);
 void encodeFrame(const Frame& frame, std::string& out);
 /// The encoding of `frame`.
 std::string encodeFrame(const Frame& frame);
+/// Appends a BufferResponse (`is_event` false) or EventResponse (true) frame carrying `bytes`, the same
+/// bytes encodeFrame writes for that message, without building the message (the sender's hot path).
+/// Throws InternalError when `sequence_number` or `backlog` is negative.
+void encodeBufferFrame(bool is_event, const InputChannelId& receiver, int32_t sequence_number, int32_t backlog,
+                       std::string_view bytes, std::string& out);
 /// Decodes exactly one complete frame; throws NetworkFrameError when `bytes` is truncated, has trailing
 /// bytes or is invalid.
 Frame decodeFrame(std::string_view bytes, uint32_t max_frame_length = kDefaultMaxFrameLength);

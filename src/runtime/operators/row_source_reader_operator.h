@@ -37,12 +37,16 @@ class RowSourceReaderOperator : public SourceOperator {
   }
 
   /// One pollNext of the reader; kEndOfInput once the enumerator has no split left for this subtask.
+  /// A reader without work gets every split the enumerator has for it at once (as Flink's enumerators
+  /// assign splits in batches), so a reader that reads its splits side by side (Kafka partitions) has
+  /// them all; readers that read splits one after another queue them.
   InputStatus emitNext() override {
     if (!has_split_) {
-      auto split = coordinator_->request(ctx_.subtask_index);
-      if (!split) return InputStatus::kEndOfInput;
-      reader_->addSplit(std::move(*split));
-      has_split_ = true;
+      while (auto split = coordinator_->request(ctx_.subtask_index)) {
+        reader_->addSplit(std::move(*split));
+        has_split_ = true;
+      }
+      if (!has_split_) return InputStatus::kEndOfInput;
     }
     const InputStatus status = reader_->pollNext(forward_);
     if (status == InputStatus::kEndOfInput) has_split_ = false;

@@ -11,13 +11,13 @@ namespace sluice::runtime {
 /// One input gate of a subtask (Flink's per-gate network metrics). Only channels over network buffers
 /// count; a gate of in-memory (blocking) channels reports zeros except `channels`.
 struct GateIOMetrics {
-  int channels = 0;                 ///< input channels of the gate
-  int buffer_channels = 0;          ///< of which read through network buffers
+  int channels = 0;         ///< input channels of the gate
+  int buffer_channels = 0;  ///< of which read through network buffers
   /// `inPoolUsage`: data buffers queued for the gate / the credit of its channels
   /// (taskmanager.network.memory.buffers-per-channel each), in [0, 1].
   double in_pool_usage = 0;
-  int32_t queued_buffers = 0;       ///< data buffers queued for the gate now
-  int64_t num_bytes_in = 0;         ///< `numBytesIn`: bytes read from the gate's buffers
+  int32_t queued_buffers = 0;  ///< data buffers queued for the gate now
+  int64_t num_bytes_in = 0;    ///< `numBytesIn`: bytes read from the gate's buffers
   /// Bytes its producers handed to the gate's channels that the gate has not read yet: the in-flight data
   /// FLIP-183 keeps near throughput × target.
   int64_t in_flight_bytes = 0;
@@ -29,10 +29,10 @@ struct GateIOMetrics {
 /// One result partition (out edge) of a subtask.
 struct PartitionIOMetrics {
   int subpartitions = 0;
-  int32_t buffers_in_use = 0;       ///< buffers of the partition's LocalBufferPool handed out now
-  int32_t max_buffers = 0;          ///< the pool's maximum (0: no network buffers)
-  int32_t peak_buffers_in_use = 0;  ///< the most handed out at once so far
-  int64_t num_bytes_out = 0;        ///< bytes written to the partition's buffers
+  int32_t buffers_in_use = 0;          ///< buffers of the partition's LocalBufferPool handed out now
+  int32_t max_buffers = 0;             ///< the pool's maximum (0: no network buffers)
+  int32_t peak_buffers_in_use = 0;     ///< the most handed out at once so far
+  int64_t num_bytes_out = 0;           ///< bytes written to the partition's buffers
   int64_t back_pressured_time_ms = 0;  ///< ms spent waiting for a free buffer of the pool
 };
 
@@ -40,8 +40,8 @@ struct PartitionIOMetrics {
 /// pressured). Idle: waiting for input (a source: nothing available). Back pressured: waiting for a free
 /// output buffer; a wait in progress counts once it ends.
 struct TaskIOMetrics {
-  int64_t running_time_ms = 0;         ///< since invoke() started, until now or its end; 0 before
-  int64_t busy_time_ms = 0;            ///< running − idle − back pressured (never negative)
+  int64_t running_time_ms = 0;  ///< since invoke() started, until now or its end; 0 before
+  int64_t busy_time_ms = 0;     ///< running − idle − back pressured (never negative)
   int64_t idle_time_ms = 0;
   int64_t back_pressured_time_ms = 0;  ///< over all partitions
   bool running = false;                ///< invoke() started and has not returned

@@ -21,13 +21,23 @@ class StreamOperatorFactory;
 
 namespace sluice::table {
 
-/// A table as the connector sees it: physical columns only (computed columns and watermarks are the
-/// planner's), WITH options (keys as written), primary key column indexes into `physical_type`.
+/// A `name TYPE METADATA [FROM 'key'] [VIRTUAL]` column of a table.
+struct MetadataColumn {
+  std::string name;
+  std::string key;  ///< the FROM key, else the column name
+  types::LogicalType type;
+  bool is_virtual = false;
+};
+
+/// A table as the connector sees it: physical columns (computed columns and watermarks are the
+/// planner's), metadata columns, WITH options (keys as written), primary key column indexes into
+/// `physical_type`.
 struct ResolvedTable {
   std::string name;                           ///< e.g. "default_catalog.default_database.flights" or "flights"
   types::RowType physical_type;
   std::map<std::string, std::string> options;
   std::vector<int> primary_key;
+  std::vector<MetadataColumn> metadata;       ///< in declaration order
 };
 
 /// The kinds of rows a source or plan node emits (Flink's ChangelogMode): insert-only (+I), a full
@@ -73,6 +83,14 @@ class ScanTableSource {
     (void)fields;
     return false;
   }
+  /// Metadata the source can read (Flink's SupportsReadingMetadata#listReadableMetadata): key -> the
+  /// type it produces. Empty: the source has none (a METADATA column is then an error).
+  virtual std::map<std::string, types::LogicalType> listReadableMetadata() const { return {}; }
+  /// From now on append one column per entry of `columns` (keys from listReadableMetadata, declared
+  /// types) after the physical fields (Flink's applyReadableMetadata). Called on the client thread
+  /// before operatorFactory(), at most once. Throws UserError naming the column when the declared type
+  /// cannot hold the metadata. A source with metadata columns gets no projection push-down.
+  virtual void applyReadableMetadata(const std::vector<MetadataColumn>& columns) { (void)columns; }
 };
 
 /// What a sink declares to the planner.

@@ -79,10 +79,13 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
   resolved.name = name;
   for (const auto& o : def.options) resolved.options[o.key] = o.value;
   std::vector<int> physical_of_column(def.columns.size(), -1);
+  std::vector<int> metadata_of_column(def.columns.size(), -1);
   for (size_t i = 0; i < def.columns.size(); ++i) {
     const auto& c = def.columns[i];
-    if (c.kind == sql::ColumnKind::kMetadata)
-      fail(c.pos, fmt::format("Metadata column '{}' is not supported by this connector yet", c.name));
+    if (c.kind == sql::ColumnKind::kMetadata) {
+      metadata_of_column[i] = static_cast<int>(resolved.metadata.size());
+      resolved.metadata.push_back(MetadataColumn{c.name, c.metadata_key.value_or(c.name), c.type, c.metadata_virtual});
+    }
     for (size_t j = 0; j < i; ++j)
       if (def.columns[j].name == c.name) fail(c.pos, fmt::format("Column '{}' is defined twice", c.name));
     if (c.kind == sql::ColumnKind::kPhysical) {
@@ -98,16 +101,23 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
     resolved.physical_type.types[static_cast<size_t>(idx)].nullable = false;
   }
   out.has_computed = physical_of_column.size() != resolved.physical_type.size();
+  // The scan produces the physical fields, then the metadata columns (Flink's SupportsReadingMetadata).
+  const int num_physical = static_cast<int>(resolved.physical_type.size());
   Scope physical_scope;
   for (size_t i = 0; i < resolved.physical_type.size(); ++i)
     physical_scope.columns.push_back({qualifier, resolved.physical_type.names[i], static_cast<int>(i),
                                       resolved.physical_type.types[i], false, false});
+  for (size_t k = 0; k < resolved.metadata.size(); ++k)
+    physical_scope.columns.push_back({qualifier, resolved.metadata[k].name, num_physical + static_cast<int>(k),
+                                      resolved.metadata[k].type, false, false});
   if (out.has_computed || def.watermark) {
     for (size_t i = 0; i < def.columns.size(); ++i) {
       const auto& c = def.columns[i];
       out.names.push_back(c.name);
       if (c.kind == sql::ColumnKind::kPhysical) {
         out.projections.push_back(makeInputRef(physical_of_column[i], c.type));
+      } else if (c.kind == sql::ColumnKind::kMetadata) {
+        out.projections.push_back(makeInputRef(num_physical + metadata_of_column[i], c.type));
       } else {
         if (const sql::Expr* a = findAggregate(*c.expr))
           fail(a->pos, "Aggregate functions are not allowed in computed columns");
@@ -157,6 +167,32 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   auto scan = std::make_shared<RelNode>();
   scan->kind = RelKind::kTableSourceScan;
   scan->row_type = resolved.physical_type;
+  if (!resolved.metadata.empty()) {
+    const auto readable = source->listReadableMetadata();
+    for (const auto& m : resolved.metadata) {
+      if (readable.count(m.key) == 0) {
+        std::string keys;
+        for (const auto& kv : readable) keys += "\n" + kv.first;
+        const sql::ColumnDef* col = nullptr;
+        for (const auto& c : def.columns)
+          if (c.name == m.name) col = &c;
+        fail(col != nullptr ? col->pos : pos,
+             fmt::format("Invalid metadata key '{}' in column '{}' of table 'default_catalog.default_database.{}'. "
+                         "The connector '{}' supports the following metadata keys for reading:{}",
+                         m.key, m.name, table.name, resolved.options.count("connector") ? resolved.options.at("connector") : "",
+                         keys.empty() ? " (none)" : keys));
+      }
+      scan->row_type.names.push_back(m.name);
+      scan->row_type.types.push_back(m.type);
+    }
+    try {
+      source->applyReadableMetadata(resolved.metadata);
+    } catch (const SqlError&) {
+      throw;
+    } catch (const UserError& err) {
+      fail(pos, err.what());
+    }
+  }
   scan->rowtime.assign(scan->row_type.size(), false);
   scan->table_name = table.name;
   scan->source = source;

@@ -1,0 +1,190 @@
+#include "cli/kafka_mock_command.h"
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/json_format.h"
+#include "connectors/kafka/mock_cluster.h"
+#include "types/row_batch.h"
+
+namespace sluice::cli {
+
+namespace {
+
+using connectors::kafka::KafkaRecord;
+using connectors::kafka::MockKafkaCluster;
+
+/// Prints one line on stdout at once (scripts wait on these lines).
+void say(const std::string& line) {
+  std::fputs((line + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+/// Field `n` (1-based) of a CSV line, RFC 4180 quoting ("a ""b""" -> a "b"); nullopt when the line has
+/// fewer fields.
+std::optional<std::string> csvField(std::string_view line, int n) {
+  std::string field;
+  int index = 1;
+  bool quoted = false;
+  for (size_t i = 0; i <= line.size(); ++i) {
+    const char c = i < line.size() ? line[i] : ',';
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else if (i < line.size()) {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      if (index == n) return field;
+      ++index;
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Splits TOPIC=FILE / NAME:PARTITIONS option values.
+std::pair<std::string, std::string> splitAt(const std::string& value, char sep) {
+  const size_t at = value.find(sep);
+  if (at == std::string::npos) return {value, ""};
+  return {value.substr(0, at), value.substr(at + 1)};
+}
+
+/// The records of one file, one per non-blank line, keys as the options say. Throws UserError naming
+/// file:line.
+std::vector<KafkaRecord> readRecords(const std::string& path, const KafkaMockOptions& o) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(fmt::format("Cannot read the file '{}' to load", path));
+  std::optional<connectors::JsonRowDeserializer> json_key;
+  std::optional<types::RowBatch> key_batch;
+  if (!o.key_field.empty()) {
+    types::RowType key_type{{o.key_field}, {types::LogicalType::string()}};
+    json_key.emplace(key_type, connectors::JsonFormatOptions{}, connectors::JsonFlavor::kJson);
+    key_batch.emplace(key_type);
+  }
+  std::vector<KafkaRecord> records;
+  std::string line;
+  int64_t line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    KafkaRecord r;
+    std::string value = line;
+    if (!o.key_delimiter.empty()) {
+      const size_t at = line.find(o.key_delimiter);
+      if (at == std::string::npos)
+        throw UserError(fmt::format("{}:{}: no key delimiter '{}' in the line", path, line_number, o.key_delimiter));
+      r.key = line.substr(0, at);
+      value = line.substr(at + o.key_delimiter.size());
+    } else if (o.key_column > 0) {
+      r.key = csvField(line, o.key_column);
+      if (!r.key)
+        throw UserError(fmt::format("{}:{}: the line has fewer than {} fields (--key-column)", path, line_number,
+                                    o.key_column));
+    } else if (json_key) {
+      key_batch->clear();
+      json_key->parseLine(line, *key_batch, path, line_number);  // throws InputError "path:line: ..."
+      if (!key_batch->column(0).isNull(0)) r.key = std::string(key_batch->column(0).getString(0));
+    }
+    if (!(o.null_empty && value.empty())) r.value = std::move(value);
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+}  // namespace
+
+CLI::App* addKafkaMockCommand(CLI::App& app, KafkaMockOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "kafka-mock",
+      "Run an in-process mock Kafka cluster (librdkafka's), create and load topics, serve until Ctrl-C");
+  cmd->add_option("--brokers", o.brokers, "Number of mock brokers (default 1)")->check(CLI::Range(1, 16));
+  cmd->add_option("--topic", o.topics, "Create topic NAME with PARTITIONS partitions (NAME[:PARTITIONS], repeatable)");
+  cmd->add_option("--partitions", o.partitions, "Partitions of a topic first named by --load (default 1)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--load", o.loads, "Produce each line of FILE as one message to TOPIC (TOPIC=FILE, repeatable)");
+  cmd->add_option("--key-column", o.key_column, "Key = this field (1-based) of each CSV line")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--key-field", o.key_field, "Key = this field of each JSON line");
+  cmd->add_option("--key-delimiter", o.key_delimiter, "Each line is KEY<delimiter>VALUE (as kcat -K)");
+  cmd->add_flag("--null-empty", o.null_empty, "An empty value is produced as null, a tombstone (as kcat -Z)");
+  cmd->add_flag("--exit-after-load", o.exit_after_load, "Exit after loading instead of serving until Ctrl-C");
+  return cmd;
+}
+
+int runKafkaMock(const KafkaMockOptions& o) {
+  const int key_modes = (o.key_column > 0) + !o.key_field.empty() + !o.key_delimiter.empty();
+  if (key_modes > 1) throw UserError("Use only one of --key-column, --key-field and --key-delimiter");
+  std::map<std::string, int> topics;  // name -> partitions
+  std::vector<std::string> order;     // the names in the order they are created
+  for (const auto& spec : o.topics) {
+    auto [name, count] = splitAt(spec, ':');
+    int partitions = 1;
+    if (!count.empty()) {
+      try {
+        size_t used = 0;
+        partitions = std::stoi(count, &used);
+        if (used != count.size()) partitions = 0;
+      } catch (const std::exception&) {
+        partitions = 0;
+      }
+    }
+    if (name.empty() || partitions < 1)
+      throw UserError(fmt::format("Bad --topic '{}': expected NAME or NAME:PARTITIONS with PARTITIONS >= 1", spec));
+    if (!topics.emplace(name, partitions).second) throw UserError(fmt::format("--topic '{}' given twice", name));
+    order.push_back(name);
+  }
+  std::vector<std::pair<std::string, std::vector<KafkaRecord>>> loads;
+  for (const auto& spec : o.loads) {
+    auto [topic, file] = splitAt(spec, '=');
+    if (topic.empty() || file.empty()) throw UserError(fmt::format("Bad --load '{}': expected TOPIC=FILE", spec));
+    if (topics.emplace(topic, o.partitions).second) order.push_back(topic);
+    loads.emplace_back(topic, readRecords(file, o));  // every file read before the cluster starts
+  }
+
+  // Signals are blocked before librdkafka starts its threads, so they all inherit the mask and only
+  // sigwait below receives SIGINT / SIGTERM.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  MockKafkaCluster cluster(o.brokers);
+  say("bootstrap.servers=" + cluster.bootstrapServers());
+  for (const auto& name : order) {
+    cluster.createTopic(name, topics[name]);
+    say(fmt::format("created topic {} with {} partition{}", name, topics[name], topics[name] == 1 ? "" : "s"));
+  }
+  for (size_t i = 0; i < loads.size(); ++i) {
+    cluster.produce(loads[i].first, loads[i].second);
+    say(fmt::format("loaded {} messages from {} into topic {}", loads[i].second.size(),
+                    splitAt(o.loads[i], '=').second, loads[i].first));
+  }
+  say("ready");
+  if (o.exit_after_load) return 0;
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  std::fprintf(stderr, "kafka-mock: stopping on signal %d\n", signal);
+  cluster.stop();
+  return 0;
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,49 @@
+#pragma once
+/// `sluice kafka-mock`: a developer tool that runs librdkafka's in-process mock Kafka cluster
+/// (connectors/kafka/mock_cluster.h), so the Kafka examples and kcat work without a broker.
+///
+/// It starts the brokers, prints `bootstrap.servers=<host:port,...>`, creates the `--topic`s, loads each
+/// `--load TOPIC=FILE` (one message per line, in file order), prints `ready`, then serves until SIGINT or
+/// SIGTERM (Ctrl-C), or exits at once with `--exit-after-load`. Every stdout line is flushed as written, so
+/// a script can wait on them. The brokers listen on 127.0.0.1 ports chosen by the OS (librdkafka 2.0's mock
+/// takes no fixed port).
+///
+/// Keys (applied to every loaded file): `--key-column N` takes the Nth field (1-based) of a CSV line
+/// (RFC 4180 quotes), `--key-field NAME` the field NAME of a JSON line (a string unescaped, another value
+/// as its JSON text; missing or null: no key), `--key-delimiter D` splits each line at the first D into key
+/// and value (as `kcat -K D`). `--null-empty` turns an empty value into a null one, an upsert-kafka
+/// tombstone (as `kcat -Z`). Blank lines are skipped. A bad line (too few CSV fields, malformed JSON, no
+/// delimiter) is an error naming file:line, and nothing of that file is produced.
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace sluice::cli {
+
+/// The options of `sluice kafka-mock`.
+struct KafkaMockOptions {
+  int brokers = 1;                   ///< --brokers
+  std::vector<std::string> topics;   ///< --topic NAME[:PARTITIONS]
+  int partitions = 1;                ///< --partitions: for topics first named by --load
+  std::vector<std::string> loads;    ///< --load TOPIC=FILE
+  int key_column = 0;                ///< --key-column (1-based; 0 = none)
+  std::string key_field;             ///< --key-field
+  std::string key_delimiter;         ///< --key-delimiter
+  bool null_empty = false;           ///< --null-empty
+  bool exit_after_load = false;      ///< --exit-after-load
+};
+
+/// Adds the `kafka-mock` subcommand to `app`, storing its options in `options` (which must outlive
+/// parsing). Returns the subcommand.
+CLI::App* addKafkaMockCommand(CLI::App& app, KafkaMockOptions& options);
+
+/// Runs the tool; returns the exit code. Throws UserError on bad options or input (naming the option, file
+/// and line), InternalError when the mock cluster fails. Called on the main thread before any other thread
+/// starts: it blocks SIGINT and SIGTERM in every thread and waits for them.
+int runKafkaMock(const KafkaMockOptions& options);
+
+}  // namespace sluice::cli

@@ -1,0 +1,190 @@
+#include "connectors/kafka/kafka_sink.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/kafka/kafka_internal.h"
+
+namespace sluice::connectors::kafka {
+
+namespace {
+
+// The columns `fields` of `batch` as a batch of `type` (same row kinds).
+types::RowBatch projectBatch(const types::RowBatch& batch, const std::vector<int>& fields, const types::RowType& type) {
+  types::RowBatch out(type);
+  for (size_t k = 0; k < fields.size(); ++k) out.columns()[k] = batch.column(static_cast<size_t>(fields[k]));
+  out.kinds() = batch.kinds();
+  return out;
+}
+
+bool allFields(const std::vector<int>& fields, size_t arity) {
+  if (fields.size() != arity) return false;
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (fields[i] != static_cast<int>(i)) return false;
+  return true;
+}
+
+}  // namespace
+
+struct KafkaSinkOperator::Impl {
+  std::shared_ptr<const KafkaTableSpec> spec;
+  RdKafkaPtr producer;
+  std::unique_ptr<FormatEncoder> key_encoder;
+  std::unique_ptr<FormatEncoder> value_encoder;
+  std::string topic;
+  int num_partitions = 0;
+  int fixed_partition = -1;
+  int next_partition = 0;
+  int64_t sent = 0;
+  int64_t delivered = 0;
+  rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  int error_partition = -1;
+  std::string key_buf;
+  std::string value_buf;
+
+  static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void* opaque) {
+    auto* self = static_cast<Impl*>(opaque);
+    if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      ++self->delivered;
+    } else if (self->first_error == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      self->first_error = msg->err;
+      self->error_partition = msg->partition;
+    }
+  }
+
+  void checkDelivery() const {
+    if (first_error == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    throw UserError(fmt::format("Writing to Kafka topic '{}' partition {} failed (table '{}', brokers '{}'): {}", topic,
+                                error_partition, spec->table_name, spec->bootstrap, rd_kafka_err2str(first_error)));
+  }
+
+  void send(const std::string* key, const std::string* value) {
+    int32_t partition = RD_KAFKA_PARTITION_UA;
+    if (fixed_partition >= 0) {
+      partition = fixed_partition;
+    } else if (spec->partitioner == SinkPartitioner::kRoundRobin) {
+      partition = next_partition;
+      next_partition = (next_partition + 1) % num_partitions;
+    }
+    // The RD_KAFKA_V_* macros cast their arguments without parentheses: plain variables only.
+    void* kp = key != nullptr ? const_cast<char*>(key->data()) : nullptr;
+    const size_t kl = key != nullptr ? key->size() : 0;
+    void* vp = value != nullptr ? const_cast<char*>(value->data()) : nullptr;
+    const size_t vl = value != nullptr ? value->size() : 0;
+    while (true) {
+      rd_kafka_resp_err_t err = rd_kafka_producev(
+          producer.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(kp, kl), RD_KAFKA_V_VALUE(vp, vl), RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(producer.get(), 50);  // serves delivery reports, which frees queue space
+        checkDelivery();
+        continue;
+      }
+      if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        throw UserError(fmt::format("Cannot write to Kafka topic '{}' (table '{}'): {}", topic, spec->table_name,
+                                    rd_kafka_err2str(err)));
+      ++sent;
+      return;
+    }
+  }
+};
+
+KafkaSinkOperator::KafkaSinkOperator(std::shared_ptr<const KafkaTableSpec> spec) : impl_(std::make_unique<Impl>()) {
+  impl_->spec = std::move(spec);
+}
+
+KafkaSinkOperator::~KafkaSinkOperator() { close(); }
+
+void KafkaSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  StreamOperator::open(ctx, output);
+  Impl& m = *impl_;
+  const KafkaTableSpec& spec = *m.spec;
+  m.topic = spec.topics.at(0);
+  std::map<std::string, std::string> props = spec.properties;
+  props["bootstrap.servers"] = spec.bootstrap;
+  props.erase("group.id");
+  if (props.count("partitioner") == 0) props["partitioner"] = "murmur2_random";
+  HandleCallbacks cb;
+  cb.dr_msg_cb = &Impl::onDelivery;
+  cb.opaque = &m;
+  m.producer = newHandle(RD_KAFKA_PRODUCER, props, spec.table_name, cb);
+  if (spec.key_format) m.key_encoder = FormatEncoder::create(*spec.key_format, spec.keyRowType());
+  m.value_encoder = FormatEncoder::create(spec.value_format, spec.valueRowType());
+  if (spec.partitioner != SinkPartitioner::kDefault) {
+    m.num_partitions = static_cast<int>(fetchPartitions(m.producer.get(), m.topic, spec.timeout_ms, spec.bootstrap).size());
+    if (spec.partitioner == SinkPartitioner::kFixed) m.fixed_partition = ctx.subtask_index % m.num_partitions;
+  }
+}
+
+void KafkaSinkOperator::processBatch(types::RowBatch&& batch) {
+  Impl& m = *impl_;
+  const KafkaTableSpec& spec = *m.spec;
+  const size_t n = batch.numRows();
+  if (n == 0) return;
+  std::optional<types::RowBatch> key_batch;
+  if (m.key_encoder) key_batch = projectBatch(batch, spec.key_fields, spec.keyRowType());
+  std::optional<types::RowBatch> value_holder;
+  const types::RowBatch* values = &batch;
+  if (!allFields(spec.value_fields, batch.numColumns())) {
+    value_holder = projectBatch(batch, spec.value_fields, spec.valueRowType());
+    values = &*value_holder;
+  }
+  for (size_t r = 0; r < n; ++r) {
+    const types::RowKind kind = batch.kind(r);
+    const std::string* key = nullptr;
+    if (m.key_encoder && m.key_encoder->encode(*key_batch, r, m.key_buf)) key = &m.key_buf;
+    if (spec.upsert) {
+      if (kind == types::RowKind::kUpdateBefore) continue;  // the +U that follows replaces the value
+      if (kind == types::RowKind::kDelete) {
+        m.send(key, nullptr);  // tombstone
+        continue;
+      }
+    } else if (!spec.value_format.isChangelog()) {
+      SLUICE_CHECK(kind == types::RowKind::kInsert, "kafka sink of table '{}' received a {} row; it accepts inserts",
+                   spec.table_name, types::shortString(kind));
+    }
+    const std::string* value = m.value_encoder->encode(*values, r, m.value_buf) ? &m.value_buf : nullptr;
+    m.send(key, value);
+  }
+  rd_kafka_poll(m.producer.get(), 0);
+  m.checkDelivery();
+}
+
+void KafkaSinkOperator::endInput() {
+  Impl& m = *impl_;
+  if (!m.producer) return;
+  // Wait for every delivery report: each message is delivered or fails by itself within librdkafka's
+  // message.timeout.ms, so this loop ends.
+  while (rd_kafka_outq_len(m.producer.get()) > 0) {
+    rd_kafka_flush(m.producer.get(), 100);
+    m.checkDelivery();
+  }
+  m.checkDelivery();
+  SLUICE_CHECK(m.delivered == m.sent, "kafka sink of table '{}': {} records sent but {} acknowledged",
+               m.spec->table_name, m.sent, m.delivered);
+}
+
+void KafkaSinkOperator::close() {
+  Impl& m = *impl_;
+  if (m.producer) {
+    rd_kafka_purge(m.producer.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(m.producer.get(), 0);
+    m.producer.reset();
+  }
+}
+
+int64_t KafkaSinkOperator::recordsDelivered() const { return impl_->delivered; }
+
+std::shared_ptr<const runtime::StreamOperatorFactory> KafkaTableSink::operatorFactory() const {
+  auto spec = spec_;
+  return runtime::makeOperatorFactory([spec] { return std::make_unique<KafkaSinkOperator>(spec); });
+}
+
+std::string KafkaTableSink::summary() const {
+  return fmt::format("{} {}, format={}", spec_->upsert ? "upsert-kafka" : "kafka", spec_->topicsText(),
+                     spec_->value_format.name);
+}
+
+}  // namespace sluice::connectors::kafka

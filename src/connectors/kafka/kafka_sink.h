@@ -1,0 +1,66 @@
+#pragma once
+/// The Kafka sink (Flink's KafkaSink behind KafkaDynamicSink and the upsert-kafka sink), at-least-once:
+/// records are handed to librdkafka as rows arrive; at the end of input the subtask flushes and waits
+/// for every delivery report, and the first delivery error fails the job naming topic and partition
+/// (a broker that stays unreachable fails it after librdkafka's `properties.message.timeout.ms`).
+///
+/// `kafka`: each row is one record (key from the key format over `key.fields`, value from the value
+/// format); insert-only input unless the value format is a changelog format (debezium-json writes the
+/// row kind into the value). `upsert-kafka`: +I/+U write the value under the primary-key key, -D writes
+/// a tombstone (null value), -U is dropped (Flink's UpsertKafka sink).
+/// `sink.partitioner`: `default` (librdkafka's murmur2_random: murmur2 of the key as the Java client,
+/// random without a key), `fixed` (subtask i writes partition i % partitions, Flink's
+/// FlinkFixedPartitioner), `round-robin` (partitions in turn per record).
+/// Threading: one task thread; delivery reports are served on it (rd_kafka_poll / flush).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "connectors/kafka/kafka_spec.h"
+#include "runtime/operators/stream_operator.h"
+#include "table/catalog/table_factory.h"
+
+namespace sluice::connectors::kafka {
+
+/// One subtask of the Kafka sink.
+class KafkaSinkOperator final : public runtime::StreamOperator {
+ public:
+  explicit KafkaSinkOperator(std::shared_ptr<const KafkaTableSpec> spec);
+  ~KafkaSinkOperator() override;
+  /// Creates the producer; fetches the partition count for `fixed` / `round-robin` (UserError naming the
+  /// topic and brokers when that fails).
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
+  /// Encodes and sends the rows. Throws UserError on a delivery error reported so far.
+  void processBatch(types::RowBatch&& batch) override;
+  /// Flushes and checks every delivery report (at-least-once). Throws UserError naming topic and partition.
+  void endInput() override;
+  /// Destroys the producer; records not yet delivered are dropped (the job has failed then).
+  void close() override;
+
+  /// Records acknowledged by the brokers so far (task thread).
+  int64_t recordsDelivered() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The sink the planner gets for a `kafka` / `upsert-kafka` table.
+class KafkaTableSink final : public table::DynamicTableSink {
+ public:
+  KafkaTableSink(std::shared_ptr<const KafkaTableSpec> spec, std::optional<int> parallelism)
+      : spec_(std::move(spec)), parallelism_(parallelism) {}
+  std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
+  std::optional<int> parallelism() const override { return parallelism_; }
+  /// upsert-kafka, or a kafka table whose value format is a changelog format (debezium-json).
+  bool acceptsUpdates() const override { return spec_->upsert || spec_->value_format.isChangelog(); }
+  std::string summary() const override;
+
+ private:
+  std::shared_ptr<const KafkaTableSpec> spec_;
+  std::optional<int> parallelism_;
+};
+
+}  // namespace sluice::connectors::kafka

@@ -1,0 +1,504 @@
+#include "connectors/kafka/kafka_source.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "connectors/kafka/kafka_internal.h"
+#include "connectors/operator_util.h"
+
+namespace sluice::connectors::kafka {
+
+namespace {
+
+// Java's String.hashCode over the topic's bytes (topic names are ASCII in practice).
+int32_t javaStringHash(const std::string& s) {
+  uint32_t h = 0;
+  for (unsigned char c : s) h = 31 * h + c;
+  return static_cast<int32_t>(h);
+}
+
+std::map<std::string, std::string> consumerProperties(const KafkaTableSpec& spec, bool with_group) {
+  std::map<std::string, std::string> props = spec.properties;
+  props["bootstrap.servers"] = spec.bootstrap;
+  props["enable.partition.eof"] = "true";
+  props["enable.auto.commit"] = "false";
+  props["enable.auto.offset.store"] = "false";
+  if (!with_group) props.erase("group.id");
+  return props;
+}
+
+struct Watermarks {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+
+Watermarks queryOffsets(rd_kafka_t* rk, const KafkaTableSpec& spec, const std::string& topic, int partition) {
+  Watermarks w;
+  rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &w.lo, &w.hi, spec.timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot read the offsets of Kafka topic '{}' partition {} from '{}' within {} ms "
+                                "(table '{}'): {}",
+                                topic, partition, spec.bootstrap, spec.timeout_ms, spec.table_name,
+                                rd_kafka_err2str(err)));
+  return w;
+}
+
+// Offsets of the first record with a timestamp >= ts per partition; -1 where the broker has none (or,
+// like the mock cluster, cannot look timestamps up).
+std::map<int, int64_t> offsetsForTimes(rd_kafka_t* rk, const KafkaTableSpec& spec, const std::string& topic,
+                                       const std::vector<int>& partitions, int64_t ts) {
+  PartitionList list;
+  for (int p : partitions) list.add(topic, p, ts);
+  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(rk, list.list, spec.timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot look up offsets by timestamp in Kafka topic '{}' from '{}' (table '{}'): {}",
+                                topic, spec.bootstrap, spec.table_name, rd_kafka_err2str(err)));
+  std::map<int, int64_t> out;
+  for (int i = 0; i < list.list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list.list->elems[i];
+    out[tp.partition] = tp.err == RD_KAFKA_RESP_ERR_NO_ERROR ? tp.offset : -1;
+  }
+  return out;
+}
+
+std::map<int, int64_t> committedOffsets(const KafkaTableSpec& spec, const std::string& topic,
+                                        const std::vector<int>& partitions) {
+  RdKafkaPtr rk = newHandle(RD_KAFKA_CONSUMER, consumerProperties(spec, true), spec.table_name);
+  PartitionList list;
+  for (int p : partitions) list.add(topic, p, RD_KAFKA_OFFSET_INVALID);
+  rd_kafka_resp_err_t err = rd_kafka_committed(rk.get(), list.list, spec.timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot fetch the committed offsets of group '{}' for Kafka topic '{}' from '{}' "
+                                "(table '{}'): {}",
+                                spec.group_id.value_or(""), topic, spec.bootstrap, spec.table_name,
+                                rd_kafka_err2str(err)));
+  std::map<int, int64_t> out;
+  for (int i = 0; i < list.list->cnt; ++i) out[list.list->elems[i].partition] = list.list->elems[i].offset;
+  return out;
+}
+
+std::vector<std::string> resolveTopics(rd_kafka_t* rk, const KafkaTableSpec& spec) {
+  if (spec.topic_pattern.empty()) return spec.topics;
+  std::regex re;
+  try {
+    re = std::regex(spec.topic_pattern);
+  } catch (const std::regex_error& e) {
+    throw UserError(fmt::format("Invalid 'topic-pattern' '{}' of table '{}': {}", spec.topic_pattern, spec.table_name,
+                                e.what()));
+  }
+  std::vector<std::string> out;
+  for (const std::string& t : fetchTopics(rk, spec.timeout_ms, spec.bootstrap))
+    if (std::regex_match(t, re)) out.push_back(t);
+  return out;
+}
+
+// Turns records into rows of the table: decodes key and value with their formats and assembles the
+// physical columns (key columns from the key in EXCEPT_KEY mode or for tombstones, else from the value,
+// as Flink's DynamicKafkaDeserializationSchema) followed by the metadata columns.
+class RecordDecoder {
+ public:
+  explicit RecordDecoder(const KafkaTableSpec& spec) : spec_(spec), produced_(spec.producedType({})) {
+    value_ = FormatDecoder::create(spec.value_format, spec.valueRowType());
+    value_batch_ = types::RowBatch(spec.valueRowType());
+    if (spec.key_format) {
+      key_ = FormatDecoder::create(*spec.key_format, spec.keyRowType());
+      key_batch_ = types::RowBatch(spec.keyRowType());
+    }
+    // Where each physical column comes from.
+    source_.assign(spec.physical.size(), Source{});
+    for (size_t k = 0; k < spec.key_fields.size(); ++k)
+      source_[static_cast<size_t>(spec.key_fields[k])].key = static_cast<int>(k);
+    for (size_t v = 0; v < spec.value_fields.size(); ++v)
+      source_[static_cast<size_t>(spec.value_fields[v])].value = static_cast<int>(v);
+  }
+
+  const types::RowType& producedType() const { return produced_; }
+
+  /// Appends the rows of `m` to `out`; returns how many.
+  size_t add(const rd_kafka_message_t* m, const std::string& topic, types::RowBatch& out) {
+    where_.clear();
+    fmt::format_to(std::back_inserter(where_), "Kafka topic '{}' partition {} offset {}", topic, m->partition,
+                   m->offset);
+    value_batch_.clear();
+    size_t rows = 0;
+    bool tombstone = false;
+    if (m->payload == nullptr) {
+      if (spec_.upsert) {
+        tombstone = true;
+        rows = 1;
+      } else {
+        rows = value_->decode(nullptr, value_batch_, where_);
+      }
+    } else {
+      std::string_view bytes(static_cast<const char*>(m->payload), m->len);
+      rows = value_->decode(&bytes, value_batch_, where_);
+    }
+    if (rows == 0) return 0;
+    size_t key_rows = 0;
+    if (key_) {
+      key_batch_.clear();
+      if (m->key != nullptr) {
+        std::string_view kb(static_cast<const char*>(m->key), m->key_len);
+        key_rows = key_->decode(&kb, key_batch_, where_ + " (key)");
+      } else {
+        key_rows = key_->decode(nullptr, key_batch_, where_ + " (key)");
+      }
+    }
+    rd_kafka_timestamp_type_t ts_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    const int64_t ts = rd_kafka_message_timestamp(m, &ts_type);
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t c = 0; c < source_.size(); ++c) {
+        const Source& src = source_[c];
+        types::Column& col = out.column(c);
+        const bool from_value = src.value >= 0 && !tombstone;
+        if (from_value) {
+          col.appendFrom(value_batch_.column(static_cast<size_t>(src.value)), r);
+        } else if (src.key >= 0 && key_rows > 0) {
+          col.appendFrom(key_batch_.column(static_cast<size_t>(src.key)), 0);
+        } else {
+          col.appendNull();
+        }
+      }
+      for (size_t k = 0; k < spec_.metadata.size(); ++k) {
+        types::Column& col = out.column(source_.size() + k);
+        switch (spec_.metadata[k]) {
+          case KafkaMetadata::kTopic: col.appendString(topic); break;
+          case KafkaMetadata::kPartition: col.appendLong(m->partition); break;
+          case KafkaMetadata::kOffset: col.appendLong(m->offset); break;
+          case KafkaMetadata::kTimestamp: col.appendLong(ts); break;
+          case KafkaMetadata::kTimestampType:
+            col.appendString(ts_type == RD_KAFKA_TIMESTAMP_CREATE_TIME       ? "CreateTime"
+                             : ts_type == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? "LogAppendTime"
+                                                                             : "NoTimestampType");
+            break;
+        }
+      }
+      out.kinds().push_back(tombstone ? types::RowKind::kDelete : value_batch_.kind(r));
+    }
+    return rows;
+  }
+
+ private:
+  struct Source {
+    int key = -1;
+    int value = -1;
+  };
+  const KafkaTableSpec& spec_;
+  types::RowType produced_;
+  std::unique_ptr<FormatDecoder> key_;
+  std::unique_ptr<FormatDecoder> value_;
+  types::RowBatch key_batch_;
+  types::RowBatch value_batch_;
+  std::vector<Source> source_;
+  std::string where_;
+};
+
+class KafkaSplitEnumerator final : public runtime::SplitEnumerator<KafkaPartitionSplit> {
+ public:
+  KafkaSplitEnumerator(std::shared_ptr<const KafkaTableSpec> spec, int parallelism)
+      : spec_(std::move(spec)), parallelism_(parallelism) {}
+  std::optional<KafkaPartitionSplit> handleSplitRequest(int subtask) override {
+    auto it = pending_.find(subtask);
+    if (it == pending_.end()) {
+      auto splits = discoverKafkaSplits(*spec_, subtask, parallelism_);
+      it = pending_.emplace(subtask, std::deque<KafkaPartitionSplit>(splits.begin(), splits.end())).first;
+    }
+    if (it->second.empty()) return std::nullopt;
+    KafkaPartitionSplit s = std::move(it->second.front());
+    it->second.pop_front();
+    return s;
+  }
+
+ private:
+  std::shared_ptr<const KafkaTableSpec> spec_;
+  int parallelism_;
+  std::map<int, std::deque<KafkaPartitionSplit>> pending_;
+};
+
+class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, KafkaPartitionSplit> {
+ public:
+  KafkaSourceReader(std::shared_ptr<const KafkaTableSpec> spec, const runtime::SourceReaderContext& ctx)
+      : spec_(std::move(spec)), decoder_(*spec_) {
+    runtime::OperatorContext octx;
+    octx.config = ctx.config;
+    batch_size_ = batchSizeOf(octx);
+    messages_.resize(batch_size_);
+  }
+
+  ~KafkaSourceReader() override { close(); }
+
+  void addSplit(KafkaPartitionSplit split) override {
+    if (split.stop_offset >= 0 && split.start_offset >= split.stop_offset) return;  // nothing to read
+    if (!rk_) {
+      rk_ = newHandle(RD_KAFKA_CONSUMER, consumerProperties(*spec_, false), spec_->table_name);
+      queue_ = rd_kafka_queue_new(rk_.get());
+    }
+    auto it = consumers_.find(split.topic);
+    if (it == consumers_.end())
+      it = consumers_.emplace(split.topic, std::make_unique<SimpleConsumer>(rk_.get(), split.topic, queue_)).first;
+    it->second->start(split.partition, split.start_offset);
+    active_[{split.topic, split.partition}] = split;
+  }
+
+  runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override {
+    if (active_.empty()) return runtime::InputStatus::kEndOfInput;
+    const ssize_t n = rd_kafka_consume_batch_queue(queue_, kPollMs, messages_.data(), messages_.size());
+    if (n <= 0) return runtime::InputStatus::kNothingAvailable;
+    types::RowBatch batch(decoder_.producedType());
+    batch.reserve(static_cast<size_t>(n));
+    size_t i = 0;
+    try {
+      for (; i < static_cast<size_t>(n); ++i) {
+        handle(messages_[i], batch);
+        rd_kafka_message_destroy(messages_[i]);
+      }
+    } catch (...) {
+      for (; i < static_cast<size_t>(n); ++i) rd_kafka_message_destroy(messages_[i]);
+      throw;
+    }
+    if (!batch.empty()) output.collect(std::move(batch));
+    return active_.empty() ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
+  }
+
+  void close() override {
+    consumers_.clear();
+    active_.clear();
+    if (queue_ != nullptr) {
+      rd_kafka_queue_destroy(queue_);
+      queue_ = nullptr;
+    }
+    rk_.reset();
+  }
+
+ private:
+  static constexpr int kPollMs = 5;
+
+  void finish(const std::string& topic, int partition) {
+    active_.erase({topic, partition});
+    auto it = consumers_.find(topic);
+    if (it != consumers_.end()) it->second->stop(partition);
+  }
+
+  void handle(rd_kafka_message_t* m, types::RowBatch& batch) {
+    const std::string topic = m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "";
+    auto it = active_.find({topic, m->partition});
+    if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      // m->offset is the next offset to fetch: a bounded split whose end is reached is done.
+      if (it != active_.end() && it->second.stop_offset >= 0 && m->offset >= it->second.stop_offset)
+        finish(topic, m->partition);
+      return;
+    }
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      handleError(m, topic);
+      return;
+    }
+    if (it == active_.end()) return;  // a record fetched before its split finished
+    KafkaPartitionSplit& split = it->second;
+    if (split.stop_offset >= 0 && m->offset >= split.stop_offset) {
+      finish(topic, m->partition);
+      return;
+    }
+    rd_kafka_timestamp_type_t tstype;
+    const int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+    if (split.stop_timestamp >= 0 && ts >= split.stop_timestamp) {
+      finish(topic, m->partition);
+      return;
+    }
+    if (split.start_timestamp >= 0) {
+      if (ts < split.start_timestamp) {
+        if (split.stop_offset >= 0 && m->offset + 1 >= split.stop_offset) finish(topic, m->partition);
+        return;
+      }
+      split.start_timestamp = -1;  // from the first record at or after the timestamp on, read everything
+    }
+    decoder_.add(m, topic, batch);
+    if (split.stop_offset >= 0 && m->offset + 1 >= split.stop_offset) finish(topic, m->partition);
+  }
+
+  void handleError(rd_kafka_message_t* m, const std::string& topic) {
+    const rd_kafka_resp_err_t err = m->err;
+    const std::string name = topic.empty() && !active_.empty() ? active_.begin()->first.first : topic;
+    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+        err == RD_KAFKA_RESP_ERR__RESOLVE) {
+      // librdkafka reconnects by itself: the job goes on if the brokers answer a metadata request within
+      // the request timeout (which also fails when the topic is gone), and fails naming them otherwise.
+      fetchPartitions(rk_.get(), name, spec_->timeout_ms, spec_->bootstrap);
+      return;
+    }
+    throw UserError(fmt::format("Reading Kafka topic '{}' partition {} failed (table '{}', brokers '{}'): {}", name,
+                                m->partition, spec_->table_name, spec_->bootstrap, rd_kafka_message_errstr(m)));
+  }
+
+  std::shared_ptr<const KafkaTableSpec> spec_;
+  RecordDecoder decoder_;
+  size_t batch_size_ = 1024;
+  RdKafkaPtr rk_;
+  rd_kafka_queue_t* queue_ = nullptr;
+  std::map<std::string, std::unique_ptr<SimpleConsumer>> consumers_;
+  std::map<std::pair<std::string, int>, KafkaPartitionSplit> active_;
+  std::vector<rd_kafka_message_t*> messages_;
+};
+
+}  // namespace
+
+int kafkaSplitOwner(const std::string& topic, int partition, int parallelism) {
+  // Java's int arithmetic: the product wraps around.
+  const uint32_t product = static_cast<uint32_t>(javaStringHash(topic)) * 31u;
+  const int start = static_cast<int>((product & 0x7FFFFFFFu) % static_cast<uint32_t>(parallelism));
+  return (start + partition) % parallelism;
+}
+
+std::vector<KafkaPartitionSplit> discoverKafkaSplits(const KafkaTableSpec& spec, int subtask, int parallelism) {
+  RdKafkaPtr rk = newHandle(RD_KAFKA_CONSUMER, consumerProperties(spec, false), spec.table_name);
+  std::vector<KafkaPartitionSplit> out;
+  for (const std::string& topic : resolveTopics(rk.get(), spec)) {
+    std::vector<int> mine;
+    for (int p : fetchPartitions(rk.get(), topic, spec.timeout_ms, spec.bootstrap))
+      if (kafkaSplitOwner(topic, p, parallelism) == subtask) mine.push_back(p);
+    if (mine.empty()) continue;
+    std::map<int, Watermarks> marks;
+    for (int p : mine) marks[p] = queryOffsets(rk.get(), spec, topic, p);
+    std::map<int, int64_t> committed;
+    if (spec.startup == StartupMode::kGroupOffsets || spec.bounded == BoundedMode::kGroupOffsets)
+      committed = committedOffsets(spec, topic, mine);
+    std::map<int, int64_t> start_times;
+    if (spec.startup == StartupMode::kTimestamp)
+      start_times = offsetsForTimes(rk.get(), spec, topic, mine, spec.startup_timestamp);
+    std::map<int, int64_t> stop_times;
+    if (spec.bounded == BoundedMode::kTimestamp)
+      stop_times = offsetsForTimes(rk.get(), spec, topic, mine, spec.bounded_timestamp);
+    for (int p : mine) {
+      const Watermarks w = marks[p];
+      KafkaPartitionSplit s;
+      s.topic = topic;
+      s.partition = p;
+      switch (spec.startup) {
+        case StartupMode::kEarliestOffset: s.start_offset = w.lo; break;
+        case StartupMode::kLatestOffset: s.start_offset = w.hi; break;
+        case StartupMode::kTimestamp:
+          if (start_times[p] >= 0) {
+            s.start_offset = start_times[p];
+          } else {
+            s.start_offset = w.lo;
+            s.start_timestamp = spec.startup_timestamp;
+          }
+          break;
+        case StartupMode::kSpecificOffsets: {
+          auto it = spec.startup_offsets.find(p);
+          s.start_offset = it != spec.startup_offsets.end() ? std::clamp(it->second, w.lo, w.hi) : w.lo;
+          break;
+        }
+        case StartupMode::kGroupOffsets: {
+          const int64_t c = committed[p];
+          if (c >= 0) {
+            s.start_offset = std::clamp(c, w.lo, w.hi);
+          } else if (spec.auto_offset_reset == "earliest") {
+            s.start_offset = w.lo;
+          } else if (spec.auto_offset_reset == "latest") {
+            s.start_offset = w.hi;
+          } else {
+            throw UserError(fmt::format("Undefined offset with no reset policy for partition {}-{}: group '{}' has no "
+                                        "committed offset (table '{}'; set 'properties.auto.offset.reset' to "
+                                        "'earliest' or 'latest').",
+                                        topic, p, spec.group_id.value_or(""), spec.table_name));
+          }
+          break;
+        }
+      }
+      switch (spec.bounded) {
+        case BoundedMode::kUnbounded: s.stop_offset = -1; break;
+        case BoundedMode::kLatestOffset: s.stop_offset = w.hi; break;
+        case BoundedMode::kTimestamp:
+          if (stop_times[p] >= 0) {
+            s.stop_offset = stop_times[p];
+          } else {
+            s.stop_offset = w.hi;
+            s.stop_timestamp = spec.bounded_timestamp;
+          }
+          break;
+        case BoundedMode::kSpecificOffsets: {
+          auto it = spec.bounded_offsets.find(p);
+          s.stop_offset = it != spec.bounded_offsets.end() ? it->second : w.hi;
+          break;
+        }
+        case BoundedMode::kGroupOffsets: {
+          const int64_t c = committed[p];
+          if (c < 0)
+            throw UserError(fmt::format("Kafka topic '{}' partition {} has no committed offset for group '{}' to stop "
+                                        "at ('scan.bounded.mode' = 'group-offsets', table '{}').",
+                                        topic, p, spec.group_id.value_or(""), spec.table_name));
+          s.stop_offset = c;
+          break;
+        }
+      }
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<runtime::SplitEnumerator<KafkaPartitionSplit>> KafkaSource::createEnumerator(int parallelism) const {
+  return std::make_unique<KafkaSplitEnumerator>(spec_, std::max(1, parallelism));
+}
+
+std::unique_ptr<runtime::SourceReader<types::RowBatch, KafkaPartitionSplit>> KafkaSource::createReader(
+    const runtime::SourceReaderContext& ctx) const {
+  return std::make_unique<KafkaSourceReader>(spec_, ctx);
+}
+
+std::shared_ptr<const runtime::StreamOperatorFactory> KafkaTableSource::operatorFactory() const {
+  auto spec = spec_;
+  return runtime::makeOperatorFactory([spec] { return std::make_unique<KafkaSourceOperator>(spec); }, true);
+}
+
+table::ChangelogMode KafkaTableSource::changelogMode() const {
+  if (spec_->upsert) return table::ChangelogMode::kUpsert;
+  return spec_->value_format.isChangelog() ? table::ChangelogMode::kAll : table::ChangelogMode::kInsertOnly;
+}
+
+std::string KafkaTableSource::summary() const {
+  return fmt::format("{} {}, format={}", spec_->upsert ? "upsert-kafka" : "kafka", spec_->topicsText(),
+                     spec_->value_format.name);
+}
+
+void KafkaTableSource::applyReadableMetadata(const std::vector<table::MetadataColumn>& columns) {
+  auto spec = std::make_shared<KafkaTableSpec>(*spec_);
+  spec->metadata.clear();
+  spec->metadata_types.clear();
+  for (const auto& c : columns) {
+    using types::TypeId;
+    const TypeId id = c.type.id;
+    bool ok = false;
+    KafkaMetadata m = KafkaMetadata::kTopic;
+    if (c.key == "topic" || c.key == "timestamp-type") {
+      m = c.key == "topic" ? KafkaMetadata::kTopic : KafkaMetadata::kTimestampType;
+      ok = id == TypeId::kVarchar || id == TypeId::kChar;
+    } else if (c.key == "partition") {
+      m = KafkaMetadata::kPartition;
+      ok = id == TypeId::kInt || id == TypeId::kBigInt;
+    } else if (c.key == "offset") {
+      m = KafkaMetadata::kOffset;
+      ok = id == TypeId::kBigInt;
+    } else if (c.key == "timestamp") {
+      m = KafkaMetadata::kTimestamp;
+      ok = id == TypeId::kTimestamp;
+    }
+    if (!ok)
+      throw UserError(fmt::format("Metadata column '{}' of table '{}' cannot hold Kafka's '{}' metadata: the type is {} "
+                                  "but should be {}.",
+                                  c.name, spec_->table_name, c.key, c.type.toString(),
+                                  readableKafkaMetadata().at(c.key).toString()));
+    spec->metadata.push_back(m);
+    spec->metadata_types.push_back(c.type);
+  }
+  spec_ = std::move(spec);
+}
+
+}  // namespace sluice::connectors::kafka

@@ -1,0 +1,95 @@
+#pragma once
+/// The Kafka source on the FLIP-27 interface (Flink's KafkaSource as used by KafkaDynamicSource and the
+/// upsert-kafka source): one split per topic partition, assigned to subtasks as Flink's
+/// KafkaSourceEnumerator does (partition p of topic t goes to subtask
+/// (((hash(t) * 31) & 0x7FFFFFFF) % parallelism + p) % parallelism, hash = Java's String.hashCode), so
+/// every subtask computes the same assignment on its own. Start and stop offsets are resolved when a
+/// subtask asks for its splits (`scan.startup.mode`, `scan.bounded.mode`); a bounded split ends at its
+/// stop offset (exclusive) and the subtask ends when all of its splits have. Partitions are read
+/// without a consumer group (no group join; offsets are not committed).
+///
+/// Errors (UserError, failing the job): brokers that do not answer a metadata or offset request within
+/// `properties.default.api.timeout.ms` (naming the bootstrap servers and topic), a topic that does not
+/// exist or disappears while read (naming topic and partition), a record that its format cannot decode
+/// (naming topic, partition and offset) unless the format ignores parse errors.
+/// Threading: a reader belongs to its task thread; librdkafka runs its own threads inside.
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connectors/kafka/kafka_spec.h"
+#include "runtime/operators/row_source_reader_operator.h"
+#include "table/catalog/table_factory.h"
+
+namespace sluice::connectors::kafka {
+
+/// One topic partition to read (Flink's KafkaPartitionSplit).
+struct KafkaPartitionSplit {
+  std::string topic;
+  int partition = 0;
+  int64_t start_offset = 0;       ///< first offset read
+  int64_t stop_offset = -1;       ///< bounded: offset where reading stops (exclusive); -1 unbounded
+  /// Timestamp modes the broker could not answer by offset: skip records before the first whose
+  /// timestamp is >= start_timestamp; stop at the first whose timestamp is >= stop_timestamp (-1: none).
+  int64_t start_timestamp = -1;
+  int64_t stop_timestamp = -1;
+};
+
+/// The subtask that reads partition `partition` of `topic` at `parallelism` (Flink's
+/// KafkaSourceEnumerator.getSplitOwner).
+int kafkaSplitOwner(const std::string& topic, int partition, int parallelism);
+
+/// The splits of one subtask: discovers the partitions and resolves their offsets. Throws UserError as
+/// described above.
+std::vector<KafkaPartitionSplit> discoverKafkaSplits(const KafkaTableSpec& spec, int subtask, int parallelism);
+
+/// The Kafka source: static per-subtask assignment (see the file comment).
+class KafkaSource final : public runtime::Source<types::RowBatch, KafkaPartitionSplit> {
+ public:
+  explicit KafkaSource(std::shared_ptr<const KafkaTableSpec> spec) : spec_(std::move(spec)) {}
+  bool isBounded() const override { return spec_->bounded != BoundedMode::kUnbounded; }
+  std::unique_ptr<runtime::SplitEnumerator<KafkaPartitionSplit>> createEnumerator(int parallelism) const override;
+  std::unique_ptr<runtime::SourceReader<types::RowBatch, KafkaPartitionSplit>> createReader(
+      const runtime::SourceReaderContext& ctx) const override;
+
+ private:
+  std::shared_ptr<const KafkaTableSpec> spec_;
+};
+
+/// One subtask of the Kafka source.
+class KafkaSourceOperator final : public runtime::RowSourceReaderOperator<KafkaPartitionSplit> {
+ public:
+  explicit KafkaSourceOperator(std::shared_ptr<const KafkaTableSpec> spec)
+      : RowSourceReaderOperator(std::make_shared<KafkaSource>(std::move(spec))) {}
+};
+
+/// The source the planner gets for a `kafka` / `upsert-kafka` table.
+class KafkaTableSource final : public table::ScanTableSource {
+ public:
+  KafkaTableSource(std::shared_ptr<const KafkaTableSpec> spec, std::optional<int> parallelism)
+      : spec_(std::move(spec)), parallelism_(parallelism) {}
+  std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
+  std::optional<int> parallelism() const override { return parallelism_; }
+  /// upsert-kafka: upserts ([I,UA,D]); a changelog value format (debezium-json): all kinds; else insert-only.
+  table::ChangelogMode changelogMode() const override;
+  bool isBounded() const override { return spec_->bounded != BoundedMode::kUnbounded; }
+  std::string summary() const override;
+  /// topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP(3) (Flink: TIMESTAMP_LTZ(3)),
+  /// timestamp-type STRING.
+  std::map<std::string, types::LogicalType> listReadableMetadata() const override { return readableKafkaMetadata(); }
+  /// Throws UserError naming the column when its type cannot hold the key's values (partition: INT or
+  /// BIGINT; offset: BIGINT; timestamp: TIMESTAMP(p); topic, timestamp-type: STRING / VARCHAR / CHAR).
+  void applyReadableMetadata(const std::vector<table::MetadataColumn>& columns) override;
+  const KafkaTableSpec& spec() const { return *spec_; }
+
+ private:
+  std::shared_ptr<const KafkaTableSpec> spec_;
+  std::optional<int> parallelism_;
+};
+
+}  // namespace sluice::connectors::kafka

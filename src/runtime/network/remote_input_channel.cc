@@ -1,0 +1,119 @@
+#include "runtime/network/remote_input_channel.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "runtime/network/record_serializer.h"
+
+namespace sluice::runtime {
+
+using network::Buffer;
+
+namespace {
+
+/// Events arrive without credit, so they do not take the channel's buffers: each gets a segment of its
+/// own, freed when the consumer has read it (Flink allocates unpooled memory for events the same way).
+class UnpooledRecycler : public network::BufferRecycler {
+ public:
+  void recycle(network::MemorySegment* segment) override { delete segment; }
+};
+
+UnpooledRecycler& unpooledRecycler() {
+  static UnpooledRecycler recycler;
+  return recycler;
+}
+
+}  // namespace
+
+RemoteInputChannel::RemoteInputChannel(std::string name, network::InputChannelId id, std::string partition_id,
+                                       int32_t subpartition, std::shared_ptr<PartitionRequestClient> client,
+                                       network::NetworkBufferPool& global, network::LocalBufferPool& floating_pool,
+                                       int32_t exclusive_buffers, std::shared_ptr<const ObjectBatchSerializer> objects)
+    : InputChannel(std::move(objects)),
+      name_(std::move(name)),
+      id_(id),
+      partition_id_(std::move(partition_id)),
+      subpartition_(subpartition),
+      client_(std::move(client)),
+      receiver_(name_, global, floating_pool, exclusive_buffers) {
+  SLUICE_CHECK(exclusive_buffers >= 1, "remote channel {} needs at least one exclusive buffer", name_);
+  SLUICE_CHECK(client_ != nullptr, "remote channel {} without a connection", name_);
+  // Credit gained on any thread (a recycled exclusive buffer, a floating buffer granted) goes out as
+  // AddCredit from the I/O thread.
+  receiver_.setCreditListener([this] { client_->notifyCreditAvailable(id_); });
+}
+
+RemoteInputChannel::~RemoteInputChannel() = default;
+
+void RemoteInputChannel::setup() { receiver_.setup(); }
+
+void RemoteInputChannel::requestSubpartition(const std::shared_ptr<RemoteInputChannel>& self) {
+  SLUICE_CHECK(self.get() == this, "requestSubpartition of {} with another channel", name_);
+  client_->requestSubpartition(self);
+}
+
+void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_t backlog) {
+  bytes_received_.fetch_add(buffer.size(), std::memory_order_relaxed);
+  receiver_.onBuffer(std::move(buffer), sequence_number, backlog);
+  notifyAvailable();
+}
+
+void RemoteInputChannel::onEvent(std::string_view bytes, int32_t sequence_number, int32_t backlog) {
+  const network::NetworkEvent event = network::EventSerializer::deserialize(bytes);
+  auto* segment = new network::MemorySegment(static_cast<int32_t>(std::max<size_t>(1, bytes.size())));
+  Buffer buffer(segment, &unpooledRecycler(), network::BufferDataType::kEvent);
+  buffer.append(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int32_t>(bytes.size()));
+  bytes_received_.fetch_add(buffer.size(), std::memory_order_relaxed);
+  receiver_.onBuffer(std::move(buffer), sequence_number, backlog);
+  if (event.type == network::NetworkEventType::kEndOfPartition) finished_.store(true, std::memory_order_release);
+  notifyAvailable();
+}
+
+void RemoteInputChannel::onError(std::exception_ptr error) {
+  if (isFinished()) return;  // everything arrived: a later connection failure does not concern the channel
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_) return;
+    error_ = std::move(error);
+  }
+  failed_.store(true, std::memory_order_release);
+  notifyAvailable();
+}
+
+void RemoteInputChannel::notifyAvailable() {
+  std::function<void()> listener;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener = listener_;
+  }
+  if (listener) listener();
+}
+
+void RemoteInputChannel::setAvailabilityListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = std::move(listener);
+}
+
+bool RemoteInputChannel::hasAvailable() const {
+  return failed_.load(std::memory_order_acquire) || receiver_.queuedBuffers() > 0;
+}
+
+void RemoteInputChannel::announceBufferSize(int32_t bytes) {
+  if (!isFinished()) client_->notifyNewBufferSize(id_, bytes);
+}
+
+std::string RemoteInputChannel::describe() const {
+  return fmt::format("remote channel {} from {}", name_, client_->peerName());
+}
+
+void RemoteInputChannel::checkError() const {
+  if (!failed_.load(std::memory_order_acquire)) return;
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    error = error_;
+  }
+  std::rethrow_exception(error);
+}
+
+}  // namespace sluice::runtime

@@ -1,0 +1,551 @@
+#include "runtime/network/transport/tcp_connection_manager.h"
+
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <asio.hpp>
+#include <atomic>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+#include "runtime/network/network_frame.h"
+#include "runtime/network/record_serializer.h"
+
+namespace sluice::runtime::network {
+
+using asio::ip::tcp;
+
+namespace {
+
+constexpr size_t kReadChunkBytes = 64 * 1024;
+// Bytes gathered into one socket write before the next is started (several buffers per syscall).
+constexpr size_t kWriteBatchBytes = 256 * 1024;
+
+struct IdHash {
+  size_t operator()(const InputChannelId& id) const {
+    return std::hash<uint64_t>()(id.upper * 0x9E3779B97F4A7C15ull ^ id.lower);
+  }
+};
+
+std::string taskManagerName(int task_manager) { return fmt::format("TaskManager {}", task_manager + 1); }
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+}  // namespace
+
+class Connection;
+
+class TcpConnectionManager::Impl : public std::enable_shared_from_this<TcpConnectionManager::Impl> {
+ public:
+  Impl(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error)
+      : task_manager(task_manager),
+        name(taskManagerName(task_manager)),
+        partitions(partitions),
+        on_error(std::move(on_error)) {}
+
+  void accept();
+  void report(std::exception_ptr error) {
+    if (!stopping.load(std::memory_order_acquire) && on_error) on_error(std::move(error));
+  }
+
+  const int task_manager;
+  const std::string name;
+  ResultPartitionManager& partitions;
+  ErrorHandler on_error;
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+  tcp::acceptor acceptor{io};
+  std::thread thread;
+  std::atomic<bool> stopping{false};
+  bool started = false;
+  uint16_t port = 0;
+  std::mutex mu;  // clients, connections
+  std::map<int, std::shared_ptr<PartitionRequestClient>> clients;
+  // Owns the open connections (handlers in flight hold them too); clients and listeners hold weak_ptrs,
+  // so nothing outlives the io_context. Declared after `io`: cleared first on destruction.
+  std::set<std::shared_ptr<Connection>> connections;
+};
+
+/// One TCP connection, both roles: as a client it carries this TaskManager's requests and receives
+/// buffers for its RemoteInputChannels; as a server it serves subpartitions to the peer. All members are
+/// used only on the I/O thread (the public entry points post there).
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  /// A subpartition served to the peer (Flink's `CreditBasedSequenceNumberingViewReader`).
+  struct Reader {
+    InputChannelId receiver;
+    std::shared_ptr<PipelinedSubpartition> subpartition;
+    bool queued = false;  // in `available_`
+    bool done = false;    // end of partition sent
+    bool released = false;
+  };
+
+  Connection(TcpConnectionManager::Impl* owner, tcp::socket socket, std::string peer, bool client)
+      : owner_(owner),
+        socket_(std::move(socket)),
+        peer_(std::move(peer)),
+        decoder_(peer_),
+        client_(client),
+        read_buf_(kReadChunkBytes) {}
+
+  void connect(const tcp::endpoint& endpoint) {
+    socket_.async_connect(endpoint, [self = shared_from_this()](const asio::error_code& ec) {
+      if (self->closed_) return;
+      if (ec) {
+        self->fail(fmt::format("cannot connect: {}", ec.message()));
+        return;
+      }
+      self->socket_.set_option(tcp::no_delay(true));
+      self->connected_ = true;
+      self->read();
+      self->startWrite();
+    });
+  }
+
+  void startServing() {
+    connected_ = true;
+    asio::error_code ec;
+    socket_.set_option(tcp::no_delay(true), ec);
+    read();
+  }
+
+  // --- client role ---
+  void addChannel(const std::shared_ptr<RemoteInputChannel>& channel) {
+    if (closed_) {
+      channel->onError(std::make_exception_ptr(
+          RemoteTransportError(fmt::format("{}: the data connection to {} is closed", owner_->name, peer_))));
+      return;
+    }
+    channels_[channel->id()] = channel;
+    queue(PartitionRequest{channel->partitionId(), channel->subpartitionIndex(), channel->id(),
+                           channel->initialCredit()});
+  }
+
+  void sendCredit(const InputChannelId& id) {
+    auto it = channels_.find(id);
+    if (it == channels_.end() || closed_) return;
+    const int32_t credit = it->second->getAndResetUnannouncedCredit();
+    if (credit > 0 && !it->second->isFinished()) queue(AddCredit{id, credit});
+  }
+
+  void queue(const Frame& frame) {
+    if (closed_) return;
+    encodeFrame(frame, out_pending_);
+    startWrite();
+  }
+
+  void closeQuietly() {
+    if (closed_) return;
+    closed_ = true;
+    asio::error_code ec;
+    socket_.close(ec);
+    releaseReaders();
+    std::lock_guard<std::mutex> lock(owner_->mu);
+    owner_->connections.erase(shared_from_this());
+  }
+
+ private:
+  void read() {
+    socket_.async_read_some(asio::buffer(read_buf_), [self = shared_from_this()](const asio::error_code& ec, size_t n) {
+      if (self->closed_) return;
+      if (ec) {
+        self->onReadEnd(ec);
+        return;
+      }
+      try {
+        self->decoder_.feed(std::string_view(self->read_buf_.data(), n));
+        while (!self->closed_) {
+          std::optional<Frame> frame = self->decoder_.next();
+          if (!frame) break;
+          self->dispatch(*frame);
+        }
+      } catch (const std::exception& e) {
+        self->fail(e.what(), /*protocol_error=*/true);
+        return;
+      }
+      if (!self->closed_) self->read();
+    });
+  }
+
+  int unfinished() const {
+    int n = 0;
+    for (const auto& [id, ch] : channels_) n += ch->isFinished() ? 0 : 1;
+    for (const auto& [id, r] : readers_) n += (r->done || r->released) ? 0 : 1;
+    return n;
+  }
+
+  void onReadEnd(const asio::error_code& ec) {
+    if (ec == asio::error::eof) {
+      try {
+        decoder_.finish();
+      } catch (const std::exception& e) {
+        fail(e.what(), /*protocol_error=*/true);
+        return;
+      }
+      const int open = unfinished();
+      if (open > 0 && !close_requested_) {
+        fail(fmt::format("{} closed the connection while {} channel(s) on it were unfinished", peer_, open));
+      } else {
+        closeQuietly();
+      }
+      return;
+    }
+    fail(fmt::format("reading from {} failed: {}", peer_, ec.message()));
+  }
+
+  /// Closes the connection; unfinished channels fail with the error, which is also reported when channels
+  /// were unfinished or the peer broke the protocol (`protocol_error`).
+  void fail(const std::string& why, bool protocol_error = false) {
+    if (closed_) return;
+    const int open = unfinished();
+    std::vector<std::shared_ptr<RemoteInputChannel>> channels;
+    for (const auto& [id, ch] : channels_) channels.push_back(ch);
+    closeQuietly();
+    if (owner_->stopping.load(std::memory_order_acquire)) return;
+    const std::exception_ptr error = std::make_exception_ptr(
+        RemoteTransportError(fmt::format("{}: data connection with {} failed: {}", owner_->name, peer_, why)));
+    for (const auto& ch : channels) ch->onError(error);
+    if (open > 0 || protocol_error) owner_->report(error);
+  }
+
+  void releaseReaders() {
+    for (auto& [id, r] : readers_) {
+      r->released = true;
+      r->subpartition->view().setAvailabilityListener(nullptr);
+    }
+    readers_.clear();
+    available_.clear();
+  }
+
+  void dispatch(Frame& frame) {
+    std::visit(Overloaded{
+                   [&](PartitionRequest& m) { onPartitionRequest(m); },
+                   [&](AddCredit& m) {
+                     if (auto r = reader(m.receiver)) {
+                       r->subpartition->view().addCredit(m.credit);
+                       enqueue(r);
+                     }
+                   },
+                   [&](NewBufferSize& m) {
+                     if (auto r = reader(m.receiver)) r->subpartition->view().notifyNewBufferSize(m.buffer_size);
+                   },
+                   [&](CancelPartitionRequest& m) {
+                     if (auto r = reader(m.receiver)) {
+                       r->released = true;
+                       r->subpartition->view().setAvailabilityListener(nullptr);
+                       readers_.erase(m.receiver);
+                     }
+                   },
+                   [&](CloseRequest&) { close_requested_ = true; },
+                   [&](BufferResponse& m) { onBufferResponse(m); },
+                   [&](EventResponse& m) {
+                     RemoteInputChannel& ch = channel(m.receiver, "EventResponse");
+                     ch.onEvent(m.event, m.sequence_number, m.backlog);
+                     if (ch.isFinished()) maybeClose();
+                   },
+                   [&](ErrorResponse& m) {
+                     const std::string message = fmt::format("{} reported: {}", peer_, m.message);
+                     auto it = channels_.find(m.receiver);
+                     if (m.fatal || it == channels_.end()) {
+                       fail(message);
+                       return;
+                     }
+                     const std::exception_ptr error = std::make_exception_ptr(RemoteTransportError(
+                         fmt::format("{}: channel {}: {}", owner_->name, it->second->name(), message)));
+                     it->second->onError(error);
+                     owner_->report(error);
+                   },
+               },
+               frame);
+  }
+
+  std::shared_ptr<Reader> reader(const InputChannelId& id) {
+    auto it = readers_.find(id);
+    return it == readers_.end() ? nullptr : it->second;
+  }
+
+  RemoteInputChannel& channel(const InputChannelId& id, const char* what) {
+    auto it = channels_.find(id);
+    if (it == channels_.end()) {
+      throw RemoteTransportError(
+          fmt::format("{} sent a {} for unknown receiver {:x}:{:x}", peer_, what, id.upper, id.lower));
+    }
+    return *it->second;
+  }
+
+  void onPartitionRequest(const PartitionRequest& m) {
+    if (!named_peer_) {
+      named_peer_ = true;
+      const int tm = static_cast<int>(m.receiver.upper >> 48) - 1;
+      if (tm >= 0) peer_ = fmt::format("{} ({})", taskManagerName(tm), peer_);
+    }
+    std::shared_ptr<PipelinedSubpartition> sp = owner_->partitions.lookup(m.partition_id, m.subpartition);
+    if (!sp) {
+      queue(ErrorResponse{
+          m.receiver, false,
+          fmt::format("{} has no subpartition {} of partition {}", owner_->name, m.subpartition, m.partition_id)});
+      return;
+    }
+    if (readers_.count(m.receiver) > 0) {
+      throw RemoteTransportError(
+          fmt::format("{} requested receiver {:x}:{:x} twice", peer_, m.receiver.upper, m.receiver.lower));
+    }
+    auto r = std::make_shared<Reader>();
+    r->receiver = m.receiver;
+    r->subpartition = sp;
+    readers_[m.receiver] = r;
+    // Called on the producer's thread when the view turns available (Flink's notifyReaderNonEmpty).
+    std::weak_ptr<TcpConnectionManager::Impl> owner = owner_->weak_from_this();
+    std::weak_ptr<Connection> conn = shared_from_this();
+    std::weak_ptr<Reader> weak_reader = r;
+    sp->view().setAvailabilityListener([owner, conn, weak_reader] {
+      if (auto o = owner.lock()) {
+        asio::post(o->io, [conn, weak_reader] {
+          auto c = conn.lock();
+          auto rd = weak_reader.lock();
+          if (c && rd) c->enqueue(rd);
+        });
+      }
+    });
+    if (m.credit > 0) sp->view().addCredit(m.credit);
+    enqueue(r);
+  }
+
+  void onBufferResponse(BufferResponse& m) {
+    RemoteInputChannel& ch = channel(m.receiver, "BufferResponse");
+    Buffer buffer = ch.requestBuffer();
+    if (!buffer.valid()) {
+      throw RemoteTransportError(fmt::format(
+          "{} sent a data buffer to channel {} without credit (credit-based flow control violated)", peer_, ch.name()));
+    }
+    if (m.data.size() > static_cast<size_t>(buffer.capacity())) {
+      throw RemoteTransportError(fmt::format("{} sent a buffer of {} bytes to channel {}; segments hold {} bytes",
+                                             peer_, m.data.size(), ch.name(), buffer.capacity()));
+    }
+    buffer.append(reinterpret_cast<const uint8_t*>(m.data.data()), static_cast<int32_t>(m.data.size()));
+    ch.onBuffer(std::move(buffer), m.sequence_number, m.backlog);
+  }
+
+  /// Client: once every channel has its end of partition, the connection is no longer needed.
+  void maybeClose() {
+    if (close_sent_ || !client_) return;
+    for (const auto& [id, ch] : channels_) {
+      if (!ch->isFinished()) return;
+    }
+    close_sent_ = true;
+    close_after_write_ = true;
+    encodeFrame(CloseRequest{}, out_pending_);
+    startWrite();
+  }
+
+ public:
+  void enqueue(const std::shared_ptr<Reader>& r) {
+    if (closed_ || r->queued || r->released || r->done || !r->subpartition->view().isAvailable()) return;
+    r->queued = true;
+    available_.push_back(r);
+    startWrite();
+  }
+
+ private:
+  void startWrite() {
+    if (writing_ || closed_ || !connected_) return;
+    out_writing_.swap(out_pending_);
+    while (out_writing_.size() < kWriteBatchBytes && !available_.empty()) {
+      std::shared_ptr<Reader> r = std::move(available_.front());
+      available_.pop_front();
+      r->queued = false;
+      if (r->released) continue;
+      std::optional<BufferAndBacklog> next = r->subpartition->view().pollNext();
+      if (next) {
+        const bool event = !next->buffer.isBuffer();
+        encodeBufferFrame(event, r->receiver, next->sequence_number, next->backlog,
+                          std::string_view(reinterpret_cast<const char*>(next->buffer.data()),
+                                           static_cast<size_t>(next->buffer.size())),
+                          out_writing_);
+        if (event && EventSerializer::fromBuffer(next->buffer).type == NetworkEventType::kEndOfPartition) {
+          r->done = true;
+        }
+        next->buffer.recycle();  // copied: the producer may reuse it
+      }
+      if (!r->done && r->subpartition->view().isAvailable()) {
+        r->queued = true;
+        available_.push_back(std::move(r));
+      }
+    }
+    if (out_writing_.empty()) {
+      if (close_after_write_) closeQuietly();
+      return;
+    }
+    writing_ = true;
+    asio::async_write(socket_, asio::buffer(out_writing_),
+                      [self = shared_from_this()](const asio::error_code& ec, size_t) {
+                        self->writing_ = false;
+                        self->out_writing_.clear();
+                        if (self->closed_) return;
+                        if (ec) {
+                          self->fail(fmt::format("writing to {} failed: {}", self->peer_, ec.message()));
+                          return;
+                        }
+                        self->startWrite();
+                      });
+  }
+
+  TcpConnectionManager::Impl* owner_;  // outlives the connection (owns it and the io_context)
+  tcp::socket socket_;
+  std::string peer_;
+  FrameDecoder decoder_;
+  const bool client_;
+  std::vector<char> read_buf_;
+  bool connected_ = false;
+  bool closed_ = false;
+  bool writing_ = false;
+  bool named_peer_ = false;
+  bool close_requested_ = false;
+  bool close_sent_ = false;
+  bool close_after_write_ = false;
+  std::string out_pending_;
+  std::string out_writing_;
+  std::unordered_map<InputChannelId, std::shared_ptr<RemoteInputChannel>, IdHash> channels_;
+  std::unordered_map<InputChannelId, std::shared_ptr<Reader>, IdHash> readers_;
+  std::deque<std::shared_ptr<Reader>> available_;
+};
+
+namespace {
+
+/// The PartitionRequestClient of one connection: every call is posted to the I/O thread, and does nothing
+/// once the manager or the connection is gone.
+class TcpPartitionRequestClient : public PartitionRequestClient {
+ public:
+  TcpPartitionRequestClient(std::weak_ptr<TcpConnectionManager::Impl> owner, std::weak_ptr<Connection> conn,
+                            std::string peer)
+      : owner_(std::move(owner)), conn_(std::move(conn)), peer_(std::move(peer)) {}
+  void requestSubpartition(std::shared_ptr<RemoteInputChannel> channel) override {
+    post([channel = std::move(channel)](Connection& c) { c.addChannel(channel); });
+  }
+  void notifyCreditAvailable(const InputChannelId& receiver) override {
+    post([receiver](Connection& c) { c.sendCredit(receiver); });
+  }
+  void notifyNewBufferSize(const InputChannelId& receiver, int32_t bytes) override {
+    post([receiver, bytes](Connection& c) { c.queue(NewBufferSize{receiver, bytes}); });
+  }
+  std::string peerName() const override { return peer_; }
+
+ private:
+  template <class F>
+  void post(F&& fn) {
+    if (auto owner = owner_.lock()) {
+      asio::post(owner->io, [conn = conn_, fn = std::forward<F>(fn)]() mutable {
+        if (auto c = conn.lock()) fn(*c);
+      });
+    }
+  }
+
+  std::weak_ptr<TcpConnectionManager::Impl> owner_;
+  std::weak_ptr<Connection> conn_;
+  const std::string peer_;
+};
+
+}  // namespace
+
+void TcpConnectionManager::Impl::accept() {
+  acceptor.async_accept([self = this](const asio::error_code& ec, tcp::socket socket) {
+    if (self->stopping.load(std::memory_order_acquire) || !self->acceptor.is_open()) return;
+    if (!ec) {
+      asio::error_code ep_ec;
+      const tcp::endpoint remote = socket.remote_endpoint(ep_ec);
+      const std::string peer =
+          ep_ec ? std::string("an unknown peer") : fmt::format("{}:{}", remote.address().to_string(), remote.port());
+      auto conn = std::make_shared<Connection>(self, std::move(socket), peer, /*client=*/false);
+      {
+        std::lock_guard<std::mutex> lock(self->mu);
+        self->connections.insert(conn);
+      }
+      conn->startServing();
+    }
+    self->accept();
+  });
+}
+
+TcpConnectionManager::TcpConnectionManager(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error)
+    : impl_(std::make_shared<Impl>(task_manager, partitions, std::move(on_error))) {}
+
+TcpConnectionManager::~TcpConnectionManager() { shutdown(); }
+
+void TcpConnectionManager::start() {
+  Impl& im = *impl_;
+  SLUICE_CHECK(!im.started, "{}: transport started twice", im.name);
+  try {
+    const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
+    im.acceptor.open(endpoint.protocol());
+    im.acceptor.set_option(tcp::acceptor::reuse_address(true));
+    im.acceptor.bind(endpoint);
+    im.acceptor.listen();
+    im.port = im.acceptor.local_endpoint().port();
+  } catch (const std::system_error& e) {
+    throw RemoteTransportError(fmt::format("{}: cannot bind the data port on 127.0.0.1: {}", im.name, e.what()));
+  }
+  im.started = true;
+  im.guard.emplace(asio::make_work_guard(im.io));
+  im.accept();
+  im.thread = std::thread([impl = impl_.get()] {
+    const std::string thread_name = fmt::format("net-io-tm{}", impl->task_manager + 1);
+    pthread_setname_np(pthread_self(), thread_name.substr(0, 15).c_str());
+    impl->io.run();
+  });
+}
+
+uint16_t TcpConnectionManager::port() const { return impl_->port; }
+
+std::shared_ptr<PartitionRequestClient> TcpConnectionManager::partitionRequestClient(int peer_task_manager,
+                                                                                     uint16_t port) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->clients.find(peer_task_manager);
+  if (it != impl_->clients.end()) return it->second;
+  const std::string peer = fmt::format("{} (127.0.0.1:{})", taskManagerName(peer_task_manager), port);
+  auto conn = std::make_shared<Connection>(impl_.get(), tcp::socket(impl_->io), peer, /*client=*/true);
+  impl_->connections.insert(conn);
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+  asio::post(impl_->io, [weak = std::weak_ptr<Connection>(conn), endpoint] {
+    if (auto c = weak.lock()) c->connect(endpoint);
+  });
+  auto client = std::make_shared<TcpPartitionRequestClient>(impl_, conn, peer);
+  impl_->clients.emplace(peer_task_manager, client);
+  return client;
+}
+
+void TcpConnectionManager::shutdown() {
+  Impl& im = *impl_;
+  if (im.stopping.exchange(true)) return;
+  if (im.started) {
+    asio::post(im.io, [&im] {
+      asio::error_code ec;
+      im.acceptor.close(ec);
+      std::vector<std::shared_ptr<Connection>> all;
+      {
+        std::lock_guard<std::mutex> lock(im.mu);
+        all.assign(im.connections.begin(), im.connections.end());
+      }
+      for (const auto& c : all) c->closeQuietly();
+      im.io.stop();
+    });
+    im.guard.reset();
+    if (im.thread.joinable()) im.thread.join();
+  }
+  std::lock_guard<std::mutex> lock(im.mu);
+  im.connections.clear();
+  im.clients.clear();
+}
+
+}  // namespace sluice::runtime::network

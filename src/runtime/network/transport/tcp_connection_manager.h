@@ -1,0 +1,68 @@
+#pragma once
+/// TcpConnectionManager: the data transport of one TaskManager (Flink's `NettyConnectionManager` with its
+/// `NettyServer`, `NettyClient`, `PartitionRequestQueue` and `CreditBasedPartitionRequestClientHandler`),
+/// on standalone asio over TCP.
+///
+/// - A server bound to 127.0.0.1 on a port the OS picks serves this TaskManager's subpartitions
+///   (ResultPartitionManager) to the other TaskManagers: a PartitionRequest registers a reader of the
+///   subpartition's credit-based view with the request's initial credit; buffers go out as BufferResponse
+///   (data, one credit each, with the backlog) and EventResponse (events, no credit) as they become
+///   available and credit allows; AddCredit, NewBufferSize (FLIP-183) and CancelPartitionRequest act on the
+///   reader.
+/// - One client connection per remote TaskManager, opened on first use and multiplexed by receiver id:
+///   PartitionRequest, AddCredit and NewBufferSize go out; arriving buffers are copied into the receiving
+///   RemoteInputChannel's buffers. When every channel of a connection has its end of partition, the client
+///   sends CloseRequest and closes it.
+/// - Messages use the frame codec of network_frame.h. Garbage, a truncated frame, a buffer without credit, a
+///   peer closing a connection that still carries unfinished channels, or an ErrorResponse fail the
+///   channels of that connection with a RemoteTransportError naming the peer (TaskManager and address), and
+///   are reported to the `on_error` handler (the cluster fails the job). Nothing crashes or hangs.
+///
+/// Threading: one I/O thread per manager does all socket work; every public method returns at once and
+/// may be called from any thread (task threads never block on a socket). Callbacks into channels and
+/// subpartitions run on the I/O thread. asio stays inside the .cc (pimpl).
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/network/remote_input_channel.h"
+#include "runtime/network/result_partition_manager.h"
+
+namespace sluice::runtime::network {
+
+/// One TaskManager's TCP data transport (see the file comment).
+class TcpConnectionManager {
+ public:
+  /// Called on the I/O thread with a RemoteTransportError when a connection fails.
+  using ErrorHandler = std::function<void(std::exception_ptr)>;
+
+  /// `task_manager` (0-based) names this TaskManager in messages ("TaskManager 1" for 0); `partitions` must
+  /// outlive the manager.
+  TcpConnectionManager(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error);
+  /// Calls shutdown().
+  ~TcpConnectionManager();
+  TcpConnectionManager(const TcpConnectionManager&) = delete;
+  TcpConnectionManager& operator=(const TcpConnectionManager&) = delete;
+
+  /// Binds the server to 127.0.0.1:0 and starts the I/O thread. Throws RemoteTransportError when the
+  /// socket cannot be bound.
+  void start();
+  /// The server's port (after start).
+  uint16_t port() const;
+  /// The client for the partitions of TaskManager `peer_task_manager` (0-based), listening on
+  /// 127.0.0.1:`port`. One connection per peer, opened by the first request.
+  std::shared_ptr<PartitionRequestClient> partitionRequestClient(int peer_task_manager, uint16_t port);
+  /// Closes every connection and the server and joins the I/O thread; failures from then on are not
+  /// reported. Idempotent.
+  void shutdown();
+
+  class Impl;  ///< the asio side, defined in the .cc only
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::runtime::network

@@ -1,0 +1,259 @@
+// The kafka sink and the upsert-kafka source and sink against the in-process mock cluster. Expected
+// values come from the rows the tests write, never from the engine.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "kafka_test_util.h"
+
+namespace sluice::connectors::kafka {
+namespace {
+
+using testing::materialize;
+using testing::runSql;
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& content) {
+    static int n = 0;
+    path_ = std::filesystem::temp_directory_path() /
+            fmt::format("sluice_kafka_test_{}_{}", ::getpid(), n++);
+    std::ofstream(path_) << content;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string kafkaTable(const std::string& name, const std::string& columns, const MockKafkaCluster& c,
+                       const std::string& topic, const std::string& extra) {
+  return fmt::format("CREATE TABLE {} ({}) WITH ('connector' = 'kafka', 'topic' = '{}', "
+                     "'properties.bootstrap.servers' = '{}'{});\n",
+                     name, columns, topic, c.bootstrapServers(), extra);
+}
+
+TEST(KafkaSinkTest, InsertThenSelectRoundTrip) {
+  MockKafkaCluster c(1);
+  c.createTopic("orders", 3);
+  std::string csv;
+  std::vector<std::string> want;
+  for (int i = 0; i < 40; ++i) {
+    csv += fmt::format("{},item{},{}\n", i, i % 7, i * 3);
+    want.push_back(fmt::format("+I[{}, item{}, {}]", i, i % 7, i * 3));
+  }
+  TempFile input(csv);
+  const std::string ddl =
+      fmt::format("CREATE TABLE src (id INT, name STRING, qty INT) WITH ('connector' = 'filesystem', 'path' = '{}', "
+                  "'format' = 'csv');\n",
+                  input.path()) +
+      kafkaTable("k", "id INT, name STRING, qty INT", c, "orders",
+                 ", 'format' = 'json', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'");
+  runSql(ddl + "INSERT INTO k SELECT * FROM src;", 2);
+  std::vector<KafkaRecord> records = c.readAll("orders");
+  ASSERT_EQ(records.size(), 40u);
+  std::set<std::string> values;
+  for (const auto& r : records) {
+    EXPECT_FALSE(r.key.has_value());
+    values.insert(r.value.value_or("null"));
+  }
+  EXPECT_EQ(values.count(R"({"id":5,"name":"item5","qty":15})"), 1u);
+  auto lines = runSql(ddl + "SELECT * FROM k;", 2);
+  std::sort(lines.begin(), lines.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(lines, want);
+}
+
+TEST(KafkaSinkTest, KeyFormatAndPartitioners) {
+  MockKafkaCluster c(1);
+  std::string csv;
+  for (int i = 0; i < 8; ++i) csv += fmt::format("{},k{}\n", i, i % 3);
+  TempFile input(csv);
+  const std::string src = fmt::format(
+      "CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+      input.path());
+  // default: murmur2 of the key, so one key always lands in one partition; the key is the raw 'k' bytes.
+  c.createTopic("by_key", 4);
+  runSql(src + kafkaTable("o", "id INT, k STRING", c, "by_key",
+                          ", 'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'csv', "
+                          "'value.fields-include' = 'EXCEPT_KEY'") +
+         "INSERT INTO o SELECT * FROM src;");
+  std::map<std::string, std::set<int>> partitions_of_key;
+  int rows = 0;
+  for (const auto& r : c.readAll("by_key")) {
+    ++rows;
+    ASSERT_TRUE(r.key && r.value);
+    // value = id, key = "k<id % 3>"
+    EXPECT_EQ(*r.key, "k" + std::to_string(std::stoi(*r.value) % 3));
+    partitions_of_key[*r.key].insert(r.partition);
+  }
+  EXPECT_EQ(rows, 8);
+  for (const auto& [k, ps] : partitions_of_key) EXPECT_EQ(ps.size(), 1u) << k;
+  // round-robin from one subtask: 8 records over 4 partitions, two each.
+  c.createTopic("rr", 4);
+  runSql(src + kafkaTable("o", "id INT, k STRING", c, "rr", ", 'format' = 'csv', 'sink.partitioner' = 'round-robin'") +
+         "INSERT INTO o SELECT * FROM src;");
+  std::map<int, int> per_partition;
+  for (const auto& r : c.readAll("rr")) ++per_partition[r.partition];
+  EXPECT_EQ(per_partition, (std::map<int, int>{{0, 2}, {1, 2}, {2, 2}, {3, 2}}));
+  // fixed: sink subtask i writes partition i, so two sink subtasks use partitions 0 and 1 only.
+  c.createTopic("fixed", 4);
+  runSql(src + kafkaTable("o", "id INT, k STRING", c, "fixed",
+                          ", 'format' = 'csv', 'sink.partitioner' = 'fixed', 'sink.parallelism' = '2'") +
+             "INSERT INTO o SELECT * FROM src;",
+         2);
+  int fixed_rows = 0;
+  for (const auto& r : c.readAll("fixed")) {
+    ++fixed_rows;
+    EXPECT_LT(r.partition, 2);
+  }
+  EXPECT_EQ(fixed_rows, 8);
+}
+
+TEST(KafkaSinkTest, UpdatingInputIsRejectedAtPlanning) {
+  MockKafkaCluster c(1);
+  TempFile input("1,a\n");
+  try {
+    runSql(fmt::format("CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', "
+                       "'format' = 'csv');\n",
+                       input.path()) +
+           kafkaTable("o", "k STRING, n BIGINT", c, "t", ", 'format' = 'json'") +
+           "INSERT INTO o SELECT k, COUNT(*) FROM src GROUP BY k;");
+    FAIL() << "expected a planning error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("doesn't support consuming update changes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KafkaSinkTest, UndeliverableRecordsFailTheJobNamingTheTopic) {
+  TempFile input("1,a\n2,b\n");
+  try {
+    runSql(fmt::format("CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', "
+                       "'format' = 'csv');\n",
+                       input.path()) +
+           "CREATE TABLE o (id INT, k STRING) WITH ('connector' = 'kafka', 'topic' = 'out', "
+           "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.message.timeout.ms' = '500', "
+           "'format' = 'csv');\nINSERT INTO o SELECT * FROM src;");
+    FAIL() << "expected a delivery error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Writing to Kafka topic 'out'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+  }
+}
+
+constexpr int kKeys = 30;
+constexpr int kSteps = 20;
+bool deletedAtEnd(int id) { return id % 5 == 0; }
+
+// upsert-kafka topic "latest" (3 partitions by key): key {"id":i}; step s (1..20) writes value
+// {"id":i,"v":s}; keys with id % 5 == 0 end with a tombstone. Steps of the keys interleave.
+void produceUpserts(MockKafkaCluster& c) {
+  c.createTopic("latest", 3);
+  std::vector<KafkaRecord> records;
+  for (int s = 1; s <= kSteps; ++s)
+    for (int id = 0; id < kKeys; ++id) {
+      KafkaRecord r;
+      r.key = fmt::format(R"({{"id":{}}})", id);
+      r.value = fmt::format(R"({{"id":{},"v":{}}})", id, s);
+      records.push_back(r);
+    }
+  for (int id = 0; id < kKeys; ++id)
+    if (deletedAtEnd(id)) {
+      KafkaRecord r;
+      r.key = fmt::format(R"({{"id":{}}})", id);
+      records.push_back(r);
+    }
+  c.produce("latest", records);
+}
+
+std::string upsertTable(const MockKafkaCluster& c, const std::string& extra) {
+  return fmt::format("CREATE TABLE u (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
+                     "'upsert-kafka', 'topic' = 'latest', 'properties.bootstrap.servers' = '{}', 'key.format' = "
+                     "'json', 'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset'{});\n",
+                     c.bootstrapServers(), extra);
+}
+
+TEST(UpsertKafkaTest, ManyUpdatesPerKeyGiveTheLastValuePerKeyInOrder) {
+  MockKafkaCluster c(1);
+  produceUpserts(c);
+  // Per key: +I[id, 1], then -U[id, s-1] +U[id, s], then -D[id, 20] for deleted keys (ChangelogNormalize).
+  std::map<int, std::vector<std::string>> want;
+  for (int id = 0; id < kKeys; ++id) {
+    want[id].push_back(fmt::format("+I[{}, 1]", id));
+    for (int s = 2; s <= kSteps; ++s) {
+      want[id].push_back(fmt::format("-U[{}, {}]", id, s - 1));
+      want[id].push_back(fmt::format("+U[{}, {}]", id, s));
+    }
+    if (deletedAtEnd(id)) want[id].push_back(fmt::format("-D[{}, {}]", id, kSteps));
+  }
+  std::multiset<std::string> final_rows;
+  for (int id = 0; id < kKeys; ++id)
+    if (!deletedAtEnd(id)) final_rows.insert(fmt::format("[{}, {}]", id, kSteps));
+  for (auto [scan_p, p] : std::vector<std::pair<int, int>>{{3, 2}, {1, 1}}) {
+    auto lines = runSql(upsertTable(c, fmt::format(", 'scan.parallelism' = '{}'", scan_p)) + "SELECT * FROM u;", p);
+    std::map<int, std::vector<std::string>> per_key;
+    for (const auto& line : lines) per_key[std::stoi(line.substr(3))].push_back(line);
+    EXPECT_EQ(per_key, want) << "scan.parallelism " << scan_p << ", parallelism " << p;
+    EXPECT_EQ(materialize(lines), final_rows);
+  }
+}
+
+TEST(UpsertKafkaTest, SinkWritesValuesAndTombstones) {
+  MockKafkaCluster c(1);
+  c.createTopic("counts", 2);
+  // A debezium-json changelog: key 1 inserted then updated, key 2 inserted then deleted, key 3 inserted.
+  TempFile cdc(R"({"before":null,"after":{"id":1,"v":10},"op":"c"}
+{"before":null,"after":{"id":2,"v":20},"op":"c"}
+{"before":{"id":1,"v":10},"after":{"id":1,"v":11},"op":"u"}
+{"before":{"id":2,"v":20},"after":null,"op":"d"}
+{"before":null,"after":{"id":3,"v":30},"op":"c"}
+)");
+  runSql(fmt::format("CREATE TABLE src (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
+                     "'filesystem', 'path' = '{}', 'format' = 'debezium-json');\n"
+                     "CREATE TABLE dst (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
+                     "'upsert-kafka', 'topic' = 'counts', 'properties.bootstrap.servers' = '{}', 'key.format' = "
+                     "'json', 'value.format' = 'json');\nINSERT INTO dst SELECT * FROM src;",
+                     cdc.path(), c.bootstrapServers()));
+  // Per key, in order: key 1: value 10, value 11 (the -U is dropped); key 2: value 20, tombstone; key 3: 30.
+  std::map<std::string, std::vector<std::string>> per_key;
+  for (const auto& r : c.readAll("counts")) per_key[r.key.value_or("?")].push_back(r.value.value_or("TOMBSTONE"));
+  EXPECT_EQ(per_key, (std::map<std::string, std::vector<std::string>>{
+                         {R"({"id":1})", {R"({"id":1,"v":10})", R"({"id":1,"v":11})"}},
+                         {R"({"id":2})", {R"({"id":2,"v":20})", "TOMBSTONE"}},
+                         {R"({"id":3})", {R"({"id":3,"v":30})"}}}));
+  // Read back through upsert-kafka: the last value per key, key 2 deleted.
+  auto lines = runSql(fmt::format("CREATE TABLE u (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
+                                  "'upsert-kafka', 'topic' = 'counts', 'properties.bootstrap.servers' = '{}', "
+                                  "'key.format' = 'json', 'value.format' = 'json', 'scan.bounded.mode' = "
+                                  "'latest-offset');\nSELECT * FROM u;",
+                                  c.bootstrapServers()));
+  EXPECT_EQ(materialize(lines), (std::multiset<std::string>{"[1, 11]", "[3, 30]"}));
+}
+
+TEST(UpsertKafkaTest, PrimaryKeyIsRequired) {
+  try {
+    runSql("CREATE TABLE u (id INT, v INT) WITH ('connector' = 'upsert-kafka', 'topic' = 't', "
+           "'properties.bootstrap.servers' = 'x:1', 'key.format' = 'json', 'value.format' = 'json');\n"
+           "SELECT * FROM u;");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'upsert-kafka' tables require to define a PRIMARY KEY constraint"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::connectors::kafka

@@ -1,0 +1,267 @@
+// The kafka source against the in-process mock cluster: startup and bounded modes, metadata columns,
+// formats, FLIP-27 split assignment, and its errors. Every expected value is derived from the records
+// the test produces.
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "connectors/kafka/kafka_source.h"
+#include "kafka_test_util.h"
+
+namespace sluice::connectors::kafka {
+namespace {
+
+using testing::runSql;
+using testing::valueRecord;
+
+// A bounded kafka table over `topic` with columns (id INT, name STRING) in csv, plus extra options.
+std::string csvTable(const MockKafkaCluster& c, const std::string& topic, const std::string& extra) {
+  return fmt::format(
+      "CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = '{}', "
+      "'properties.bootstrap.servers' = '{}', 'format' = 'csv', 'scan.bounded.mode' = 'latest-offset'{});\n",
+      topic, c.bootstrapServers(), extra);
+}
+
+// Ten records "i,n<i>" in partition 0 with timestamps 1000 + i.
+void produceTen(MockKafkaCluster& c, const std::string& topic) {
+  c.createTopic(topic, 1);
+  std::vector<KafkaRecord> records;
+  for (int i = 0; i < 10; ++i) records.push_back(valueRecord(fmt::format("{},n{}", i, i), 0, 1000 + i));
+  c.produce(topic, records);
+}
+
+std::vector<std::string> idsFrom(int from, int to) {  // "+I[i, ni]" for i in [from, to)
+  std::vector<std::string> out;
+  for (int i = from; i < to; ++i) out.push_back(fmt::format("+I[{}, n{}]", i, i));
+  return out;
+}
+
+TEST(KafkaSourceTest, StartupModes) {
+  MockKafkaCluster c(1);
+  produceTen(c, "ten");
+  auto run = [&](const std::string& extra) {
+    auto lines = runSql(csvTable(c, "ten", extra) + "SELECT * FROM t;");
+    return lines;
+  };
+  EXPECT_EQ(run(", 'scan.startup.mode' = 'earliest-offset'"), idsFrom(0, 10));
+  EXPECT_EQ(run(", 'scan.startup.mode' = 'latest-offset'"), idsFrom(0, 0));
+  EXPECT_EQ(run(", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = 'partition:0,offset:4'"),
+            idsFrom(4, 10));
+  // The mock cannot look offsets up by time: the reader skips to the first record at or after it.
+  EXPECT_EQ(run(", 'scan.startup.mode' = 'timestamp', 'scan.startup.timestamp-millis' = '1006'"), idsFrom(6, 10));
+  c.commitOffsets("g1", "ten", {{0, 7}});
+  EXPECT_EQ(run(", 'properties.group.id' = 'g1'"), idsFrom(7, 10));  // group-offsets is the default
+  // A group without a committed offset: Flink's 'none' reset fails, 'earliest' reads everything.
+  EXPECT_THROW(run(", 'properties.group.id' = 'g2'"), UserError);
+  EXPECT_EQ(run(", 'properties.group.id' = 'g2', 'properties.auto.offset.reset' = 'earliest'"), idsFrom(0, 10));
+}
+
+TEST(KafkaSourceTest, BoundedModes) {
+  MockKafkaCluster c(1);
+  produceTen(c, "ten");
+  auto run = [&](const std::string& bounded) {
+    return runSql(fmt::format("CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = 'ten', "
+                              "'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+                              "'scan.startup.mode' = 'earliest-offset'{});\nSELECT * FROM t;",
+                              c.bootstrapServers(), bounded));
+  };
+  EXPECT_EQ(run(", 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = 'partition:0,offset:3'"),
+            idsFrom(0, 3));
+  EXPECT_EQ(run(", 'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1005'"), idsFrom(0, 5));
+  c.commitOffsets("g", "ten", {{0, 8}});
+  EXPECT_EQ(run(", 'scan.bounded.mode' = 'group-offsets', 'properties.group.id' = 'g'"), idsFrom(0, 8));
+  // latest-offset ends at the end the topic had when the job started.
+  EXPECT_EQ(run(", 'scan.bounded.mode' = 'latest-offset'"), idsFrom(0, 10));
+}
+
+TEST(KafkaSourceTest, PartitionsAreSplitsAssignedAsFlinksEnumerator) {
+  // Flink's KafkaSourceEnumerator.getSplitOwner: start = ((hash * 31) & 0x7FFFFFFF) % p, owner = (start + i) % p.
+  // "orders".hashCode() = -1008770331 (Java); times 31 in 32-bit arithmetic, & 0x7FFFFFFF = 940374459.
+  EXPECT_EQ(kafkaSplitOwner("orders", 0, 3), 940374459 % 3);
+  EXPECT_EQ(kafkaSplitOwner("orders", 1, 3), (940374459 % 3 + 1) % 3);
+  EXPECT_EQ(kafkaSplitOwner("orders", 5, 2), (940374459 % 2 + 5) % 2);
+
+  MockKafkaCluster c(3);
+  c.createTopic("orders", 5);
+  std::vector<KafkaRecord> records;
+  for (int i = 0; i < 50; ++i) records.push_back(valueRecord(fmt::format("{},n{}", i, i), i % 5));
+  c.produce("orders", records);
+  // Every record once, whatever the source parallelism.
+  for (int p : {1, 2, 3, 7}) {
+    auto lines = runSql(csvTable(c, "orders", fmt::format(", 'scan.startup.mode' = 'earliest-offset', "
+                                                          "'scan.parallelism' = '{}'", p)) +
+                            "SELECT * FROM t;",
+                        2);
+    std::sort(lines.begin(), lines.end());
+    std::vector<std::string> want = idsFrom(0, 50);
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(lines, want) << "scan.parallelism " << p;
+  }
+}
+
+TEST(KafkaSourceTest, MetadataColumns) {
+  MockKafkaCluster c(1);
+  c.createTopic("m", 2);
+  // Partition p, offset o: value "<p*10+o>", timestamp 5000 + 100 p + o.
+  std::vector<KafkaRecord> records;
+  for (int p = 0; p < 2; ++p)
+    for (int o = 0; o < 3; ++o) records.push_back(valueRecord(std::to_string(p * 10 + o), p, 5000 + 100 * p + o));
+  c.produce("m", records);
+  auto lines = runSql(fmt::format(
+      "CREATE TABLE t (v INT, part INT METADATA FROM 'partition' VIRTUAL, `offset` BIGINT METADATA VIRTUAL, "
+      "ts TIMESTAMP(3) METADATA FROM 'timestamp', tp STRING METADATA FROM 'topic' VIRTUAL) WITH ("
+      "'connector' = 'kafka', 'topic' = 'm', 'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+      "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset');\n"
+      "SELECT v, part, `offset`, ts, tp, v - 10 * part - `offset` AS zero FROM t;",
+      c.bootstrapServers()));
+  std::sort(lines.begin(), lines.end());
+  std::vector<std::string> want;
+  for (int p = 0; p < 2; ++p)
+    for (int o = 0; o < 3; ++o)
+      // 5000 + 100 p + o ms after the epoch, printed as Flink prints a TIMESTAMP (no fraction when whole).
+      want.push_back(fmt::format("+I[{}, {}, {}, 1970-01-01T00:00:05{}, m, 0]", p * 10 + o, p, o,
+                                 p == 0 && o == 0 ? "" : fmt::format(".{}{:02d}", p, o)));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(lines, want);
+}
+
+TEST(KafkaSourceTest, UnknownMetadataKeyAndBadTypeAreErrors) {
+  MockKafkaCluster c(1);
+  auto plan = [&](const std::string& col) {
+    runSql(fmt::format("CREATE TABLE t (v INT, {}) WITH ('connector' = 'kafka', 'topic' = 'x', "
+                       "'properties.bootstrap.servers' = '{}', 'format' = 'csv', 'scan.startup.mode' = "
+                       "'earliest-offset', 'scan.bounded.mode' = 'latest-offset');\nSELECT * FROM t;",
+                       col, c.bootstrapServers()));
+  };
+  try {
+    plan("h STRING METADATA FROM 'header' VIRTUAL");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Invalid metadata key 'header'"), std::string::npos) << e.what();
+  }
+  try {
+    plan("o INT METADATA FROM 'offset' VIRTUAL");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'o'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KafkaSourceTest, KeyAndValueFormats) {
+  MockKafkaCluster c(1);
+  c.createTopic("kv", 1);
+  // key.format json over (id), value.format csv over (name, qty) with EXCEPT_KEY.
+  KafkaRecord r1;
+  r1.key = R"({"id":7})";
+  r1.value = "apple,3";
+  KafkaRecord r2;
+  r2.key = R"({"id":8})";
+  r2.value = "pear,5";
+  KafkaRecord r3;  // no key: id is NULL
+  r3.value = "fig,1";
+  c.produce("kv", {r1, r2, r3});
+  const std::string ddl = fmt::format(
+      "CREATE TABLE t (id INT, name STRING, qty INT) WITH ('connector' = 'kafka', 'topic' = 'kv', "
+      "'properties.bootstrap.servers' = '{}', 'key.format' = 'json', 'key.fields' = 'id', 'value.format' = 'csv', "
+      "'value.fields-include' = 'EXCEPT_KEY', 'scan.startup.mode' = 'earliest-offset', "
+      "'scan.bounded.mode' = 'latest-offset');\n",
+      c.bootstrapServers());
+  EXPECT_EQ(runSql(ddl + "SELECT * FROM t;"),
+            (std::vector<std::string>{"+I[7, apple, 3]", "+I[8, pear, 5]", "+I[null, fig, 1]"}));
+  // raw: the value bytes as one STRING column.
+  EXPECT_EQ(runSql(fmt::format("CREATE TABLE r (line STRING) WITH ('connector' = 'kafka', 'topic' = 'kv', "
+                               "'properties.bootstrap.servers' = '{}', 'format' = 'raw', 'scan.startup.mode' = "
+                               "'earliest-offset', 'scan.bounded.mode' = 'latest-offset');\nSELECT * FROM r;",
+                               c.bootstrapServers())),
+            (std::vector<std::string>{"+I[apple,3]", "+I[pear,5]", "+I[fig,1]"}));
+}
+
+TEST(KafkaSourceTest, MalformedJsonFollowsIgnoreParseErrors) {
+  MockKafkaCluster c(1);
+  c.createTopic("j", 1);
+  c.produce("j", {valueRecord(R"({"id":1,"name":"a"})"), valueRecord(R"({"id":2,"name":)"),
+                  valueRecord(R"({"id":3,"name":"c"})")});
+  auto ddl = [&](bool ignore) {
+    return fmt::format("CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = 'j', "
+                       "'properties.bootstrap.servers' = '{}', 'format' = 'json', 'json.ignore-parse-errors' = '{}', "
+                       "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset');\n",
+                       c.bootstrapServers(), ignore ? "true" : "false");
+  };
+  EXPECT_EQ(runSql(ddl(true) + "SELECT * FROM t;"), (std::vector<std::string>{"+I[1, a]", "+I[3, c]"}));
+  try {
+    runSql(ddl(false) + "SELECT * FROM t;");
+    FAIL() << "expected a parse error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Kafka topic 'j' partition 0 offset 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KafkaSourceTest, UnreachableBrokerAndMissingTopicFailInBoundedTime) {
+  // Port 1 on loopback: nothing listens, every connection is refused.
+  try {
+    runSql("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'orders', "
+           "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.default.api.timeout.ms' = '500', "
+           "'format' = 'raw', 'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'orders'"), std::string::npos) << e.what();
+  }
+  MockKafkaCluster c(1);
+  try {
+    runSql(fmt::format("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'nope', "
+                       "'properties.bootstrap.servers' = '{}', 'format' = 'raw', "
+                       "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
+                       c.bootstrapServers()));
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Kafka topic 'nope' does not exist"), std::string::npos) << e.what();
+  }
+  // A topic deleted before the job starts is missing too.
+  c.createTopic("gone", 1);
+  c.markTopicDeleted("gone");
+  EXPECT_THROW(runSql(fmt::format("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'gone', "
+                                  "'properties.bootstrap.servers' = '{}', 'format' = 'raw', "
+                                  "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
+                                  c.bootstrapServers())),
+               UserError);
+}
+
+TEST(KafkaSourceTest, OptionErrorsNameTheKey) {
+  auto err = [](const std::string& with) {
+    try {
+      runSql("CREATE TABLE t (id INT, v STRING) WITH ('connector' = 'kafka', " + with + ");\nSELECT * FROM t;");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(err("'topic' = 'a', 'format' = 'csv'").find("properties.bootstrap.servers"), std::string::npos);
+  EXPECT_NE(err("'topic' = 'a', 'properties.bootstrap.servers' = 'x:1', 'format' = 'csv', 'scan.startup.mode' = "
+                "'earliest-offset', 'bogus' = '1'")
+                .find("bogus"),
+            std::string::npos);
+  EXPECT_NE(err("'topic' = 'a', 'properties.bootstrap.servers' = 'x:1', 'format' = 'csv', 'scan.startup.mode' = "
+                "'earliest-offset', 'properties.no.such.property' = '1'")
+                .find("properties.no.such.property"),
+            std::string::npos);
+  EXPECT_NE(err("'topic' = 'a', 'properties.bootstrap.servers' = 'x:1', 'format' = 'csv', 'scan.startup.mode' = "
+                "'bogus-mode'")
+                .find("scan.startup.mode"),
+            std::string::npos);
+  EXPECT_NE(err("'topic' = 'a', 'properties.bootstrap.servers' = 'x:1', 'format' = 'csv', 'scan.startup.mode' = "
+                "'earliest-offset', 'scan.parallelism' = '0'")
+                .find("Invalid configured parallelism 0"),
+            std::string::npos);
+  EXPECT_NE(err("'topic' = 'a', 'properties.bootstrap.servers' = 'x:1', 'format' = 'csv'").find("properties.group.id"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::connectors::kafka

@@ -1,0 +1,69 @@
+#pragma once
+// Helpers of the Kafka connector tests: a mock cluster, SQL scripts run on an embedded cluster, and
+// changelog bookkeeping.
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "connectors/builtin.h"
+#include "connectors/kafka/mock_cluster.h"
+#include "table/api/table_environment.h"
+#include "table/catalog/table_factory.h"
+#include "types/row_batch.h"
+#include "types/value_format.h"
+
+namespace sluice::connectors::kafka::testing {
+
+/// The changelog lines ("+I[1, a]") of the bare SELECTs of `script`, in arrival order, run at
+/// `parallelism`. Throws what executeScript throws.
+inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1) {
+  Configuration config;
+  config.set("parallelism.default", std::to_string(parallelism));
+  auto registry = std::make_shared<table::FactoryRegistry>();
+  registerBuiltinConnectors(*registry);
+  table::TableEnvironment env(config, registry);
+  std::mutex mu;
+  std::vector<std::string> lines;
+  env.setCollectCallback([&](const types::RowType&, const types::RowBatch& batch) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t r = 0; r < batch.numRows(); ++r) {
+      std::string line;
+      types::formatRow(batch, r, line);
+      lines.push_back(line);
+    }
+  });
+  env.executeScript(script);
+  return lines;
+}
+
+/// The rows left after applying a changelog (+I/+U add, -U/-D remove), as a sorted multiset of "[...]".
+inline std::multiset<std::string> materialize(const std::vector<std::string>& changelog) {
+  std::multiset<std::string> rows;
+  for (const auto& line : changelog) {
+    std::string body = line.substr(2);
+    if (line[0] == '+') {
+      rows.insert(body);
+    } else {
+      auto it = rows.find(body);
+      if (it != rows.end()) rows.erase(it);
+      else rows.insert("MISSING " + line);
+    }
+  }
+  return rows;
+}
+
+/// A record with a value only.
+inline KafkaRecord valueRecord(std::string value, int partition = 0, int64_t ts = 0) {
+  KafkaRecord r;
+  r.value = std::move(value);
+  r.partition = partition;
+  r.timestamp_ms = ts;
+  return r;
+}
+
+}  // namespace sluice::connectors::kafka::testing
