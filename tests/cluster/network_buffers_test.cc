@@ -173,11 +173,12 @@ TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
   graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
   auto handle = MiniCluster(conf).start(job, conf);
   // Both sinks block on their first batch: credit runs out on both channels and the source stops.
-  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
-  // Bound: 21 pool buffers of 256 b, the local sink's 2 credits and the remote sink's 2 exclusive + 8
-  // floating buffers: 33 buffers = 8448 b, at most 528 rows of 16 b; plus 16 rows being processed per sink,
-  // 16 coalesced per target and the 16-row batch in hand: 528 + 32 + 32 + 16 = 608 < 5000.
-  EXPECT_LE(handle->progress().vertices[0].records_out, 608);
+  ASSERT_TRUE(
+      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
+  // Bound: 20 pool buffers of 256 b (2 subpartitions x 10), the local sink's 2 credits and the remote sink's
+  // 2 exclusive + 8 floating buffers: 32 buffers = 8192 b, at most 512 rows of 16 b; plus 16 rows being
+  // processed per sink, 16 coalesced per target and the 16-row batch in hand: 512 + 32 + 32 + 16 = 592 < 5000.
+  EXPECT_LE(handle->progress().vertices[0].records_out, 592);
   gate.release();
   handle->wait();
   ASSERT_EQ(collected.rows.size(), 5000u);
