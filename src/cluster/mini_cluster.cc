@@ -47,6 +47,8 @@ class JobHandle::State {
   SubmitOptions options;
   int slots_required = 0;
   int slots_configured = 0;
+  int task_managers = 1;
+  int remote_channels = 0;
   std::unique_ptr<scheduler::ExecutionGraph> execution_graph;
   std::unique_ptr<scheduler::PipelinedRegionScheduler> scheduler;
 
@@ -327,6 +329,8 @@ JobExecutionResult JobHandle::wait() {
   r.slots_configured = state_->slots_configured;
   r.slots_peak = state_->scheduler->slotPool().peakInUse();
   r.deployed_regions = state_->scheduler->deployedRegions();
+  r.task_managers = state_->task_managers;
+  r.remote_channels = state_->remote_channels;
   r.vertices = state_->progress().vertices;
   return r;
 }
@@ -508,8 +512,12 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     JobHandle::State* raw = st.get();
     for (int tm = 0; tm < task_managers; ++tm) {
       st->partition_managers.push_back(std::make_unique<runtime::ResultPartitionManager>());
+      // A frame carries at most one segment (plus a header well under 64 kb).
+      const uint32_t max_frame =
+          std::max<uint32_t>(runtime::network::kDefaultMaxFrameLength, static_cast<uint32_t>(net.segment_size) + 65536);
       st->transports.push_back(std::make_unique<runtime::network::TcpConnectionManager>(
-          tm, *st->partition_managers.back(), [raw](std::exception_ptr ep) { raw->onTransportFailure(std::move(ep)); }));
+          tm, *st->partition_managers.back(), [raw](std::exception_ptr ep) { raw->onTransportFailure(std::move(ep)); },
+          max_frame));
       st->transports.back()->start();
     }
   }
@@ -609,6 +617,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   // Consumers ask for their remote subpartitions now; the producers' transports serve them as soon as
   // buffers (and credit) are there.
   for (const auto& channel : remote_channels) channel->requestSubpartition(channel);
+  st->task_managers = task_managers;
+  st->remote_channels = static_cast<int>(remote_channels.size());
 
   // Every task exists before any thread starts, so cancellation always reaches all of them; the master
   // thread starts them region by region.

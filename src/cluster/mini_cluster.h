@@ -103,6 +103,8 @@ struct JobExecutionResult {
   int slots_configured = 0;            ///< slots of the cluster that ran the job (after sizing)
   int slots_peak = 0;                  ///< most slots in use at once
   std::vector<int> deployed_regions;   ///< scheduling region ids in deployment order
+  int task_managers = 1;               ///< local.number-taskmanager
+  int remote_channels = 0;             ///< input channels between TaskManagers (over TCP)
   std::vector<VertexProgress> vertices;
 };
 

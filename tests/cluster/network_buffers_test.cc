@@ -126,6 +126,7 @@ TEST(NetworkBuffersTest, TinyAndLargeBuffersGiveTheSameResult) {
   EXPECT_GT(small_result.vertices[0].num_bytes_out, 0);
   EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
   EXPECT_GT(large_result.vertices[0].num_bytes_out, 0);
+  EXPECT_EQ(small_result.remote_channels, 0);
 }
 
 TEST(NetworkBuffersTest, TwoTaskManagersOverTcpGiveTheSameResult) {
@@ -140,6 +141,46 @@ TEST(NetworkBuffersTest, TwoTaskManagersOverTcpGiveTheSameResult) {
   EXPECT_EQ(small, expected);
   EXPECT_EQ(large, expected);
   EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
+  // Remote channels: Map i (TaskManager i % 2, i < 2) -> KeyedSum j (j % 2, j < 3): (0,1), (1,0), (1,2);
+  // KeyedSum j -> Sink 0 (TaskManager 1): j = 1. 4 in all.
+  EXPECT_EQ(small_result.remote_channels, 4);
+  EXPECT_EQ(large_result.remote_channels, 4);
+}
+
+// Source -> Map -> HASH -> Sink, all at parallelism 1, the sink in slot sharing group `sink_group`, over
+// two TaskManagers. Returns the result; checks the rows.
+JobExecutionResult runWithSinkGroup(const std::string& sink_group) {
+  Configuration conf;
+  conf.set("local.number-taskmanager", "2");
+  Collected collected;
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1, runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::NumberSource>(1000, 10);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
+  auto sink = makeTransformation(4, "Sink: collect", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([&collected] {
+                                   return std::make_unique<testing::CollectSink>(&collected);
+                                 }),
+                                 {makeHashPartition(3, map, {0})});
+  sink->slot_sharing_group = sink_group;
+  graph::JobGraph job = graph::buildJobGraph({sink}, conf);
+  JobExecutionResult r = MiniCluster(conf).execute(job, conf);
+  int64_t sum = 0;
+  for (const auto& row : collected.rows) sum += row[1];
+  EXPECT_EQ(collected.rows.size(), 1000u);
+  EXPECT_EQ(sum, 1001000);  // 2v over 1..1000
+  return r;
+}
+
+TEST(NetworkBuffersTest, AnotherSlotSharingGroupTakesTheNextTaskManager) {
+  // One group: everything in slot 0 of TaskManager 1. The sink in group "b": slot 1, TaskManager 2.
+  EXPECT_EQ(runWithSinkGroup("").remote_channels, 0);
+  const JobExecutionResult r = runWithSinkGroup("b");
+  EXPECT_EQ(r.task_managers, 2);
+  EXPECT_EQ(r.remote_channels, 1);
 }
 
 TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions) {

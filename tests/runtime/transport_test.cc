@@ -179,6 +179,12 @@ TEST(TcpTransportTest, RoundTripKeepsRowsWatermarksAndOrder) {
   EXPECT_EQ(rows, want_rows);
   EXPECT_EQ(watermarks, want_watermarks);
   EXPECT_TRUE(consumer.channel->isFinished());
+  // Once the end of partition has been read, the channel gives its buffers back (the next drain notices).
+  std::deque<InputGate::Entry> more;
+  consumer.gate.pollAll(more, Clock::now() + std::chrono::milliseconds(1));
+  EXPECT_TRUE(more.empty());
+  EXPECT_EQ(consumer.channel->credit().availableBuffers(), 0);
+  EXPECT_EQ(consumer.global.availableSegments() + consumer.floating->requestedSegments(), 10);
   EXPECT_TRUE(producer.errors.messages.empty());
   EXPECT_TRUE(consumer.errors.messages.empty());
 }
@@ -320,6 +326,23 @@ TEST(TcpTransportFaultTest, BufferWithoutCreditIsAProtocolError) {
 TEST(TcpTransportFaultTest, PeerClosingWithAnUnfinishedChannelFailsIt) {
   const std::string error = failureFromBadProducer([](FakeProducer& f) { f.socket.close(); });
   EXPECT_NE(error.find("closed the connection while 1 channel(s) on it were unfinished"), std::string::npos) << error;
+}
+
+TEST(TcpTransportFaultTest, UnreachablePeerFailsTheChannel) {
+  uint16_t port = 0;
+  {
+    // A port that was free a moment ago and has no listener now.
+    asio::io_context io;
+    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    port = acceptor.local_endpoint().port();
+  }
+  ConsumerTm consumer(256);
+  consumer.connect(port);
+  std::vector<int64_t> rows, watermarks;
+  ASSERT_FALSE(consumer.readAll(rows, watermarks));
+  EXPECT_NE(consumer.error.find(fmt::format("TaskManager 1 (127.0.0.1:{}) failed: cannot connect", port)),
+            std::string::npos)
+      << consumer.error;
 }
 
 TEST(TcpTransportFaultTest, GarbageFromAClientIsReportedByTheServer) {

@@ -69,6 +69,16 @@ void RemoteInputChannel::onEvent(std::string_view bytes, int32_t sequence_number
   notifyAvailable();
 }
 
+Buffer RemoteInputChannel::nextBuffer() {
+  Buffer b = receiver_.pollNext();
+  if (!b.valid() && !released_ && isFinished() && receiver_.queuedBuffers() == 0) {
+    // Everything up to the end of partition has been read: nothing more arrives on this channel.
+    released_ = true;
+    receiver_.releaseAllResources();
+  }
+  return b;
+}
+
 void RemoteInputChannel::onError(std::exception_ptr error) {
   if (isFinished()) return;  // everything arrived: a later connection failure does not concern the channel
   {

@@ -116,7 +116,10 @@ class RemoteInputChannel : public InputChannel {
   const network::CreditBasedReceiver& credit() const { return receiver_; }
 
  protected:
-  network::Buffer nextBuffer() override { return receiver_.pollNext(); }
+  /// The next received buffer; once the end of partition has been read, the channel's buffers go back
+  /// (exclusive ones to the TaskManager's pool, floating ones to the gate's), as Flink releases a finished
+  /// channel.
+  network::Buffer nextBuffer() override;
   void checkError() const override;
 
  private:
@@ -130,6 +133,7 @@ class RemoteInputChannel : public InputChannel {
   network::CreditBasedReceiver receiver_;
   std::atomic<int64_t> bytes_received_{0};
   std::atomic<bool> finished_{false};
+  bool released_ = false;  // consumer thread only
   std::atomic<bool> failed_{false};
   mutable std::mutex mu_;
   std::exception_ptr error_;

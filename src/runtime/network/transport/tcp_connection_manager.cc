@@ -49,11 +49,12 @@ class Connection;
 
 class TcpConnectionManager::Impl : public std::enable_shared_from_this<TcpConnectionManager::Impl> {
  public:
-  Impl(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error)
+  Impl(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error, uint32_t max_frame_length)
       : task_manager(task_manager),
         name(taskManagerName(task_manager)),
         partitions(partitions),
-        on_error(std::move(on_error)) {}
+        on_error(std::move(on_error)),
+        max_frame_length(max_frame_length) {}
 
   void accept();
   void report(std::exception_ptr error) {
@@ -64,6 +65,7 @@ class TcpConnectionManager::Impl : public std::enable_shared_from_this<TcpConnec
   const std::string name;
   ResultPartitionManager& partitions;
   ErrorHandler on_error;
+  const uint32_t max_frame_length;
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   tcp::acceptor acceptor{io};
@@ -96,7 +98,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       : owner_(owner),
         socket_(std::move(socket)),
         peer_(std::move(peer)),
-        decoder_(peer_),
+        decoder_(peer_, owner->max_frame_length),
         client_(client),
         read_buf_(kReadChunkBytes) {}
 
@@ -478,8 +480,9 @@ void TcpConnectionManager::Impl::accept() {
   });
 }
 
-TcpConnectionManager::TcpConnectionManager(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error)
-    : impl_(std::make_shared<Impl>(task_manager, partitions, std::move(on_error))) {}
+TcpConnectionManager::TcpConnectionManager(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error,
+                                           uint32_t max_frame_length)
+    : impl_(std::make_shared<Impl>(task_manager, partitions, std::move(on_error), max_frame_length)) {}
 
 TcpConnectionManager::~TcpConnectionManager() { shutdown(); }
 

@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/network/network_frame.h"
 #include "runtime/network/remote_input_channel.h"
 #include "runtime/network/result_partition_manager.h"
 
@@ -40,8 +41,10 @@ class TcpConnectionManager {
   using ErrorHandler = std::function<void(std::exception_ptr)>;
 
   /// `task_manager` (0-based) names this TaskManager in messages ("TaskManager 1" for 0); `partitions` must
-  /// outlive the manager.
-  TcpConnectionManager(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error);
+  /// outlive the manager. `max_frame_length` (bytes) bounds an incoming frame: it must hold a whole memory
+  /// segment plus the frame header.
+  TcpConnectionManager(int task_manager, ResultPartitionManager& partitions, ErrorHandler on_error,
+                       uint32_t max_frame_length = kDefaultMaxFrameLength);
   /// Calls shutdown().
   ~TcpConnectionManager();
   TcpConnectionManager(const TcpConnectionManager&) = delete;
