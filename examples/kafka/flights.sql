@@ -1,6 +1,7 @@
 -- The main job (examples/flights.sql) reading the flights from a Kafka topic instead of the CSV file:
 -- topic `flights` of 3 partitions (one CSV line per message), read with 'scan.parallelism' = '3' while the
--- rest of the job runs at the default parallelism 2 (FLIP-367: the source is followed by a REBALANCE).
+-- aggregations run at the default parallelism 2 (FLIP-367; `sluice explain -p 2` shows the vertices, their
+-- parallelism and the exchange between them).
 -- 'scan.bounded.mode' = 'latest-offset' makes the read bounded: the job ends at the end of the topic.
 -- @BOOTSTRAP@ is replaced by the address `sluice kafka-mock` prints; examples/kafka/run.sh does it all.
 
