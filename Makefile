@@ -30,6 +30,7 @@ bench: build
 	$(BUILD_DIR)/bench/sluice_chaining_bench
 	$(BUILD_DIR)/bench/sluice_debloat_bench
 	$(BUILD_DIR)/bench/sluice_exchange_bench
+	$(BUILD_DIR)/bench/sluice_kafka_bench
 
 clean:
 	rm -rf build

@@ -32,10 +32,10 @@ using sluice::types::RowType;
 using sluice::types::TypeId;
 
 const RowType& schema() {
-  static const RowType t{{"i", "b", "d", "m", "f", "s", "c", "t"},
-                         {LogicalType::integer(), LogicalType::bigint(), LogicalType::doubleType(),
-                          LogicalType::decimal(10, 3), LogicalType::boolean(), LogicalType::string(),
-                          LogicalType::charType(2), LogicalType::timestamp(3)}};
+  static const RowType t{
+      {"i", "b", "d", "m", "f", "s", "c", "t"},
+      {LogicalType::integer(), LogicalType::bigint(), LogicalType::doubleType(), LogicalType::decimal(10, 3),
+       LogicalType::boolean(), LogicalType::string(), LogicalType::charType(2), LogicalType::timestamp(3)}};
   return t;
 }
 

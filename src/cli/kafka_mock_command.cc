@@ -1,5 +1,8 @@
 #include "cli/kafka_mock_command.h"
 
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -7,9 +10,6 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "connectors/json_format.h"
@@ -96,8 +96,8 @@ std::vector<KafkaRecord> readRecords(const std::string& path, const KafkaMockOpt
     } else if (o.key_column > 0) {
       r.key = csvField(line, o.key_column);
       if (!r.key)
-        throw UserError(fmt::format("{}:{}: the line has fewer than {} fields (--key-column)", path, line_number,
-                                    o.key_column));
+        throw UserError(
+            fmt::format("{}:{}: the line has fewer than {} fields (--key-column)", path, line_number, o.key_column));
     } else if (json_key) {
       key_batch->clear();
       json_key->parseLine(line, *key_batch, path, line_number);  // throws InputError "path:line: ..."
@@ -113,8 +113,7 @@ std::vector<KafkaRecord> readRecords(const std::string& path, const KafkaMockOpt
 
 CLI::App* addKafkaMockCommand(CLI::App& app, KafkaMockOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "kafka-mock",
-      "Run an in-process mock Kafka cluster (librdkafka's), create and load topics, serve until Ctrl-C");
+      "kafka-mock", "Run an in-process mock Kafka cluster (librdkafka's), create and load topics, serve until Ctrl-C");
   cmd->add_option("--brokers", o.brokers, "Number of mock brokers (default 1)")->check(CLI::Range(1, 16));
   cmd->add_option("--topic", o.topics, "Create topic NAME with PARTITIONS partitions (NAME[:PARTITIONS], repeatable)");
   cmd->add_option("--partitions", o.partitions, "Partitions of a topic first named by --load (default 1)")
@@ -173,10 +172,26 @@ int runKafkaMock(const KafkaMockOptions& o) {
     cluster.createTopic(name, topics[name]);
     say(fmt::format("created topic {} with {} partition{}", name, topics[name], topics[name] == 1 ? "" : "s"));
   }
+  std::map<std::string, size_t> loaded;  // topic -> messages produced
   for (size_t i = 0; i < loads.size(); ++i) {
+    // Messages without a key go round-robin over the partitions: even, and the same on every run.
+    const int partitions = topics[loads[i].first];
+    for (size_t m = 0; m < loads[i].second.size(); ++m)
+      if (!loads[i].second[m].key) loads[i].second[m].partition = static_cast<int>(m % static_cast<size_t>(partitions));
     cluster.produce(loads[i].first, loads[i].second);
-    say(fmt::format("loaded {} messages from {} into topic {}", loads[i].second.size(),
-                    splitAt(o.loads[i], '=').second, loads[i].first));
+    loaded[loads[i].first] += loads[i].second.size();
+    say(fmt::format("loaded {} messages from {} into topic {}", loads[i].second.size(), splitAt(o.loads[i], '=').second,
+                    loads[i].first));
+  }
+  // librdkafka's mock keeps a bounded log per partition (about 5 MB in 2.0) and silently deletes the oldest
+  // messages past it: count what the topic holds, so a truncated load is an error rather than lost rows.
+  for (const auto& [topic, count] : loaded) {
+    const size_t kept = cluster.readAll(topic).size();
+    if (kept < count)
+      throw UserError(fmt::format(
+          "Topic '{}' keeps only {} of the {} messages loaded: librdkafka's mock cluster keeps about 5 MB per "
+          "partition and drops the oldest messages beyond that. Give the topic more partitions (--topic {}:N).",
+          topic, kept, count, topic));
   }
   say("ready");
   if (o.exit_after_load) return 0;

@@ -12,8 +12,11 @@
 /// (RFC 4180 quotes), `--key-field NAME` the field NAME of a JSON line (a string unescaped, another value
 /// as its JSON text; missing or null: no key), `--key-delimiter D` splits each line at the first D into key
 /// and value (as `kcat -K D`). `--null-empty` turns an empty value into a null one, an upsert-kafka
-/// tombstone (as `kcat -Z`). Blank lines are skipped. A bad line (too few CSV fields, malformed JSON, no
-/// delimiter) is an error naming file:line, and nothing of that file is produced.
+/// tombstone (as `kcat -Z`). Blank lines are skipped. A keyed message goes to the partition librdkafka's
+/// partitioner picks from the key's hash; messages without a key go round-robin over the partitions. A bad line (too
+/// few CSV fields, malformed JSON, no delimiter) is an error naming file:line, and nothing of that file is produced.
+/// The mock keeps about 5 MB per partition and drops older messages: after loading, the tool counts each topic's
+/// messages and fails (naming the topic) when some were dropped.
 
 #include <string>
 #include <vector>
@@ -26,15 +29,15 @@ namespace sluice::cli {
 
 /// The options of `sluice kafka-mock`.
 struct KafkaMockOptions {
-  int brokers = 1;                   ///< --brokers
-  std::vector<std::string> topics;   ///< --topic NAME[:PARTITIONS]
-  int partitions = 1;                ///< --partitions: for topics first named by --load
-  std::vector<std::string> loads;    ///< --load TOPIC=FILE
-  int key_column = 0;                ///< --key-column (1-based; 0 = none)
-  std::string key_field;             ///< --key-field
-  std::string key_delimiter;         ///< --key-delimiter
-  bool null_empty = false;           ///< --null-empty
-  bool exit_after_load = false;      ///< --exit-after-load
+  int brokers = 1;                  ///< --brokers
+  std::vector<std::string> topics;  ///< --topic NAME[:PARTITIONS]
+  int partitions = 1;               ///< --partitions: for topics first named by --load
+  std::vector<std::string> loads;   ///< --load TOPIC=FILE
+  int key_column = 0;               ///< --key-column (1-based; 0 = none)
+  std::string key_field;            ///< --key-field
+  std::string key_delimiter;        ///< --key-delimiter
+  bool null_empty = false;          ///< --null-empty
+  bool exit_after_load = false;     ///< --exit-after-load
 };
 
 /// Adds the `kafka-mock` subcommand to `app`, storing its options in `options` (which must outlive

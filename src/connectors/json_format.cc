@@ -38,7 +38,8 @@ struct JsonNode {
 };
 
 std::string_view trimRight(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -130,8 +131,10 @@ class JsonDocument {
       std::string_view key;
       if (auto e = field.unescaped_key().get(key)) fail(e);
       const int32_t child = walk(field.value(), depth, key);
-      if (last < 0) nodes_[parent].first = child;
-      else nodes_[static_cast<size_t>(last)].next = child;
+      if (last < 0)
+        nodes_[parent].first = child;
+      else
+        nodes_[static_cast<size_t>(last)].next = child;
       last = child;
     }
   }
@@ -230,8 +233,8 @@ bool isDigits(std::string_view s, size_t pos, size_t n) {
 /// "yyyy-MM-dd HH:mm:ss[.f{1,9}]"; ISO-8601 (ISO_LOCAL_DATE_TIME) "yyyy-MM-ddTHH:mm[:ss[.f{1,9}]]".
 bool hasTimestampShape(std::string_view s, JsonTimestampFormat format) {
   const char sep = format == JsonTimestampFormat::kSql ? ' ' : 'T';
-  if (!isDigits(s, 0, 4) || s.size() < 16 || s[4] != '-' || !isDigits(s, 5, 2) || s[7] != '-' ||
-      !isDigits(s, 8, 2) || s[10] != sep || !isDigits(s, 11, 2) || s[13] != ':' || !isDigits(s, 14, 2))
+  if (!isDigits(s, 0, 4) || s.size() < 16 || s[4] != '-' || !isDigits(s, 5, 2) || s[7] != '-' || !isDigits(s, 8, 2) ||
+      s[10] != sep || !isDigits(s, 11, 2) || s[13] != ':' || !isDigits(s, 14, 2))
     return false;
   if (s.size() == 16) return format == JsonTimestampFormat::kIso8601;
   if (s[16] != ':' || !isDigits(s, 17, 2)) return false;
@@ -273,23 +276,28 @@ JsonFormatOptions parseJsonFormatOptions(const OptionMap& options, JsonFlavor fl
     o.encode_ignore_null_fields = boolOption(options, "json.encode.ignore-null-fields", false, table);
     boolOption(options, "json.decode.json-parser.enabled", true, table);  // checked; one parser here
   }
-  if (flavor == JsonFlavor::kDebezium) o.schema_include = boolOption(options, "debezium-json.schema-include", false, table);
+  if (flavor == JsonFlavor::kDebezium)
+    o.schema_include = boolOption(options, "debezium-json.schema-include", false, table);
   o.encode_decimal_as_plain_number = boolOption(options, prefix + "encode.decimal-as-plain-number", false, table);
   if (o.ignore_parse_errors && o.fail_on_missing_field)
-    throw UserError(fmt::format("fail-on-missing-field and ignore-parse-errors shouldn't both be true (table '{}').",
-                                table));
+    throw UserError(
+        fmt::format("fail-on-missing-field and ignore-parse-errors shouldn't both be true (table '{}').", table));
   if (auto ts = findOption(options, prefix + "timestamp-format.standard")) {
-    if (*ts == "SQL") o.timestamp_format = JsonTimestampFormat::kSql;
-    else if (*ts == "ISO-8601") o.timestamp_format = JsonTimestampFormat::kIso8601;
+    if (*ts == "SQL")
+      o.timestamp_format = JsonTimestampFormat::kSql;
+    else if (*ts == "ISO-8601")
+      o.timestamp_format = JsonTimestampFormat::kIso8601;
     else
-      throw UserError(fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [SQL, ISO-8601].",
-                                  *ts, prefix + "timestamp-format.standard", table));
+      throw UserError(
+          fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [SQL, ISO-8601].", *ts,
+                      prefix + "timestamp-format.standard", table));
   }
   if (auto mode = findOption(options, prefix + "map-null-key.mode");
       mode && *mode != "FAIL" && *mode != "DROP" && *mode != "LITERAL")
-    throw UserError(fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [FAIL, DROP, "
-                                "LITERAL].",
-                                *mode, prefix + "map-null-key.mode", table));
+    throw UserError(
+        fmt::format("Unsupported value '{}' for '{}' of table '{}'. Supported values are [FAIL, DROP, "
+                    "LITERAL].",
+                    *mode, prefix + "map-null-key.mode", table));
   return o;
 }
 
@@ -303,7 +311,7 @@ struct JsonRowDeserializer::Impl {
   std::vector<RowKind> staged_kinds;
 
   std::unordered_map<std::string_view, size_t> column_of;  // field name -> output column
-  std::vector<const JsonNode*> slots;                       // the member of each output column
+  std::vector<const JsonNode*> slots;                      // the member of each output column
 
   // Converts the fields of `obj` into `staged` as one row of `kind`; throws ParseFailure.
   void stageRow(const JsonNode& obj, RowKind kind) {
@@ -355,7 +363,7 @@ struct JsonRowDeserializer::Impl {
               name, v.kind == JsonNode::Kind::kString ? "'" + std::string(s) + "'" : std::string(s), t.toString(),
               options.timestamp_format == JsonTimestampFormat::kSql ? "SQL" : "ISO-8601",
               options.timestamp_format == JsonTimestampFormat::kSql ? "yyyy-MM-dd HH:mm:ss[.fraction]"
-                                                                     : "yyyy-MM-ddTHH:mm[:ss[.fraction]]")};
+                                                                    : "yyyy-MM-ddTHH:mm[:ss[.fraction]]")};
         break;
       default:
         ok = false;
@@ -388,9 +396,10 @@ struct JsonRowDeserializer::Impl {
     auto isObject = [](const JsonNode* image) { return image != nullptr && image->kind == JsonNode::Kind::kObject; };
     if (op_text == "c" || op_text == "r") {
       if (!isObject(after))
-        throw ParseFailure{fmt::format("The \"after\" field of a \"{}\" message is null or missing. The Debezium JSON "
-                                       "message is '{}'",
-                                       op_text, message)};
+        throw ParseFailure{
+            fmt::format("The \"after\" field of a \"{}\" message is null or missing. The Debezium JSON "
+                        "message is '{}'",
+                        op_text, message)};
       stageRow(*after, RowKind::kInsert);
     } else if (op_text == "u") {
       if (!isObject(before))
@@ -398,9 +407,10 @@ struct JsonRowDeserializer::Impl {
             "The \"before\" field of update message is null, if you are using Debezium Postgres Connector, please "
             "check the Postgres table has been set REPLICA IDENTITY to FULL level."};
       if (!isObject(after))
-        throw ParseFailure{fmt::format("The \"after\" field of a \"u\" message is null or missing. The Debezium JSON "
-                                       "message is '{}'",
-                                       message)};
+        throw ParseFailure{
+            fmt::format("The \"after\" field of a \"u\" message is null or missing. The Debezium JSON "
+                        "message is '{}'",
+                        message)};
       stageRow(*before, RowKind::kUpdateBefore);
       stageRow(*after, RowKind::kUpdateAfter);
     } else if (op_text == "d") {
@@ -422,10 +432,14 @@ struct JsonRowDeserializer::Impl {
       for (size_t c = 0; c < width; ++c) {
         const FieldValue& v = staged[r * width + c];
         Column& col = out.column(c);
-        if (v.null) col.appendNull();
-        else if (col.type().isString()) col.appendString(v.s);
-        else if (col.type().id == TypeId::kDouble) col.appendDouble(v.d);
-        else col.appendLong(v.l);
+        if (v.null)
+          col.appendNull();
+        else if (col.type().isString())
+          col.appendString(v.s);
+        else if (col.type().id == TypeId::kDouble)
+          col.appendDouble(v.d);
+        else
+          col.appendLong(v.l);
       }
       out.kinds().push_back(staged_kinds[r]);
     }

@@ -54,16 +54,32 @@ void appendJsonString(std::string_view text, std::string& out) {
   for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
-        if (c < 0x20) fmt::format_to(std::back_inserter(out), "\\u{:04X}", c);
-        else out += ch;
+        if (c < 0x20)
+          fmt::format_to(std::back_inserter(out), "\\u{:04X}", c);
+        else
+          out += ch;
     }
   }
   out += '"';
@@ -115,8 +131,10 @@ void JsonRowSerializer::writeObject(const RowBatch& batch, size_t row, std::stri
         break;
       }
       case TypeId::kDecimal:
-        if (options_.encode_decimal_as_plain_number) types::formatDecimal(col.getLong(row), t.scale, out);
-        else types::formatDecimalJava(col.getLong(row), t.scale, out);
+        if (options_.encode_decimal_as_plain_number)
+          types::formatDecimal(col.getLong(row), t.scale, out);
+        else
+          types::formatDecimalJava(col.getLong(row), t.scale, out);
         break;
       case TypeId::kTimestamp:
         out += '"';

@@ -137,18 +137,18 @@ TEST(JsonFormatTest, MalformedJsonAnywhereIsAnErrorNamingThePlace) {
   RowBatch b(d.producedType());
   // Each document is broken in a place the row does not read (the "extra" field) or in its structure.
   const char* bad[] = {
-      R"({"id": 1, "extra": [1,,2]})",      // missing array element
-      R"({"id": 1, "extra": {"x": 1,}})",   // trailing comma in a nested object
-      R"({"id": 1}})",                      // text after the object
-      R"({"id": 1, "extra": 01})",          // leading zero
-      R"({"id": 1, "extra": 1x})",          // not a number
-      R"({"id": 1, "extra": 1.})",          // no fraction digits
-      R"({"id": 1, "extra": tru})",         // bad literal
-      R"({"id": 1, "extra": "\q"})",        // bad escape
-      "{\"id\": 1, \"extra\": \"a\tb\"}",   // raw control character in a string
-      R"({"id": 1 "name": "a"})",           // missing comma
-      R"({"id": 1)",                        // unterminated
-      "\"just a string\"",                  // not an object
+      R"({"id": 1, "extra": [1,,2]})",     // missing array element
+      R"({"id": 1, "extra": {"x": 1,}})",  // trailing comma in a nested object
+      R"({"id": 1}})",                     // text after the object
+      R"({"id": 1, "extra": 01})",         // leading zero
+      R"({"id": 1, "extra": 1x})",         // not a number
+      R"({"id": 1, "extra": 1.})",         // no fraction digits
+      R"({"id": 1, "extra": tru})",        // bad literal
+      R"({"id": 1, "extra": "\q"})",       // bad escape
+      "{\"id\": 1, \"extra\": \"a\tb\"}",  // raw control character in a string
+      R"({"id": 1 "name": "a"})",          // missing comma
+      R"({"id": 1)",                       // unterminated
+      "\"just a string\"",                 // not an object
   };
   int line = 0;
   for (const char* text : bad) {
@@ -261,9 +261,9 @@ TEST(JsonFormatTest, SerializerWritesFlinkJsonAndReadsBack) {
   RowBatch in(t);
   in.column(0).appendLong(7);
   in.column(1).appendString("a\"b\\c\n\x01");
-  in.column(2).appendLong(-1205);                // -12.05
+  in.column(2).appendLong(-1205);  // -12.05
   in.column(3).appendLong(1);
-  in.column(4).appendLong(915246245120);         // 1999-01-02 03:04:05.120 UTC (date -u -d ... +%s)
+  in.column(4).appendLong(915246245120);  // 1999-01-02 03:04:05.120 UTC (date -u -d ... +%s)
   in.column(5).appendDouble(0.5);
   in.kinds().push_back(RowKind::kInsert);
   for (size_t c = 0; c < t.size(); ++c) in.column(c).appendNull();
@@ -273,7 +273,8 @@ TEST(JsonFormatTest, SerializerWritesFlinkJsonAndReadsBack) {
   std::string m0, m1;
   json.serialize(in, 0, m0);
   json.serialize(in, 1, m1);
-  EXPECT_EQ(m0, R"({"id":7,"name":"a\"b\\c\n\u0001","price":-12.05,"ok":true,"ts":"1999-01-02 03:04:05.12","ratio":0.5})");
+  EXPECT_EQ(m0,
+            R"({"id":7,"name":"a\"b\\c\n\u0001","price":-12.05,"ok":true,"ts":"1999-01-02 03:04:05.12","ratio":0.5})");
   EXPECT_EQ(m1, R"({"id":null,"name":null,"price":null,"ok":null,"ts":null,"ratio":null})");
 
   JsonFormatOptions o;

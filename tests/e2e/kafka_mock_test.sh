@@ -119,4 +119,11 @@ run_sluice "$E2E_TMP/out4" "$E2E_TMP/err4" kafka-mock --load orders="$CSV" --key
 grep -q "orders.csv:1: the line has fewer than 4 fields" "$E2E_TMP/err4" || { cat "$E2E_TMP/err4" >&2; fail "no file:line"; }
 run_sluice "$E2E_TMP/out5" "$E2E_TMP/err5" kafka-mock --load t="$E2E_TMP/missing.csv" --exit-after-load
 [ "$RC" -eq 1 ] && grep -q "missing.csv" "$E2E_TMP/err5" || fail "a missing file should be named"
+# A load larger than the mock keeps (about 5 MB per partition) fails rather than losing messages: 70,000
+# lines of 100 bytes = 7 MB into one partition.
+awk 'BEGIN { for (i = 0; i < 70000; i++) printf "%099d\n", i }' > "$E2E_TMP/big.txt"
+run_sluice "$E2E_TMP/out6" "$E2E_TMP/err6" kafka-mock --load big="$E2E_TMP/big.txt" --exit-after-load
+[ "$RC" -eq 1 ] || fail "a load the mock cannot keep should exit 1, got $RC"
+grep -q "Topic 'big' keeps only [0-9]* of the 70000 messages loaded" "$E2E_TMP/err6" ||
+  { cat "$E2E_TMP/err6" >&2; fail "a truncated load is not reported"; }
 echo "kafka-mock ok"

@@ -2,7 +2,9 @@
 # Oracle test: the main job's results (tests/e2e/flights_main_job.sql, a pinned copy of
 # examples/flights.sql) against the same aggregations computed by SQLite over the same CSV.
 #   $1 sluice binary, $2 source tree, $3 parallelism (default 2), further arguments go to `sluice run` (e.g.
-#   -D local.number-taskmanager=2 to run over two TaskManagers talking TCP).
+#   -D local.number-taskmanager=2 to run over two TaskManagers talking TCP); or $4 = `kafka`: the same job
+#   reading the flights from Kafka (examples/kafka/run.sh flights: a topic of 3 partitions loaded from the CSV
+#   in a mock Kafka cluster, read with 'scan.parallelism' = '3').
 # Checks (each row compared as printed, "+I[...]"):
 #  - hourly: one +I row per (TUMBLE hour of the scheduled departure, airline) with COUNT(*), SUM(CANCELLED),
 #    AVG(DEPARTURE_DELAY) (INT: Flink's AVG of INT is SUM / COUNT in integer arithmetic, truncated toward zero,
@@ -10,7 +12,13 @@
 #  - per_destination: the changelog materialized (retract semantics) equals SQLite's GROUP BY over ANC flights.
 source "$(dirname "$0")/lib.sh"
 PARALLELISM=${3:-2}
+SOURCE=file
 EXTRA_ARGS=("${@:4}")
+if [ "${4:-}" = kafka ]; then
+  SOURCE=kafka
+  EXTRA_ARGS=()
+  [ $# -eq 4 ] || fail "the kafka mode takes no further sluice arguments"
+fi
 
 command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (scripts/install-deps.sh installs it)"
 
@@ -81,7 +89,19 @@ anc=$(sed -E 's/.*, ([0-9]+)\]$/\1/' "$E2E_TMP/per_destination.expected" | awk '
 [ "$anc" = 154 ] || fail "oracle ANC counts add up to $anc, not 154"
 
 # --- the engine ---------------------------------------------------------------------------------------------
-run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p "$PARALLELISM" "${EXTRA_ARGS[@]}" tests/e2e/flights_main_job.sql
+if [ "$SOURCE" = kafka ]; then
+  # examples/kafka/flights.sql must stay the main job with a Kafka source: the same statements after its DDL.
+  diff <(sed -n '/^CREATE TABLE hourly_airline_stats/,$p' tests/e2e/flights_main_job.sql) \
+    <(sed -n '/^CREATE TABLE hourly_airline_stats/,$p' examples/kafka/flights.sql) >&2 ||
+    fail "examples/kafka/flights.sql no longer runs the main job's queries"
+  set +e
+  SLUICE=$SLUICE SLUICE_PARALLELISM=$PARALLELISM timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" \
+    bash examples/kafka/run.sh flights >"$E2E_TMP/out" 2>"$E2E_TMP/err" </dev/null
+  RC=$?
+  set -e
+else
+  run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p "$PARALLELISM" "${EXTRA_ARGS[@]}" tests/e2e/flights_main_job.sql
+fi
 expect_success "$E2E_TMP/out" "$E2E_TMP/err"
 
 sink_lines hourly "$E2E_TMP/out" | sort > "$E2E_TMP/hourly.actual"

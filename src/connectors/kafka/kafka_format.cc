@@ -17,6 +17,11 @@ OptionMap stripPrefix(const OptionMap& options, const std::string& prefix) {
   return out;
 }
 
+// The decoders name an empty place: drop that prefix ("<where>: " with where = "").
+std::string stripWhere(const std::string& msg, const std::string& prefix) {
+  return msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
+}
+
 void checkRaw(const types::RowType& row_type, const char* what) {
   if (row_type.size() != 1 ||
       (row_type.types[0].id != types::TypeId::kVarchar && row_type.types[0].id != types::TypeId::kChar))
@@ -27,17 +32,13 @@ void checkRaw(const types::RowType& row_type, const char* what) {
 class CsvDecoder final : public FormatDecoder {
  public:
   CsvDecoder(const types::RowType& t, const CsvFormatOptions& o) : d_(t, o) {}
-  size_t decode(const std::string_view* message, types::RowBatch& out, const std::string& where) override {
+  size_t decode(const std::string_view* message, types::RowBatch& out) override {
     if (message == nullptr) return 0;  // Flink's csv returns null for a null message: no row
     const size_t before = out.numRows();
     try {
-      d_.parseLine(*message, out, where, 0);
+      d_.parseLine(*message, out, "", 0);
     } catch (const InputError& e) {
-      // parseLine names "<path>:<line>: "; a record has no line: keep "<where>: <what>".
-      std::string msg = e.what();
-      const std::string prefix = where + ":0: ";
-      if (msg.rfind(prefix, 0) == 0) msg = where + ": " + msg.substr(prefix.size());
-      throw InputError(msg);
+      throw InputError(stripWhere(e.what(), ":0: "));
     }
     return out.numRows() - before;
   }
@@ -50,9 +51,13 @@ class CsvDecoder final : public FormatDecoder {
 class JsonDecoder final : public FormatDecoder {
  public:
   JsonDecoder(const types::RowType& t, const JsonFormatOptions& o, JsonFlavor f) : d_(t, o, f) {}
-  size_t decode(const std::string_view* message, types::RowBatch& out, const std::string& where) override {
+  size_t decode(const std::string_view* message, types::RowBatch& out) override {
     if (message == nullptr) return 0;
-    return d_.deserialize(*message, out, where);
+    try {
+      return d_.deserialize(*message, out, "");
+    } catch (const InputError& e) {
+      throw InputError(stripWhere(e.what(), ": "));
+    }
   }
   int64_t parseErrors() const override { return d_.parseErrors(); }
 
@@ -62,7 +67,7 @@ class JsonDecoder final : public FormatDecoder {
 
 class RawDecoder final : public FormatDecoder {
  public:
-  size_t decode(const std::string_view* message, types::RowBatch& out, const std::string&) override {
+  size_t decode(const std::string_view* message, types::RowBatch& out) override {
     if (message == nullptr) {
       out.column(0).appendNull();
     } else {

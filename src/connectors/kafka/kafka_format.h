@@ -46,8 +46,9 @@ class FormatDecoder {
   /// (`raw`: exactly one STRING column).
   static std::unique_ptr<FormatDecoder> create(const KafkaFormat& format, const types::RowType& row_type);
   /// Appends the rows of one message (`message` null: a Kafka null) to `out` and returns how many (0-2).
-  /// Throws InputError "<where>: <what>" on bad bytes unless the format ignores parse errors.
-  virtual size_t decode(const std::string_view* message, types::RowBatch& out, const std::string& where) = 0;
+  /// Throws InputError "<what>" on bad bytes unless the format ignores parse errors (the caller adds
+  /// where the message came from, so nothing is formatted per message).
+  virtual size_t decode(const std::string_view* message, types::RowBatch& out) = 0;
   /// Messages (csv: fields) skipped or nulled because of parse errors so far.
   virtual int64_t parseErrors() const = 0;
 };

@@ -56,8 +56,10 @@ struct KafkaSinkOperator::Impl {
 
   void checkDelivery() const {
     if (first_error == RD_KAFKA_RESP_ERR_NO_ERROR) return;
-    throw UserError(fmt::format("Writing to Kafka topic '{}' partition {} failed (table '{}', brokers '{}'): {}", topic,
-                                error_partition, spec->table_name, spec->bootstrap, rd_kafka_err2str(first_error)));
+    const std::string where = error_partition >= 0 ? fmt::format("partition {}", error_partition)
+                                                   : std::string("(no partition known: no broker answered)");
+    throw UserError(fmt::format("Writing to Kafka topic '{}' {} failed (table '{}', brokers '{}'): {}", topic, where,
+                                spec->table_name, spec->bootstrap, rd_kafka_err2str(first_error)));
   }
 
   void send(const std::string* key, const std::string* value) {

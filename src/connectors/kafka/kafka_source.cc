@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <regex>
 
@@ -121,35 +122,40 @@ class RecordDecoder {
 
   const types::RowType& producedType() const { return produced_; }
 
-  /// Appends the rows of `m` to `out`; returns how many.
+  /// Appends the rows of `m` to `out`; returns how many. Throws InputError naming topic, partition and
+  /// offset when a format cannot decode the record.
   size_t add(const rd_kafka_message_t* m, const std::string& topic, types::RowBatch& out) {
-    where_.clear();
-    fmt::format_to(std::back_inserter(where_), "Kafka topic '{}' partition {} offset {}", topic, m->partition,
-                   m->offset);
     value_batch_.clear();
     size_t rows = 0;
     bool tombstone = false;
-    if (m->payload == nullptr) {
-      if (spec_.upsert) {
-        tombstone = true;
-        rows = 1;
-      } else {
-        rows = value_->decode(nullptr, value_batch_, where_);
-      }
-    } else {
-      std::string_view bytes(static_cast<const char*>(m->payload), m->len);
-      rows = value_->decode(&bytes, value_batch_, where_);
-    }
-    if (rows == 0) return 0;
     size_t key_rows = 0;
-    if (key_) {
-      key_batch_.clear();
-      if (m->key != nullptr) {
-        std::string_view kb(static_cast<const char*>(m->key), m->key_len);
-        key_rows = key_->decode(&kb, key_batch_, where_ + " (key)");
+    const char* part = "value";
+    try {
+      if (m->payload == nullptr) {
+        if (spec_.upsert) {
+          tombstone = true;
+          rows = 1;
+        } else {
+          rows = value_->decode(nullptr, value_batch_);
+        }
       } else {
-        key_rows = key_->decode(nullptr, key_batch_, where_ + " (key)");
+        std::string_view bytes(static_cast<const char*>(m->payload), m->len);
+        rows = value_->decode(&bytes, value_batch_);
       }
+      if (rows == 0) return 0;
+      if (key_) {
+        part = "key";
+        key_batch_.clear();
+        if (m->key != nullptr) {
+          std::string_view kb(static_cast<const char*>(m->key), m->key_len);
+          key_rows = key_->decode(&kb, key_batch_);
+        } else {
+          key_rows = key_->decode(nullptr, key_batch_);
+        }
+      }
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("Kafka topic '{}' partition {} offset {} ({}): {}", topic, m->partition, m->offset,
+                                   part, e.what()));
     }
     rd_kafka_timestamp_type_t ts_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
     const int64_t ts = rd_kafka_message_timestamp(m, &ts_type);
@@ -197,7 +203,6 @@ class RecordDecoder {
   types::RowBatch key_batch_;
   types::RowBatch value_batch_;
   std::vector<Source> source_;
-  std::string where_;
 };
 
 class KafkaSplitEnumerator final : public runtime::SplitEnumerator<KafkaPartitionSplit> {
@@ -250,7 +255,11 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override {
     if (active_.empty()) return runtime::InputStatus::kEndOfInput;
     const ssize_t n = rd_kafka_consume_batch_queue(queue_, kPollMs, messages_.data(), messages_.size());
-    if (n <= 0) return runtime::InputStatus::kNothingAvailable;
+    if (n <= 0) {
+      checkTopicsWhileIdle();
+      return runtime::InputStatus::kNothingAvailable;
+    }
+    idle_since_ = std::chrono::steady_clock::time_point{};
     types::RowBatch batch(decoder_.producedType());
     batch.reserve(static_cast<size_t>(n));
     size_t i = 0;
@@ -279,6 +288,21 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
 
  private:
   static constexpr int kPollMs = 5;
+
+  // librdkafka's simple consumer keeps waiting on a partition whose topic was deleted. While no record
+  // arrives, look the topics up every min(timeout, 5 s): a topic gone (or brokers not answering within
+  // the timeout) fails the job.
+  void checkTopicsWhileIdle() {
+    const auto now = std::chrono::steady_clock::now();
+    if (idle_since_ == std::chrono::steady_clock::time_point{}) {
+      idle_since_ = now;
+      return;
+    }
+    const auto interval = std::chrono::milliseconds(std::min(spec_->timeout_ms, 5000));
+    if (now - idle_since_ < interval) return;
+    idle_since_ = now;
+    for (const auto& [topic, consumer] : consumers_) fetchPartitions(rk_.get(), topic, spec_->timeout_ms, spec_->bootstrap);
+  }
 
   void finish(const std::string& topic, int partition) {
     active_.erase({topic, partition});
@@ -344,6 +368,7 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   std::map<std::string, std::unique_ptr<SimpleConsumer>> consumers_;
   std::map<std::pair<std::string, int>, KafkaPartitionSplit> active_;
   std::vector<rd_kafka_message_t*> messages_;
+  std::chrono::steady_clock::time_point idle_since_{};  ///< first empty poll of the current idle spell
 };
 
 }  // namespace

@@ -7,6 +7,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -261,6 +265,65 @@ TEST(KafkaSourceTest, OptionErrorsNameTheKey) {
             std::string::npos);
   EXPECT_NE(err("'topic' = 'a', 'properties.bootstrap.servers' = 'x:1', 'format' = 'csv'").find("properties.group.id"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::connectors::kafka
+
+namespace sluice::connectors::kafka {
+namespace {
+
+// Runs an unbounded read of a 2-partition topic "live" holding 6 records; once all 6 arrived, calls
+// `disturb` and returns the error the job then fails with ("no error" if it ends without one).
+std::string failureWhileReading(MockKafkaCluster& c, const std::function<void()>& disturb) {
+  c.createTopic("live", 2);
+  std::vector<KafkaRecord> records;
+  for (int i = 0; i < 6; ++i) records.push_back(testing::valueRecord(std::to_string(i), i % 2));
+  c.produce("live", records);
+  Configuration config;
+  auto registry = std::make_shared<table::FactoryRegistry>();
+  registerBuiltinConnectors(*registry);
+  table::TableEnvironment env(config, registry);
+  std::promise<void> seen_all;
+  std::mutex mu;
+  size_t rows = 0;
+  env.setCollectCallback([&](const types::RowType&, const types::RowBatch& batch) {
+    std::lock_guard<std::mutex> lock(mu);
+    const size_t before = rows;
+    rows += batch.numRows();
+    if (before < records.size() && rows >= records.size()) seen_all.set_value();
+  });
+  auto job = std::async(std::launch::async, [&] {
+    env.executeScript(fmt::format("CREATE TABLE t (v INT) WITH ('connector' = 'kafka', 'topic' = 'live', "
+                                  "'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+                                  "'properties.default.api.timeout.ms' = '1000', "
+                                  "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
+                                  c.bootstrapServers()));
+  });
+  // Generous guards against a hang (the job normally fails a second or two after the disturbance).
+  if (seen_all.get_future().wait_for(std::chrono::seconds(60)) != std::future_status::ready) return "no rows";
+  disturb();
+  if (job.wait_for(std::chrono::seconds(60)) != std::future_status::ready) return "still running";
+  try {
+    job.get();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(KafkaSourceTest, TopicDeletedWhileReadingFailsTheJob) {
+  MockKafkaCluster c(1);
+  const std::string err = failureWhileReading(c, [&] { c.markTopicDeleted("live"); });
+  EXPECT_NE(err.find("Kafka topic 'live' does not exist"), std::string::npos) << err;
+}
+
+TEST(KafkaSourceTest, BrokerGoingDownWhileReadingFailsTheJob) {
+  MockKafkaCluster c(1);
+  const std::string bootstrap = c.bootstrapServers();
+  const std::string err = failureWhileReading(c, [&] { c.setBrokerDown(1, true); });
+  EXPECT_NE(err.find(bootstrap), std::string::npos) << err;
+  EXPECT_NE(err.find("'live'"), std::string::npos) << err;
 }
 
 }  // namespace

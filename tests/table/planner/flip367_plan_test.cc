@@ -15,18 +15,14 @@
 #include "common/error.h"
 #include "connectors/builtin.h"
 #include "table/api/table_environment.h"
+#include "plan_vertices.h"
 
 namespace sluice::table {
 namespace {
 
 using nlohmann::json;
 
-/// One vertex of the plan: its operator names, parallelism and the ship strategy of each input.
-struct Vertex {
-  std::string op;
-  int parallelism = 0;
-  std::vector<std::string> inputs;
-};
+using testing::Vertex;
 
 class Flip367PlanTest : public ::testing::Test {
  protected:
@@ -50,26 +46,7 @@ class Flip367PlanTest : public ::testing::Test {
   }
 
   /// The vertices of the single job planned from `script` at default parallelism `p`, in JSON order.
-  std::vector<Vertex> plan(const std::string& script, int p) {
-    Configuration config;
-    config.set("parallelism.default", std::to_string(p));
-    auto registry = std::make_shared<FactoryRegistry>();
-    connectors::registerBuiltinConnectors(*registry);
-    TableEnvironment env(config, registry);
-    json doc = json::parse(env.explainScript(script, true));
-    std::map<std::string, std::string> names;
-    for (const auto& n : doc["nodes"]) names[n["id"].get<std::string>()] = n["operator"].get<std::string>();
-    std::vector<Vertex> out;
-    for (const auto& n : doc["nodes"]) {
-      Vertex v;
-      v.op = n["operator"].get<std::string>();
-      v.parallelism = n["parallelism"].get<int>();
-      if (n.contains("inputs"))
-        for (const auto& in : n["inputs"]) v.inputs.push_back(in["ship_strategy"].get<std::string>());
-      out.push_back(v);
-    }
-    return out;
-  }
+  std::vector<Vertex> plan(const std::string& script, int p) { return testing::planVertices(script, p); }
 
   std::filesystem::path dir_;
 };
