@@ -457,6 +457,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     return (group_first_slot[g.vertices[vertex].slot_sharing_group] + subtask) % task_managers;
   };
   std::vector<int64_t> segments_needed(static_cast<size_t>(task_managers), 0);
+  std::vector<int64_t> segments_required(static_cast<size_t>(task_managers), 0);  // the pools' minimums
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
     for (int i = 0; i < vertex.parallelism; ++i) {
@@ -467,7 +468,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
                                       g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
                 .size());
-        segments_needed[static_cast<size_t>(taskManagerOf(v, i))] += n * net.max_buffers_per_channel + 1;
+        segments_needed[static_cast<size_t>(taskManagerOf(v, i))] += std::max(n + 1, n * net.max_buffers_per_channel);
+        segments_required[static_cast<size_t>(taskManagerOf(v, i))] += n + 1;
       }
     }
   }
@@ -489,6 +491,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       }
       if (remote > 0) {
         segments_needed[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel + floating_per_gate;
+        segments_required[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel;
       }
     }
   }
@@ -496,6 +499,17 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   for (int tm = 0; tm < task_managers; ++tm) {
     // The configured network memory bounds the pool; only what the job can use is allocated.
     const int64_t configured = net.numberOfSegments(0);
+    const int64_t required = segments_required[static_cast<size_t>(tm)];
+    if (required > configured) {
+      // Fail the submission before any task starts (Flink fails the deployment with the same advice).
+      throw ConfigError(fmt::format(
+          "Insufficient number of network buffers: the job needs at least {} buffers of {} bytes on TaskManager {} "
+          "(one per subpartition plus one per result partition, buffers-per-channel per remote input channel), but "
+          "the network memory gives only {} ({} bytes). "
+          "Raise 'taskmanager.memory.network.min' and 'taskmanager.memory.network.max' to at least {} bytes, or lower "
+          "the parallelism",
+          required, net.segment_size, tm, configured, net.networkMemoryBytes(0), required * net.segment_size));
+    }
     const int64_t n = std::max<int64_t>(1, std::min(configured, segments_needed[static_cast<size_t>(tm)]));
     st->network_pools[static_cast<size_t>(tm)] =
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
@@ -552,11 +566,14 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
         }
         if (networked(edge) && !partition.subpartitions.empty()) {
           const auto n = static_cast<int32_t>(partition.subpartitions.size());
-          // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed, at most
-          // max-buffers-per-channel per subpartition.
+          // Flink's ResultPartition pool: one buffer per subpartition plus one guaranteed; at most
+          // max-buffers-per-channel per subpartition, so the pool never needs more than their sum.
           partition.pool = st->network_pools[static_cast<size_t>(taskManagerOf(v, i))]->createBufferPool(
-              n + 1, std::max(n + 1, n * net.max_buffers_per_channel + 1),
+              n + 1, std::max(n + 1, n * net.max_buffers_per_channel),
               fmt::format("{} ({}/{}) output {}", vertex.name, i + 1, vertex.parallelism, e));
+          // One subpartition may hold at most max-buffers-per-channel of them (a slow consumer cannot
+          // starve the others).
+          partition.pool->setMaxBuffersPerChannel(n, std::max(1, net.max_buffers_per_channel));
           st->partition_pools.push_back(partition.pool);
           const int producer_tm = taskManagerOf(v, i);
           const std::shared_ptr<const runtime::ObjectBatchSerializer>& objects = edge_serializers[static_cast<size_t>(e)];
@@ -568,13 +585,14 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                                  target.name, j + 1, target.parallelism);
             if (producer_tm == consumer_tm) {
               sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
-                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects);
+                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects, static_cast<int32_t>(k));
               sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
               continue;
             }
             // The PartitionRequest brings the consumer's credit: the subpartition starts with none.
             sp.pipelined =
-                std::make_shared<runtime::PipelinedSubpartition>(partition.pool, 0, /*remote=*/true, name, objects);
+                std::make_shared<runtime::PipelinedSubpartition>(partition.pool, 0, /*remote=*/true, name, objects,
+                                                                static_cast<int32_t>(k));
             const std::string partition_id = fmt::format("{}@{}", e, i);
             st->partition_managers[static_cast<size_t>(producer_tm)]->registerSubpartition(
                 partition_id, static_cast<int32_t>(k), sp.pipelined);

@@ -140,12 +140,12 @@ TEST(IoMetricsTest, ThrottledSinkBackpressuresTheSourceWithinItsBuffers) {
 
   const SubtaskProgress& source = r.vertices[0].subtasks.at(0);
   const SubtaskProgress& sink = r.vertices[1].subtasks.at(0);
-  // Memory bounded by the configuration: one subpartition, max-buffers-per-channel = 4 -> a pool of at most
-  // 1 * 4 + 1 = 5 buffers (Flink's ResultPartition pool size), and the source used all of them.
+  // Memory bounded by the configuration: one subpartition, max-buffers-per-channel = 4 -> the subpartition
+  // holds at most 4 buffers and the pool max is 1 * 4 = 4; the source used all of them.
   ASSERT_EQ(source.io.partitions.size(), 1u);
-  EXPECT_EQ(source.io.partitions[0].max_buffers, 5);
-  EXPECT_LE(source.io.partitions[0].peak_buffers_in_use, 5);
-  EXPECT_EQ(source.io.partitions[0].peak_buffers_in_use, 5);
+  EXPECT_EQ(source.io.partitions[0].max_buffers, 4);
+  EXPECT_LE(source.io.partitions[0].peak_buffers_in_use, 4);
+  EXPECT_EQ(source.io.partitions[0].peak_buffers_in_use, 4);
   // The source waited for buffers the sink frees at its pace.
   EXPECT_GT(source.io.back_pressured_time_ms, 0);
   EXPECT_GT(source.back_pressured_time_ms_per_second, 0);
@@ -177,14 +177,14 @@ TEST(IoMetricsTest, CancellingABackpressuredThrottledJobEndsItPromptly) {
   auto handle = MiniCluster(conf).start(job, conf);
   ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) {
     return p.vertices[0].subtasks.at(0).io.back_pressured_time_ms > 0 &&
-           p.vertices[0].subtasks[0].io.partitions.at(0).peak_buffers_in_use == 5;
+           p.vertices[0].subtasks[0].io.partitions.at(0).peak_buffers_in_use == 4;
   }));
   handle->cancel();
   // The sink finishes at most one 16-row batch (16 ms) and the source's buffer wait is released.
   ASSERT_TRUE(handle->waitFor(std::chrono::seconds(20)));  // failure guard only
   const JobExecutionResult r = handle->wait();
   EXPECT_EQ(r.status, JobStatus::kCanceled);
-  EXPECT_LE(r.vertices[0].subtasks[0].io.partitions[0].peak_buffers_in_use, 5);
+  EXPECT_LE(r.vertices[0].subtasks[0].io.partitions[0].peak_buffers_in_use, 4);
 }
 
 TEST(IoMetricsTest, ASinkWaitingForInputIsIdle) {

@@ -219,11 +219,12 @@ TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
   graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
   auto handle = MiniCluster(conf).start(job, conf);
   // Both sinks block on their first batch: credit runs out on both channels and the source stops.
-  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
-  // Bound: 21 pool buffers of 256 b, the local sink's 2 credits and the remote sink's 2 exclusive + 8
-  // floating buffers: 33 buffers = 8448 b, at most 528 rows of 16 b; plus 16 rows being processed per sink,
-  // 16 coalesced per target and the 16-row batch in hand: 528 + 32 + 32 + 16 = 608 < 5000.
-  EXPECT_LE(handle->progress().vertices[0].records_out, 608);
+  ASSERT_TRUE(
+      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
+  // Bound: 20 pool buffers of 256 b (2 subpartitions x 10), the local sink's 2 credits and the remote sink's
+  // 2 exclusive + 8 floating buffers: 32 buffers = 8192 b, at most 512 rows of 16 b; plus 16 rows being
+  // processed per sink, 16 coalesced per target and the 16-row batch in hand: 512 + 32 + 32 + 16 = 592 < 5000.
+  EXPECT_LE(handle->progress().vertices[0].records_out, 592);
   gate.release();
   handle->wait();
   ASSERT_EQ(collected.rows.size(), 5000u);
@@ -281,14 +282,15 @@ TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {
   Gate gate;
   graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
   auto handle = MiniCluster(conf).start(job, conf);
-  // The sink blocks on its first batch, so the source fills its partition's pool and stops.
-  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
+  // The sink blocks on its first batch, so the source fills a subpartition up to its cap and stops.
+  ASSERT_TRUE(
+      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
   const int64_t emitted = handle->progress().vertices[0].records_out;
-  // Bound: the pool holds 2 subpartitions * 10 + 1 = 21 buffers of 256 b; each sink may have read its
-  // 2 credits more: 25 buffers = 6400 b. A row takes at least 16 b (two int64 values), so at most 400 rows
+  // Bound: the pool holds 2 subpartitions * 10 = 20 buffers of 256 b; each sink may have read its
+  // 2 credits more: 24 buffers = 6144 b. A row takes at least 16 b (two int64 values), so at most 384 rows
   // sit in buffers; add 16 rows being processed per sink (32), 16 coalesced per target (32) and the
-  // 16-row batch in hand: 400 + 32 + 32 + 16 = 480 < 5000 rows of the source.
-  EXPECT_LE(emitted, 480);
+  // 16-row batch in hand: 384 + 32 + 32 + 16 = 464 < 5000 rows of the source.
+  EXPECT_LE(emitted, 464);
   gate.release();
   handle->wait();
   ASSERT_EQ(collected.rows.size(), 5000u);
@@ -308,7 +310,8 @@ void cancelBackpressuredJob(int task_managers) {
   Gate gate;
   graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
   auto handle = MiniCluster(conf).start(job, conf);
-  ASSERT_TRUE(waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].out_pool_usage >= 1.0; }));
+  ASSERT_TRUE(
+      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
   const auto start = std::chrono::steady_clock::now();
   handle->cancel();
   // The producer waits for a buffer and the sinks pause 5 ms per batch: all end within a few batches.

@@ -55,10 +55,10 @@ check "time metrics within [0, 1000]" \
 check "pool usages within [0, 1]" \
   '[.jobs[0].vertices[] | (.metrics, .subtasks[].metrics, .subtasks[].gates[]) | .inPoolUsage // empty, .outPoolUsage // empty |
     . >= 0 and . <= 1] | all'
-# Each source subtask writes to 2 subpartitions: its pool holds at most 2 * 10 + 1 buffers
+# Each source subtask writes to 2 subpartitions: its pool holds at most 2 * 10 buffers
 # (taskmanager.network.memory.max-buffers-per-channel = 10 by default).
 check "output pools within the configured buffers" \
-  "[$src | .subtasks[].partitions[] | .subpartitions == 2 and .maxBuffers == 21 and .peakBuffersInUse <= .maxBuffers] | all"
+  "[$src | .subtasks[].partitions[] | .subpartitions == 2 and .maxBuffers == 20 and .peakBuffersInUse <= .maxBuffers] | all"
 check "every byte written into buffers was read" \
   "([$src | .metrics.numBytesOut] == [$agg | .metrics.numBytesIn]) and ([$src | .metrics.numBytesOut][0] > 0) and
    ([$agg | .subtasks[].gates[].inFlightBytes] | all(. == 0))"

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -123,6 +125,59 @@ TEST(LocalBufferPoolTest, DestroyWakesBlockedRequesterWithAnError) {
   std::thread t([&] { pool->destroy(); });
   EXPECT_THROW(pool->requestBufferBlocking(), InternalError);
   t.join();
+}
+
+}  // namespace
+}  // namespace sluice::runtime::network
+
+namespace sluice::runtime::network {
+namespace {
+
+TEST(LocalBufferPoolTest, MaxBuffersPerChannelCapsOneSubpartitionNotThePool) {
+  NetworkBufferPool global(16, 256);
+  auto pool = global.createBufferPool(4, 16, "partition");
+  pool->setMaxBuffersPerChannel(3, 2);
+  std::vector<Buffer> sp0;
+  sp0.push_back(pool->requestBuffer(0));
+  sp0.push_back(pool->requestBuffer(0));
+  ASSERT_TRUE(sp0[0].valid() && sp0[1].valid());
+  EXPECT_EQ(pool->subpartitionBuffers(0), 2);
+  // Subpartition 0 is at its cap of 2 although the pool has 14 more.
+  EXPECT_FALSE(pool->requestBuffer(0).valid());
+  Buffer sp1 = pool->requestBuffer(1);
+  EXPECT_TRUE(sp1.valid());
+  EXPECT_EQ(pool->buffersInUse(), 3);
+  // Recycling a buffer of subpartition 1 does not help subpartition 0; recycling one of 0 does.
+  sp1.recycle();
+  EXPECT_EQ(pool->subpartitionBuffers(1), 0);
+  EXPECT_FALSE(pool->requestBuffer(0).valid());
+  sp0.pop_back();
+  EXPECT_EQ(pool->subpartitionBuffers(0), 1);
+  Buffer again = pool->requestBuffer(0);
+  EXPECT_TRUE(again.valid());
+  EXPECT_EQ(pool->subpartitionBuffers(0), 2);
+  EXPECT_THROW(pool->requestBuffer(3), InternalError);
+}
+
+TEST(LocalBufferPoolTest, WriterWaitsForItsSubpartitionUntilTheConsumerDrains) {
+  NetworkBufferPool global(16, 256);
+  auto pool = global.createBufferPool(3, 16, "partition");
+  pool->setMaxBuffersPerChannel(2, 1);
+  Buffer held = pool->requestBuffer(0);
+  ASSERT_TRUE(held.valid());
+  std::promise<void> got;
+  std::future<void> done = got.get_future();
+  std::thread writer([&] {
+    Buffer b = pool->requestBufferBlocking(0);  // subpartition 0 is at its cap of 1: waits
+    EXPECT_TRUE(b.valid());
+    got.set_value();
+  });
+  // The other subpartition is still writable meanwhile.
+  Buffer other = pool->requestBuffer(1);
+  EXPECT_TRUE(other.valid());
+  held.recycle();  // the consumer read subpartition 0's buffer
+  EXPECT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready);  // failure guard only
+  writer.join();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -218,6 +219,48 @@ TEST(LocalInputChannelTest, ObjectBatchesCrossAsBytesAgainstCredit) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].channel, 4);
   expectSameLegs(*std::get<ObjectBatchPtr>(out[0].element), *sent);
+}
+
+// A batch of one string of 236 bytes: record = 4 (length) + 1 (kind) + 4 (tag) + 1 (count) + 8 (timestamp)
+// + 2 (string length varint) + 236 = 256 bytes, exactly one 256-byte buffer.
+ObjectBatchPtr oneBufferBatch(char c) {
+  auto b = makeObjectBatch<std::string>();
+  b->add(std::string(236, c), 1);
+  return b;
+}
+
+TEST(PipelinedSubpartitionTest, ASlowConsumerHoldsAtMostMaxBuffersPerChannel) {
+  NetworkBufferPool global(32, 256);
+  auto pool = global.createBufferPool(3, 21, "partition");
+  pool->setMaxBuffersPerChannel(2, 10);
+  auto serializer = objectBatchSerializer<std::string>();
+  auto slow = std::make_shared<PipelinedSubpartition>(pool, 2, false, "slow", serializer, 0);
+  auto fast = std::make_shared<PipelinedSubpartition>(pool, 2, false, "fast", serializer, 1);
+  for (int i = 0; i < 10; ++i) slow->write(oneBufferBatch(static_cast<char>('a' + i)));
+  EXPECT_EQ(slow->queuedBuffers(), 10);
+  EXPECT_EQ(pool->subpartitionBuffers(0), 10);
+  fast->write(oneBufferBatch('z'));  // the other subpartition is not held up
+  EXPECT_EQ(pool->subpartitionBuffers(1), 1);
+
+  std::promise<void> wrote;
+  std::future<void> eleventh = wrote.get_future();
+  std::thread producer([&] {
+    slow->write(oneBufferBatch('k'));  // the 11th buffer: waits for the consumer
+    wrote.set_value();
+  });
+  LocalInputChannel consumer(slow);
+  std::deque<InputEntry> out;
+  consumer.drain(0, out);  // reads its 2 credited buffers and recycles them
+  ASSERT_EQ(eleventh.wait_for(std::chrono::seconds(30)), std::future_status::ready);  // failure guard only
+  producer.join();
+  while (consumer.hasAvailable()) consumer.drain(0, out);
+  ASSERT_EQ(out.size(), 11u);
+  for (int i = 0; i < 11; ++i) {
+    const char want = i < 10 ? static_cast<char>('a' + i) : 'k';
+    EXPECT_EQ(std::get<ObjectBatchPtr>(out[static_cast<size_t>(i)].element)->as<std::string>().value(0),
+              std::string(236, want));
+  }
+  EXPECT_LE(pool->peakBuffersInUse(), 11);  // 10 of the slow subpartition + 1 of the fast one
 }
 
 }  // namespace

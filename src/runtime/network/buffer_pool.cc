@@ -159,6 +159,11 @@ int32_t LocalBufferPool::peakBuffersInUse() const {
   return peak_in_use_;
 }
 
+bool LocalBufferPool::hasWaitingRequester() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocked_ > 0;
+}
+
 void LocalBufferPool::countTakenLocked() {
   ++in_use_;
   peak_in_use_ = std::max(peak_in_use_, in_use_);
@@ -234,8 +239,75 @@ void LocalBufferPool::destroy() {
   available_cv_.notify_all();
 }
 
+void LocalBufferPool::setMaxBuffersPerChannel(int32_t num_subpartitions, int32_t max_per_channel) {
+  SLUICE_CHECK(num_subpartitions >= 1 && max_per_channel >= 1, "bad per-channel cap {} for {} subpartitions",
+               max_per_channel, num_subpartitions);
+  std::lock_guard<std::mutex> lock(mu_);
+  SLUICE_CHECK(max_per_channel_ == 0, "the per-channel cap of {} is already set", owner_);
+  max_per_channel_ = max_per_channel;
+  subpartition_buffers_.assign(static_cast<size_t>(num_subpartitions), 0);
+  for (int32_t i = 0; i < num_subpartitions; ++i) {
+    subpartition_recyclers_.push_back(std::make_unique<SubpartitionRecycler>(this, i));
+  }
+}
+
+Buffer LocalBufferPool::requestBuffer(int32_t subpartition) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SLUICE_CHECK(subpartition >= 0 && static_cast<size_t>(subpartition) < subpartition_buffers_.size(),
+               "subpartition {} outside the {} of {}", subpartition, subpartition_buffers_.size(), owner_);
+  int32_t& held = subpartition_buffers_[static_cast<size_t>(subpartition)];
+  if (held >= max_per_channel_) return Buffer();
+  MemorySegment* s = takeLocked();
+  if (s == nullptr) return Buffer();
+  countTakenLocked();
+  ++held;
+  return Buffer(s, subpartition_recyclers_[static_cast<size_t>(subpartition)].get());
+}
+
+Buffer LocalBufferPool::requestBufferBlocking(int32_t subpartition) {
+  std::unique_lock<std::mutex> lock(mu_);
+  SLUICE_CHECK(subpartition >= 0 && static_cast<size_t>(subpartition) < subpartition_buffers_.size(),
+               "subpartition {} outside the {} of {}", subpartition, subpartition_buffers_.size(), owner_);
+  int32_t& held = subpartition_buffers_[static_cast<size_t>(subpartition)];
+  ++blocked_;
+  for (;;) {
+    if (destroyed_) {
+      --blocked_;
+      throw InternalError(fmt::format("buffer pool of {} was destroyed while waiting for a buffer", owner_));
+    }
+    if (held < max_per_channel_) {
+      MemorySegment* s = takeLocked();
+      if (s != nullptr) {
+        --blocked_;
+        countTakenLocked();
+        ++held;
+        return Buffer(s, subpartition_recyclers_[static_cast<size_t>(subpartition)].get());
+      }
+    }
+    available_cv_.wait(lock);
+  }
+}
+
+int32_t LocalBufferPool::subpartitionBuffers(int32_t subpartition) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return subpartition_buffers_.at(static_cast<size_t>(subpartition));
+}
+
+void LocalBufferPool::SubpartitionRecycler::recycle(MemorySegment* segment) {
+  std::unique_lock<std::mutex> lock(pool_->mu_);
+  // The subpartition may be below its cap again: wake every waiter (each checks its own subpartition).
+  if (pool_->subpartition_buffers_[static_cast<size_t>(index_)]-- == pool_->max_per_channel_) {
+    pool_->available_cv_.notify_all();
+  }
+  pool_->recycleLocked(segment, lock);
+}
+
 void LocalBufferPool::recycle(MemorySegment* segment) {
   std::unique_lock<std::mutex> lock(mu_);
+  recycleLocked(segment, lock);
+}
+
+void LocalBufferPool::recycleLocked(MemorySegment* segment, std::unique_lock<std::mutex>& lock) {
   --in_use_;
   if (!listeners_.empty() && !destroyed_) {
     BufferListener* listener = listeners_.front();
@@ -257,7 +329,12 @@ void LocalBufferPool::recycle(MemorySegment* segment) {
     return;
   }
   available_.push_back(segment);
-  available_cv_.notify_one();
+  // With per-subpartition caps a waiter may be waiting for its own subpartition: wake all to re-check.
+  if (max_per_channel_ > 0) {
+    available_cv_.notify_all();
+  } else {
+    available_cv_.notify_one();
+  }
 }
 
 void LocalBufferPool::onGlobalSegmentAvailable() {

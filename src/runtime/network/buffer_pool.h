@@ -88,6 +88,12 @@ class NetworkBufferPool : public BufferRecycler {
 /// here. A request that finds no buffer either returns an empty Buffer (`requestBuffer`), registers a
 /// BufferListener called once one is free (`requestBufferOrListen`), or blocks on a condition variable
 /// (`requestBufferBlocking`) — never a busy wait.
+///
+/// A result partition's pool may also cap the buffers of each subpartition
+/// (`setMaxBuffersPerChannel`, Flink's `maxBuffersPerChannel` from
+/// `taskmanager.network.memory.max-buffers-per-channel`): a buffer requested for subpartition i counts
+/// against i until it is recycled (the consumer read it), and a request for a subpartition at its cap finds
+/// no buffer (blocks) even when the pool has free ones, so one slow consumer cannot take the whole pool.
 class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_this<LocalBufferPool> {
  public:
   /// Use NetworkBufferPool::createBufferPool.
@@ -102,6 +108,8 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   int32_t buffersInUse() const;
   /// The most buffers handed out at once so far (never above maxBuffers(); shows memory stayed bounded).
   int32_t peakBuffersInUse() const;
+  /// True while a thread waits in requestBufferBlocking (the writer is back pressured now).
+  bool hasWaitingRequester() const;
 
   /// A buffer of the full segment size, or an empty Buffer when none can be had now.
   Buffer requestBuffer();
@@ -114,12 +122,36 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   /// Wakes blocked requesters with an error (task cancellation); later requests return empty buffers.
   void destroy();
 
+  /// Caps each of `num_subpartitions` subpartitions at `max_per_channel` (>= 1) buffers handed out and not
+  /// yet recycled. Call once, before any request for a subpartition.
+  void setMaxBuffersPerChannel(int32_t num_subpartitions, int32_t max_per_channel);
+  /// A buffer for `subpartition`, or an empty Buffer when the pool has none or the subpartition is at its
+  /// cap. Needs setMaxBuffersPerChannel.
+  Buffer requestBuffer(int32_t subpartition);
+  /// Waits until a buffer is available for `subpartition` (the pool has one and the subpartition is below
+  /// its cap). Throws InternalError when the pool is destroyed meanwhile.
+  Buffer requestBufferBlocking(int32_t subpartition);
+  /// Buffers of `subpartition` handed out and not yet recycled.
+  int32_t subpartitionBuffers(int32_t subpartition) const;
+
   void recycle(MemorySegment* segment) override;
 
  private:
   friend class NetworkBufferPool;
+  // Returns buffers of one subpartition (Flink's SubpartitionBufferRecycler).
+  class SubpartitionRecycler final : public BufferRecycler {
+   public:
+    SubpartitionRecycler(LocalBufferPool* pool, int32_t index) : pool_(pool), index_(index) {}
+    void recycle(MemorySegment* segment) override;
+
+   private:
+    LocalBufferPool* pool_;
+    int32_t index_;
+  };
+
   MemorySegment* takeLocked();
   void countTakenLocked();  // one more buffer handed out
+  void recycleLocked(MemorySegment* segment, std::unique_lock<std::mutex>& lock);
   void onGlobalSegmentAvailable();
 
   NetworkBufferPool& global_;
@@ -136,6 +168,9 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   bool waiting_on_global_ = false;
   bool destroyed_ = false;
   std::deque<BufferListener*> listeners_;
+  int32_t max_per_channel_ = 0;  // 0: no per-subpartition cap
+  std::vector<int32_t> subpartition_buffers_;
+  std::vector<std::unique_ptr<SubpartitionRecycler>> subpartition_recyclers_;
 };
 
 }  // namespace sluice::runtime::network

@@ -10,10 +10,11 @@ using network::Buffer;
 
 PipelinedSubpartition::PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit,
                                              bool remote, std::string name,
-                                             std::shared_ptr<const ObjectBatchSerializer> objects)
+                                             std::shared_ptr<const ObjectBatchSerializer> objects, int32_t index)
     : pool_(std::move(pool)),
       view_(initial_credit),
       remote_(remote),
+      index_(index),
       name_(std::move(name)),
       objects_(objects),
       elements_(std::move(objects)) {
@@ -28,11 +29,11 @@ PipelinedSubpartition::PipelinedSubpartition(std::shared_ptr<network::LocalBuffe
 PipelinedSubpartition::~PipelinedSubpartition() = default;
 
 Buffer PipelinedSubpartition::requestBuffer() {
-  Buffer b = pool_->requestBuffer();
+  Buffer b = index_ >= 0 ? pool_->requestBuffer(index_) : pool_->requestBuffer();
   if (b.valid()) return b;
   const auto start = std::chrono::steady_clock::now();
   try {
-    b = pool_->requestBufferBlocking();
+    b = index_ >= 0 ? pool_->requestBufferBlocking(index_) : pool_->requestBufferBlocking();
     back_pressured_ns_.fetch_add(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count(),
         std::memory_order_relaxed);

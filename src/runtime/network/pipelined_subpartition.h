@@ -39,15 +39,18 @@ class PipelinedSubpartition {
   /// data buffers the reader may take before it announces more credit (a local consumer's exclusive
   /// buffers; 0 for a remote one, whose PartitionRequest brings the credit). `remote`: the consumer is in
   /// another TaskManager. `name` appears in error messages. `objects`: the edge's object batch serializer
-  /// (network::edgeRecordSerializer; nullptr when the edge carries SQL rows).
+  /// (network::edgeRecordSerializer; nullptr when the edge carries SQL rows). `index`: this subpartition's
+  /// index in a pool capped per channel (LocalBufferPool::setMaxBuffersPerChannel), or -1 for an uncapped
+  /// pool.
   PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit, bool remote,
-                        std::string name, std::shared_ptr<const ObjectBatchSerializer> objects = nullptr);
+                        std::string name, std::shared_ptr<const ObjectBatchSerializer> objects = nullptr,
+                        int32_t index = -1);
   ~PipelinedSubpartition();
   PipelinedSubpartition(const PipelinedSubpartition&) = delete;
   PipelinedSubpartition& operator=(const PipelinedSubpartition&) = delete;
 
   /// Producer: serializes `element` (watermarks and the end of partition flush the partial buffer).
-  /// Blocks while the pool has no free buffer; throws CancelTaskException when the pool is destroyed
+  /// Blocks while the pool has no free buffer (or this subpartition holds max-buffers-per-channel); throws CancelTaskException when the pool is destroyed
   /// (cancellation).
   void write(StreamElement&& element);
   /// Producer: hands over the partially filled buffer, if any (the output flusher).
@@ -77,6 +80,7 @@ class PipelinedSubpartition {
   std::shared_ptr<network::LocalBufferPool> pool_;  // first: outlives every buffer below
   network::CreditBasedSubpartitionView view_;
   const bool remote_;
+  const int32_t index_;
   const std::string name_;
   std::shared_ptr<const ObjectBatchSerializer> objects_;
   std::unique_ptr<network::SpanningRecordSerializer> serializer_;

@@ -91,6 +91,7 @@ TaskIOMetrics StreamTask::ioMetrics() const {
       pm.buffers_in_use = p.pool->buffersInUse();
       pm.max_buffers = p.pool->maxBuffers();
       pm.peak_buffers_in_use = p.pool->peakBuffersInUse();
+      m.is_back_pressured = m.is_back_pressured || p.pool->hasWaitingRequester();
     }
     pool_in_use += pm.buffers_in_use;
     pool_max += pm.max_buffers;

@@ -45,6 +45,7 @@ struct TaskIOMetrics {
   int64_t idle_time_ms = 0;
   int64_t back_pressured_time_ms = 0;  ///< over all partitions
   bool running = false;                ///< invoke() started and has not returned
+  bool is_back_pressured = false;      ///< Flink's `isBackPressured`: waiting for an output buffer now
   int64_t num_records_in = 0;          ///< `numRecordsIn`: records the chain head received (0 for sources)
   int64_t num_records_out = 0;         ///< `numRecordsOut`: records handed to the network outputs
   int64_t num_bytes_in = 0;            ///< `numBytesIn`: over all gates
