@@ -318,6 +318,12 @@ JobProgress JobHandle::progress() const { return state_->progress(); }
 
 const std::string& JobHandle::jobId() const { return state_->job.job_id; }
 
+std::vector<uint16_t> JobHandle::dataPorts() const {
+  std::vector<uint16_t> ports;
+  for (const auto& t : state_->transports) ports.push_back(t->port());
+  return ports;
+}
+
 JobExecutionResult JobHandle::wait() {
   {
     std::unique_lock<std::mutex> lock(state_->mu);

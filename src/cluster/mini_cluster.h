@@ -138,6 +138,9 @@ class JobHandle {
   /// Current counters (any thread).
   JobProgress progress() const;
   const std::string& jobId() const;
+  /// The data port on 127.0.0.1 of each TaskManager's TCP transport (Flink's `taskmanager.data.port`,
+  /// here chosen by the OS), in TaskManager order; empty with one TaskManager.
+  std::vector<uint16_t> dataPorts() const;
 
  private:
   std::shared_ptr<State> state_;

@@ -3,6 +3,11 @@
 // them over loopback TCP).
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -226,6 +231,47 @@ TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
   int64_t sum = 0;
   for (const auto& r : collected.rows) sum += r[1];
   EXPECT_EQ(sum, 25005000);  // 2v over 1..5000
+}
+
+TEST(NetworkBuffersTest, GarbageOnADataPortFailsTheJobNamingThePeer) {
+  Configuration conf;
+  conf.set("local.number-taskmanager", "2");
+  Collected collected;
+  Gate gate;
+  // An endless source, sinks pausing 5 ms per batch (they notice cancellation between batches).
+  graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
+  auto handle = MiniCluster(conf).start(job, conf);
+  struct ReleaseAtExit {
+    Gate& gate;
+    ~ReleaseAtExit() { gate.release(); }
+  } release_at_exit{gate};  // before the handle joins the tasks, whatever happens
+  const std::vector<uint16_t> ports = handle->dataPorts();
+  ASSERT_EQ(ports.size(), 2u);
+  // A peer (a plain POSIX socket) connects to TaskManager 1's data port and sends bytes that are no frame.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(ports[0]);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  sockaddr_in local{};
+  socklen_t local_len = sizeof(local);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len), 0);
+  const std::string garbage = "not a data connection\n";
+  ASSERT_EQ(::send(fd, garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
+  ASSERT_TRUE(handle->waitFor(std::chrono::seconds(20)));
+  try {
+    handle->wait();
+    ADD_FAILURE() << "expected the job to fail";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("TaskManager 1: data connection with 127.0.0.1:" + std::to_string(ntohs(local.sin_port))),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("bad magic number"), std::string::npos) << msg;
+  }
+  ::close(fd);
 }
 
 TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {

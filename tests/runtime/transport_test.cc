@@ -329,13 +329,12 @@ TEST(TcpTransportFaultTest, PeerClosingWithAnUnfinishedChannelFailsIt) {
 }
 
 TEST(TcpTransportFaultTest, UnreachablePeerFailsTheChannel) {
-  uint16_t port = 0;
-  {
-    // A port that was free a moment ago and has no listener now.
-    asio::io_context io;
-    tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    port = acceptor.local_endpoint().port();
-  }
+  // A port bound by a socket that never listens: connecting is refused, and nobody else can take the port.
+  asio::io_context io;
+  tcp::socket bound(io);
+  bound.open(tcp::v4());
+  bound.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const uint16_t port = bound.local_endpoint().port();
   ConsumerTm consumer(256);
   consumer.connect(port);
   std::vector<int64_t> rows, watermarks;

@@ -109,7 +109,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         self->fail(fmt::format("cannot connect: {}", ec.message()));
         return;
       }
-      self->socket_.set_option(tcp::no_delay(true));
+      asio::error_code option_ec;
+      self->socket_.set_option(tcp::no_delay(true), option_ec);  // latency only: ignore a failure
       self->connected_ = true;
       self->read();
       self->startWrite();
@@ -505,7 +506,16 @@ void TcpConnectionManager::start() {
   im.thread = std::thread([impl = impl_.get()] {
     const std::string thread_name = fmt::format("net-io-tm{}", impl->task_manager + 1);
     pthread_setname_np(pthread_self(), thread_name.substr(0, 15).c_str());
-    impl->io.run();
+    // A handler that throws must not end the process (a std::thread would terminate it): report the error
+    // (the job fails) and keep serving until shutdown.
+    for (;;) {
+      try {
+        impl->io.run();
+        break;
+      } catch (const std::exception& e) {
+        impl->report(std::make_exception_ptr(RemoteTransportError(fmt::format("{}: {}", impl->name, e.what()))));
+      }
+    }
   });
 }
 
