@@ -13,6 +13,7 @@
 
 #include "cluster/job_metrics.h"
 #include "common/error.h"
+#include "runtime/network/blocking_subpartition.h"
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/input_channel.h"
@@ -52,6 +53,9 @@ class JobHandle::State {
   std::unique_ptr<scheduler::ExecutionGraph> execution_graph;
   std::unique_ptr<scheduler::PipelinedRegionScheduler> scheduler;
 
+  // The spill files of blocking results; removed when the job is done (runMaster) or, at the latest,
+  // when the state goes (a submission that failed half way).
+  std::unique_ptr<runtime::SpillDirectory> spill_directory;
   // Declared before everything holding buffers: destroyed last.
   std::vector<std::unique_ptr<runtime::network::NetworkBufferPool>> network_pools;  // per TaskManager
   std::vector<std::shared_ptr<runtime::network::LocalBufferPool>> partition_pools;  // and gates' floating pools
@@ -202,6 +206,8 @@ class JobHandle::State {
         cv.wait(lock, wake);
       }
     }
+    // Every subtask has ended: the blocking results are no longer needed, whatever the outcome.
+    if (spill_directory) spill_directory->remove();
     done = true;
     end_time = Clock::now();
     lock.unlock();
@@ -400,19 +406,10 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   // offset[e][j] = first channel of edge e in the gate of consumer subtask j.
   std::vector<std::vector<int>> offset(g.edges.size());
   st->gates.resize(g.vertices.size());
-  std::vector<char> gate_blocking(g.vertices.size(), 0);
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
     st->gates[v].resize(static_cast<size_t>(vertex.parallelism));
     if (vertex.inputs.empty()) continue;
-    // A blocking result is written completely before its consumers are deployed, so nothing may bound
-    // its producer: the consumer's channels buffer without limit (in memory).
-    bool blocking_input = false;
-    for (int e : vertex.inputs) {
-      blocking_input = blocking_input || g.edges[static_cast<size_t>(e)].exchange_mode == graph::ExchangeMode::kBatch;
-    }
-    gate_blocking[v] = blocking_input ? 1 : 0;
-    const int gate_capacity = blocking_input ? INT_MAX : capacity;
     for (int e : vertex.inputs) offset[static_cast<size_t>(e)].assign(static_cast<size_t>(vertex.parallelism), 0);
     for (int j = 0; j < vertex.parallelism; ++j) {
       int channels = 0;
@@ -424,18 +421,20 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                                                vertex.parallelism, j)
                                          .size());
       }
-      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, gate_capacity);
+      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, capacity);
     }
   }
 
-  // Network buffers: pipelined edges into gates without a blocking input go through PipelinedSubpartitions
-  // and input channels over the buffers of one NetworkBufferPool per TaskManager; blocking results keep
-  // the unbounded in-memory queues. A channel within one TaskManager (placement below) is a
+  // Network buffers: every edge goes through buffers of one NetworkBufferPool per TaskManager. Pipelined
+  // edges through PipelinedSubpartitions and input channels; blocking (BATCH) results through spill files
+  // (BlockingSubpartition, read back by a SpilledInputChannel once the producer finished). A pipelined channel within one TaskManager (placement below) is a
   // LocalInputChannel, a channel between two a RemoteInputChannel over loopback TCP (each TaskManager has its
   // own transport and partitions).
   const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
   const int task_managers = std::max(1, config_.get(options::kNumberOfTaskManagers));
-  auto networked = [&](const graph::JobEdge& edge) { return gate_blocking[static_cast<size_t>(edge.target_vertex)] == 0; };
+  auto blocking = [](const graph::JobEdge& edge) { return edge.exchange_mode == graph::ExchangeMode::kBatch; };
+  auto networked = [&](const graph::JobEdge& edge) { return !blocking(edge); };
+  const int32_t spill_read_buffers = std::max(1, net.buffers_per_channel);
   // Placement: every slot sharing group takes as many slots as its largest parallelism, groups one after
   // another in vertex order; subtask i of a vertex sits in slot (its group's first slot + i), and slot s
   // in TaskManager s mod local.number-taskmanager. With one group, subtask i runs in TaskManager i mod N.
@@ -463,11 +462,22 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     for (int i = 0; i < vertex.parallelism; ++i) {
       for (int e : vertex.outputs) {
         const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
-        if (!networked(edge)) continue;
         const int64_t n = static_cast<int64_t>(
             graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
                                       g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)
                 .size());
+        if (blocking(edge)) {
+          // The producer's pool (n + 1 buffers) and each consumer's reading buffers.
+          segments_needed[static_cast<size_t>(taskManagerOf(v, i))] += n + 1;
+          segments_required[static_cast<size_t>(taskManagerOf(v, i))] += n + 1;
+          for (int j : graph::connectedConsumers(edge.partitioner.strategy, vertex.parallelism,
+                                                 g.vertices[static_cast<size_t>(edge.target_vertex)].parallelism, i)) {
+            const auto consumer_tm = static_cast<size_t>(taskManagerOf(static_cast<size_t>(edge.target_vertex), j));
+            segments_needed[consumer_tm] += spill_read_buffers;
+            segments_required[consumer_tm] += spill_read_buffers;
+          }
+          continue;
+        }
         segments_needed[static_cast<size_t>(taskManagerOf(v, i))] += std::max(n + 1, n * net.max_buffers_per_channel);
         segments_required[static_cast<size_t>(taskManagerOf(v, i))] += n + 1;
       }
@@ -532,6 +542,22 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   std::vector<std::shared_ptr<runtime::RemoteInputChannel>> remote_channels;
   uint64_t next_receiver = 0;
 
+  bool any_blocking = false;
+  for (const graph::JobEdge& edge : g.edges) any_blocking = any_blocking || blocking(edge);
+  if (any_blocking) {
+    std::vector<std::string> dirs;
+    const std::string configured_dirs = st->config.get(options::kTmpDirs);
+    for (size_t start = 0; start <= configured_dirs.size();) {
+      const size_t end = std::min(configured_dirs.find(',', start), configured_dirs.size());
+      std::string dir = configured_dirs.substr(start, end - start);
+      dir.erase(0, dir.find_first_not_of(' '));
+      dir.erase(dir.find_last_not_of(' ') + 1);
+      if (!dir.empty()) dirs.push_back(std::move(dir));
+      start = end + 1;
+    }
+    st->spill_directory = std::make_unique<runtime::SpillDirectory>(dirs, g.job_id);
+  }
+
   // The byte form of each edge's records; fails the submission when DataStream records that cross the
   // network have no TypeSerializer.
   std::vector<std::shared_ptr<const runtime::ObjectBatchSerializer>> edge_serializers(g.edges.size());
@@ -563,6 +589,23 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
           SLUICE_CHECK(pos < static_cast<int>(producers.size()), "inconsistent pointwise connection");
           partition.subpartitions.push_back({st->gates[static_cast<size_t>(edge.target_vertex)][static_cast<size_t>(j)].get(),
                                              offset[static_cast<size_t>(e)][static_cast<size_t>(j)] + pos, j});
+        }
+        if (blocking(edge) && !partition.subpartitions.empty()) {
+          const auto n = static_cast<int32_t>(partition.subpartitions.size());
+          // A full buffer is written to the file and recycled at once: one per subpartition and one more.
+          partition.pool = st->network_pools[static_cast<size_t>(taskManagerOf(v, i))]->createBufferPool(
+              n + 1, n + 1, fmt::format("{} ({}/{}) blocking output {}", vertex.name, i + 1, vertex.parallelism, e));
+          st->partition_pools.push_back(partition.pool);
+          for (auto& sp : partition.subpartitions) {
+            const int j = sp.consumer_subtask;
+            sp.blocking = std::make_shared<runtime::BlockingSubpartition>(
+                partition.pool, fmt::format("{}/{}-{}-{}.spill", st->spill_directory->path(), e, i, j),
+                edge_serializers[static_cast<size_t>(e)]);
+            const int consumer_tm = taskManagerOf(static_cast<size_t>(edge.target_vertex), j);
+            sp.gate->attachChannel(sp.channel, std::make_shared<runtime::SpilledInputChannel>(
+                                                   sp.blocking, *st->network_pools[static_cast<size_t>(consumer_tm)],
+                                                   spill_read_buffers));
+          }
         }
         if (networked(edge) && !partition.subpartitions.empty()) {
           const auto n = static_cast<int32_t>(partition.subpartitions.size());

@@ -292,6 +292,10 @@ const ConfigOption<int32_t> kBatchSize("sluice.batch.size", ConfigType::kInt, "1
                                        "Rows per columnar RowBatch cut by sources.");
 const ConfigOption<int32_t> kChannelCapacity("sluice.channel.capacity", ConfigType::kInt, "8",
                                              "Batches in flight per in-memory channel before backpressure.");
+const ConfigOption<std::string> kTmpDirs(
+    "io.tmp.dirs", ConfigType::kString, "",
+    "Directories for temporary files such as the spill files of blocking (BATCH) results, separated by ',' "
+    "(Flink's CoreOptions.TMP_DIRS); empty: the system temp directory.");
 const ConfigOption<int64_t> kMemorySegmentSize(
     "taskmanager.memory.segment-size", ConfigType::kMemorySize, "32 kb",
     "Size of the network memory segments; the largest network buffer (Flink's TaskManagerOptions.MEMORY_SEGMENT_SIZE).");

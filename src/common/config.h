@@ -103,6 +103,7 @@ extern const ConfigOption<int64_t> kBufferTimeout;          ///< execution.buffe
 extern const ConfigOption<int64_t> kIdleTimeout;            ///< table.exec.source.idle-timeout = 0 ms
 extern const ConfigOption<int32_t> kBatchSize;              ///< sluice.batch.size = 1024 rows per RowBatch
 extern const ConfigOption<int32_t> kChannelCapacity;        ///< sluice.channel.capacity = 8 batches in flight per channel
+extern const ConfigOption<std::string> kTmpDirs;            ///< io.tmp.dirs = "" (the system temp directory)
 // Network stack (Flink's TaskManagerOptions / NettyShuffleEnvironmentOptions keys and defaults).
 extern const ConfigOption<int64_t> kMemorySegmentSize;      ///< taskmanager.memory.segment-size = 32 kb (bytes)
 extern const ConfigOption<int64_t> kMinSegmentSize;         ///< taskmanager.memory.min-segment-size = 256 b (bytes)

@@ -72,6 +72,9 @@ class InputChannel {
   virtual void onBuffersConsumed(int32_t data_buffers) { (void)data_buffers; }
   /// Throws the channel's failure, if any.
   virtual void checkError() const {}
+  /// Releases the buffer the deserializer holds; a channel that recycles buffers itself calls it first
+  /// in its destructor (the base's members are destroyed after the derived class).
+  void releaseBuffers() { elements_.clear(); }
 
  private:
   int64_t readBuffers(int channel, std::deque<InputEntry>& out);

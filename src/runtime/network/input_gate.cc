@@ -1,6 +1,7 @@
 #include "runtime/network/input_gate.h"
 
 #include "common/error.h"
+#include "runtime/network/blocking_subpartition.h"
 
 namespace sluice::runtime {
 
@@ -131,6 +132,8 @@ void ResultPartition::emit(size_t i, StreamElement&& element) {
   Subpartition& sp = subpartitions[i];
   if (sp.pipelined) {
     sp.pipelined->write(std::move(element));
+  } else if (sp.blocking) {
+    sp.blocking->write(std::move(element));
   } else {
     sp.gate->push(sp.channel, std::move(element));
   }
@@ -153,6 +156,7 @@ int64_t ResultPartition::bytesOut() const {
   int64_t n = 0;
   for (const auto& sp : subpartitions) {
     if (sp.pipelined) n += sp.pipelined->bytesOut();
+    if (sp.blocking) n += sp.blocking->bytesOut();
   }
   return n;
 }

@@ -24,6 +24,8 @@
 
 namespace sluice::runtime {
 
+class BlockingSubpartition;
+
 /// The input side of one consuming subtask: `numChannels()` channels, one per producing subtask of every
 /// input edge, numbered by the cluster. One mutex guards all channels so the consumer drains everything
 /// queued with one lock.
@@ -98,6 +100,8 @@ struct ResultPartition {
     int consumer_subtask;
     /// Set: the element goes through network buffers (read by a local or a remote input channel).
     std::shared_ptr<PipelinedSubpartition> pipelined = nullptr;
+    /// Set: a blocking result; the element is spilled to the subpartition's file (BATCH mode).
+    std::shared_ptr<BlockingSubpartition> blocking = nullptr;
   };
   std::vector<Subpartition> subpartitions;  ///< ascending consumer subtask
   int consumer_parallelism = 1;
