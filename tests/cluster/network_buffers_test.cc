@@ -1,14 +1,15 @@
 // Jobs through the buffer-based network stack: buffer sizes, bounded memory under backpressure, prompt
 // cancellation and buffer debloating, with one TaskManager (local channels) and with two (channels between
 // them over loopback TCP).
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -67,19 +68,16 @@ class GatedSink : public testing::CollectSink {
 // Source(p=1, 1..n, batches of `batch`) -> Map (v % 5, 2v) -REBALANCE-> GatedSink(p=2).
 graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collected* out, Gate* gate,
                            std::chrono::milliseconds pause) {
-  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
-                                   runtime::makeOperatorFactory([n, batch] {
-                                     return std::make_unique<testing::NumberSource>(n, batch);
-                                   }, true));
-  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
-                                  return std::make_unique<testing::KeyAndDoubleMap>();
-                                }),
-                                {source});
-  auto sink = makeTransformation(3, "Sink: gated", TransformationKind::kSink, 2,
-                                 runtime::makeOperatorFactory([out, gate, pause] {
-                                   return std::make_unique<GatedSink>(out, gate, pause);
-                                 }),
-                                 {map});
+  auto source = makeTransformation(
+      1, "numbers", TransformationKind::kSource, 1,
+      runtime::makeOperatorFactory([n, batch] { return std::make_unique<testing::NumberSource>(n, batch); }, true));
+  auto map = makeTransformation(
+      2, "Map", TransformationKind::kOneInput, 1,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
+  auto sink = makeTransformation(
+      3, "Sink: gated", TransformationKind::kSink, 2,
+      runtime::makeOperatorFactory([out, gate, pause] { return std::make_unique<GatedSink>(out, gate, pause); }),
+      {map});
   return graph::buildJobGraph({sink}, conf);
 }
 
@@ -91,23 +89,19 @@ std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, J
   conf.set("sluice.batch.size", "37");
   Collected collected;
   testing::KeyedSumLog log;
-  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 2,
-                                   runtime::makeOperatorFactory([] {
-                                     return std::make_unique<testing::NumberSource>(2000, 37);
-                                   }, true));
-  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 2, runtime::makeOperatorFactory([] {
-                                  return std::make_unique<testing::KeyAndDoubleMap>();
-                                }),
-                                {source});
+  auto source = makeTransformation(
+      1, "numbers", TransformationKind::kSource, 2,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::NumberSource>(2000, 37); }, true));
+  auto map = makeTransformation(
+      2, "Map", TransformationKind::kOneInput, 2,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
   auto hash = makeHashPartition(3, map, {0});
-  auto sum = makeTransformation(4, "KeyedSum", TransformationKind::kOneInput, 3,
-                                runtime::makeOperatorFactory([&log] { return std::make_unique<testing::KeyedSum>(&log); }),
-                                {hash});
-  auto sink = makeTransformation(5, "Sink: collect", TransformationKind::kSink, 1,
-                                 runtime::makeOperatorFactory([&collected] {
-                                   return std::make_unique<testing::CollectSink>(&collected);
-                                 }),
-                                 {sum});
+  auto sum = makeTransformation(
+      4, "KeyedSum", TransformationKind::kOneInput, 3,
+      runtime::makeOperatorFactory([&log] { return std::make_unique<testing::KeyedSum>(&log); }), {hash});
+  auto sink = makeTransformation(
+      5, "Sink: collect", TransformationKind::kSink, 1,
+      runtime::makeOperatorFactory([&collected] { return std::make_unique<testing::CollectSink>(&collected); }), {sum});
   graph::JobGraph job = graph::buildJobGraph({sink}, conf);
   *result = MiniCluster(conf).execute(job, conf);
   std::vector<std::vector<int64_t>> rows = collected.rows;
@@ -123,8 +117,7 @@ TEST(NetworkBuffersTest, TinyAndLargeBuffersGiveTheSameResult) {
   // Keys v % 5 over 1..2000: key k sums 2v over v = k, k+5, ... (400 values each).
   // key 0: v = 5, 10, ..., 2000 -> 2 * 5 * (1 + ... + 400) = 10 * 80200 = 802000;
   // key k in 1..4: 2 * (400 k + 5 * (0 + ... + 399)) = 800 k + 10 * 79800 = 800 k + 798000.
-  const std::vector<std::vector<int64_t>> expected = {
-      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+  const std::vector<std::vector<int64_t>> expected = {{0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
   EXPECT_EQ(small, expected);
   EXPECT_EQ(large, expected);
   // Both runs moved their rows through network buffers.
@@ -141,8 +134,7 @@ TEST(NetworkBuffersTest, TwoTaskManagersOverTcpGiveTheSameResult) {
   const auto small = runKeyedSum("256b", &small_result, 2);
   const auto large = runKeyedSum("32kb", &large_result, 2);
   // The same hand-computed sums as with one TaskManager (TinyAndLargeBuffersGiveTheSameResult).
-  const std::vector<std::vector<int64_t>> expected = {
-      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+  const std::vector<std::vector<int64_t>> expected = {{0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
   EXPECT_EQ(small, expected);
   EXPECT_EQ(large, expected);
   EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
@@ -158,18 +150,16 @@ JobExecutionResult runWithSinkGroup(const std::string& sink_group) {
   Configuration conf;
   conf.set("local.number-taskmanager", "2");
   Collected collected;
-  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1, runtime::makeOperatorFactory([] {
-                                     return std::make_unique<testing::NumberSource>(1000, 10);
-                                   }, true));
-  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
-                                  return std::make_unique<testing::KeyAndDoubleMap>();
-                                }),
-                                {source});
-  auto sink = makeTransformation(4, "Sink: collect", TransformationKind::kSink, 1,
-                                 runtime::makeOperatorFactory([&collected] {
-                                   return std::make_unique<testing::CollectSink>(&collected);
-                                 }),
-                                 {makeHashPartition(3, map, {0})});
+  auto source = makeTransformation(
+      1, "numbers", TransformationKind::kSource, 1,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::NumberSource>(1000, 10); }, true));
+  auto map = makeTransformation(
+      2, "Map", TransformationKind::kOneInput, 1,
+      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
+  auto sink = makeTransformation(
+      4, "Sink: collect", TransformationKind::kSink, 1,
+      runtime::makeOperatorFactory([&collected] { return std::make_unique<testing::CollectSink>(&collected); }),
+      {makeHashPartition(3, map, {0})});
   sink->slot_sharing_group = sink_group;
   graph::JobGraph job = graph::buildJobGraph({sink}, conf);
   JobExecutionResult r = MiniCluster(conf).execute(job, conf);
@@ -233,13 +223,18 @@ TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
   EXPECT_EQ(sum, 25005000);  // 2v over 1..5000
 }
 
-TEST(NetworkBuffersTest, GarbageOnADataPortFailsTheJobNamingThePeer) {
+TEST(NetworkBuffersTest, GarbageOnADataPortOnlyClosesThatConnection) {
+  // As Flink's network server: a connection that requested no partition carries nothing of the job, so
+  // garbage on it closes it (logged on stderr) and the job goes on. Failures of connections that do carry
+  // channels fail the job: tests/runtime/transport_test.cc.
   Configuration conf;
   conf.set("local.number-taskmanager", "2");
+  conf.set("sluice.batch.size", "16");
   Collected collected;
   Gate gate;
-  // An endless source, sinks pausing 5 ms per batch (they notice cancellation between batches).
-  graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
+  // Map (1/1) runs in TaskManager 1, Sink (2/2) in TaskManager 2: half the rows cross TCP. The sinks wait
+  // at the gate until both data ports have seen the garbage.
+  graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
   auto handle = MiniCluster(conf).start(job, conf);
   struct ReleaseAtExit {
     Gate& gate;
@@ -247,31 +242,31 @@ TEST(NetworkBuffersTest, GarbageOnADataPortFailsTheJobNamingThePeer) {
   } release_at_exit{gate};  // before the handle joins the tasks, whatever happens
   const std::vector<uint16_t> ports = handle->dataPorts();
   ASSERT_EQ(ports.size(), 2u);
-  // A peer (a plain POSIX socket) connects to TaskManager 1's data port and sends bytes that are no frame.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(ports[0]);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  sockaddr_in local{};
-  socklen_t local_len = sizeof(local);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len), 0);
-  const std::string garbage = "not a data connection\n";
-  ASSERT_EQ(::send(fd, garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
-  ASSERT_TRUE(handle->waitFor(std::chrono::seconds(20)));
-  try {
-    handle->wait();
-    ADD_FAILURE() << "expected the job to fail";
-  } catch (const UserError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("TaskManager 1: data connection with 127.0.0.1:" + std::to_string(ntohs(local.sin_port))),
-              std::string::npos)
-        << msg;
-    EXPECT_NE(msg.find("bad magic number"), std::string::npos) << msg;
+  for (const uint16_t port : ports) {
+    // A peer (a plain POSIX socket) sends an HTTP request to the data port; the server closes it.
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    timeval guard{20, 0};  // failure guard only: recv returns at the server's close
+    ASSERT_EQ(::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &guard, sizeof(guard)), 0);
+    const std::string garbage = "GET / HTTP/1.0\r\n\r\n";
+    ASSERT_EQ(::send(fd, garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
+    char buf[16];
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    const int recv_errno = errno;
+    EXPECT_TRUE(n == 0 || (n < 0 && recv_errno == ECONNRESET)) << n << " " << recv_errno;  // not a timeout
+    ::close(fd);
   }
-  ::close(fd);
+  gate.release();
+  handle->wait();  // throws if the job failed
+  ASSERT_EQ(collected.rows.size(), 5000u);
+  int64_t sum = 0;
+  for (const auto& r : collected.rows) sum += r[1];
+  EXPECT_EQ(sum, 25005000);  // 2v over 1..5000
 }
 
 TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {
