@@ -1,8 +1,9 @@
 // Jobs through the buffer-based network stack: buffer sizes, bounded memory under backpressure, prompt
 // cancellation and buffer debloating, with one TaskManager (local channels) and with two (channels between
 // them over loopback TCP).
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -68,16 +69,19 @@ class GatedSink : public testing::CollectSink {
 // Source(p=1, 1..n, batches of `batch`) -> Map (v % 5, 2v) -REBALANCE-> GatedSink(p=2).
 graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collected* out, Gate* gate,
                            std::chrono::milliseconds pause) {
-  auto source = makeTransformation(
-      1, "numbers", TransformationKind::kSource, 1,
-      runtime::makeOperatorFactory([n, batch] { return std::make_unique<testing::NumberSource>(n, batch); }, true));
-  auto map = makeTransformation(
-      2, "Map", TransformationKind::kOneInput, 1,
-      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
-  auto sink = makeTransformation(
-      3, "Sink: gated", TransformationKind::kSink, 2,
-      runtime::makeOperatorFactory([out, gate, pause] { return std::make_unique<GatedSink>(out, gate, pause); }),
-      {map});
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
+                                   runtime::makeOperatorFactory([n, batch] {
+                                     return std::make_unique<testing::NumberSource>(n, batch);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
+  auto sink = makeTransformation(3, "Sink: gated", TransformationKind::kSink, 2,
+                                 runtime::makeOperatorFactory([out, gate, pause] {
+                                   return std::make_unique<GatedSink>(out, gate, pause);
+                                 }),
+                                 {map});
   return graph::buildJobGraph({sink}, conf);
 }
 
@@ -89,19 +93,23 @@ std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, J
   conf.set("sluice.batch.size", "37");
   Collected collected;
   testing::KeyedSumLog log;
-  auto source = makeTransformation(
-      1, "numbers", TransformationKind::kSource, 2,
-      runtime::makeOperatorFactory([] { return std::make_unique<testing::NumberSource>(2000, 37); }, true));
-  auto map = makeTransformation(
-      2, "Map", TransformationKind::kOneInput, 2,
-      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 2,
+                                   runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::NumberSource>(2000, 37);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 2, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
   auto hash = makeHashPartition(3, map, {0});
-  auto sum = makeTransformation(
-      4, "KeyedSum", TransformationKind::kOneInput, 3,
-      runtime::makeOperatorFactory([&log] { return std::make_unique<testing::KeyedSum>(&log); }), {hash});
-  auto sink = makeTransformation(
-      5, "Sink: collect", TransformationKind::kSink, 1,
-      runtime::makeOperatorFactory([&collected] { return std::make_unique<testing::CollectSink>(&collected); }), {sum});
+  auto sum = makeTransformation(4, "KeyedSum", TransformationKind::kOneInput, 3,
+                                runtime::makeOperatorFactory([&log] { return std::make_unique<testing::KeyedSum>(&log); }),
+                                {hash});
+  auto sink = makeTransformation(5, "Sink: collect", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([&collected] {
+                                   return std::make_unique<testing::CollectSink>(&collected);
+                                 }),
+                                 {sum});
   graph::JobGraph job = graph::buildJobGraph({sink}, conf);
   *result = MiniCluster(conf).execute(job, conf);
   std::vector<std::vector<int64_t>> rows = collected.rows;
@@ -117,7 +125,8 @@ TEST(NetworkBuffersTest, TinyAndLargeBuffersGiveTheSameResult) {
   // Keys v % 5 over 1..2000: key k sums 2v over v = k, k+5, ... (400 values each).
   // key 0: v = 5, 10, ..., 2000 -> 2 * 5 * (1 + ... + 400) = 10 * 80200 = 802000;
   // key k in 1..4: 2 * (400 k + 5 * (0 + ... + 399)) = 800 k + 10 * 79800 = 800 k + 798000.
-  const std::vector<std::vector<int64_t>> expected = {{0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+  const std::vector<std::vector<int64_t>> expected = {
+      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
   EXPECT_EQ(small, expected);
   EXPECT_EQ(large, expected);
   // Both runs moved their rows through network buffers.
@@ -134,7 +143,8 @@ TEST(NetworkBuffersTest, TwoTaskManagersOverTcpGiveTheSameResult) {
   const auto small = runKeyedSum("256b", &small_result, 2);
   const auto large = runKeyedSum("32kb", &large_result, 2);
   // The same hand-computed sums as with one TaskManager (TinyAndLargeBuffersGiveTheSameResult).
-  const std::vector<std::vector<int64_t>> expected = {{0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+  const std::vector<std::vector<int64_t>> expected = {
+      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
   EXPECT_EQ(small, expected);
   EXPECT_EQ(large, expected);
   EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
@@ -150,16 +160,18 @@ JobExecutionResult runWithSinkGroup(const std::string& sink_group) {
   Configuration conf;
   conf.set("local.number-taskmanager", "2");
   Collected collected;
-  auto source = makeTransformation(
-      1, "numbers", TransformationKind::kSource, 1,
-      runtime::makeOperatorFactory([] { return std::make_unique<testing::NumberSource>(1000, 10); }, true));
-  auto map = makeTransformation(
-      2, "Map", TransformationKind::kOneInput, 1,
-      runtime::makeOperatorFactory([] { return std::make_unique<testing::KeyAndDoubleMap>(); }), {source});
-  auto sink = makeTransformation(
-      4, "Sink: collect", TransformationKind::kSink, 1,
-      runtime::makeOperatorFactory([&collected] { return std::make_unique<testing::CollectSink>(&collected); }),
-      {makeHashPartition(3, map, {0})});
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1, runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::NumberSource>(1000, 10);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
+  auto sink = makeTransformation(4, "Sink: collect", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([&collected] {
+                                   return std::make_unique<testing::CollectSink>(&collected);
+                                 }),
+                                 {makeHashPartition(3, map, {0})});
   sink->slot_sharing_group = sink_group;
   graph::JobGraph job = graph::buildJobGraph({sink}, conf);
   JobExecutionResult r = MiniCluster(conf).execute(job, conf);
