@@ -213,7 +213,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   /// Closes the connection; unfinished channels fail with the error, which is also reported when channels
-  /// were unfinished or the peer broke the protocol (`protocol_error`).
+  /// were unfinished or the peer broke the protocol (`protocol_error`). A served connection on which no
+  /// partition was ever requested only logs a protocol error on stderr (it concerns no job).
   void fail(const std::string& why, bool protocol_error = false) {
     if (closed_) return;
     const int open = unfinished();
@@ -222,6 +223,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     closeQuietly();
     if (owner_->stopping.load(std::memory_order_acquire)) return;
     const std::string message = fmt::format("{}: data connection with {} failed: {}", owner_->name, peer_, why);
+    if (!client_ && !carried_channels_) {
+      // Nothing of the job travels on it (no partition was ever requested): as Flink's network server, drop
+      // the connection and go on; the job is not concerned.
+      if (protocol_error) {
+        fmt::print(stderr, "{}: closed the data connection with {}, which carried no channel of the job: {}\n",
+                   owner_->name, peer_, why);
+      }
+      return;
+    }
     if (failure_) *failure_ = message;
     const std::exception_ptr error = std::make_exception_ptr(RemoteTransportError(message));
     for (const auto& ch : channels) ch->onError(error);
@@ -310,6 +320,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       throw RemoteTransportError(
           fmt::format("{} requested receiver {:x}:{:x} twice", peer_, m.receiver.upper, m.receiver.lower));
     }
+    carried_channels_ = true;
     auto r = std::make_shared<Reader>();
     r->receiver = m.receiver;
     r->subpartition = sp;
@@ -420,6 +431,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   bool writing_ = false;
   bool named_peer_ = false;
+  bool carried_channels_ = false;  // server: a subpartition was requested on this connection
   bool close_requested_ = false;
   bool close_sent_ = false;
   bool close_after_write_ = false;
