@@ -344,15 +344,42 @@ TEST(TcpTransportFaultTest, UnreachablePeerFailsTheChannel) {
       << consumer.error;
 }
 
-TEST(TcpTransportFaultTest, GarbageFromAClientIsReportedByTheServer) {
+TEST(TcpTransportFaultTest, GarbageOnAConnectionWithoutChannelsOnlyClosesIt) {
+  // As Flink's network server: a connection on which no partition was requested concerns no job. The
+  // server closes it and keeps serving; nothing is reported.
+  ProducerTm producer(256);
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), producer.transport.port()));
+  asio::write(socket, asio::buffer(std::string("GET / HTTP/1.0\r\n\r\n")));
+  std::array<char, 16> buf{};
+  asio::error_code ec;
+  socket.read_some(asio::buffer(buf), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+  // A real consumer still gets the whole partition afterwards.
+  ConsumerTm consumer(256);
+  consumer.connect(producer.transport.port());
+  producer.subpartition->write(numbers(0, 100));
+  producer.subpartition->write(EndOfPartition{});
+  std::vector<int64_t> rows, watermarks;
+  ASSERT_TRUE(consumer.readAll(rows, watermarks)) << consumer.error;
+  EXPECT_EQ(rows.size(), 100u);
+  std::lock_guard<std::mutex> lock(producer.errors.mu);
+  EXPECT_TRUE(producer.errors.messages.empty()) << producer.errors.messages.front();
+}
+
+TEST(TcpTransportFaultTest, GarbageAfterAPartitionRequestIsReportedByTheServer) {
   ProducerTm producer(256);
   asio::io_context io;
   tcp::socket socket(io);
   socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), producer.transport.port()));
   const uint16_t local_port = socket.local_endpoint().port();
+  // Receiver id of no TaskManager (upper 16 bits 0): the peer stays named by its address.
+  asio::write(socket, asio::buffer(network::encodeFrame(network::PartitionRequest{"p", 0, {0, 9}, 0})));
   asio::write(socket, asio::buffer(std::string(32, '\x7f')));
   const std::string error = producer.errors.waitForFirst();
-  EXPECT_NE(error.find(fmt::format("127.0.0.1:{}", local_port)), std::string::npos) << error;
+  EXPECT_NE(error.find(fmt::format("TaskManager 1: data connection with 127.0.0.1:{}", local_port)), std::string::npos)
+      << error;
   EXPECT_NE(error.find("bad magic number"), std::string::npos) << error;
   // The server closed the connection.
   std::array<char, 16> buf{};

@@ -102,6 +102,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         client_(client),
         read_buf_(kReadChunkBytes) {}
 
+  /// Where fail() leaves its message for channels requested after the connection is gone (client role;
+  /// read and written on the I/O thread only).
+  void setFailureRecord(std::shared_ptr<std::string> failure) { failure_ = std::move(failure); }
+
   void connect(const tcp::endpoint& endpoint) {
     socket_.async_connect(endpoint, [self = shared_from_this()](const asio::error_code& ec) {
       if (self->closed_) return;
@@ -209,7 +213,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   /// Closes the connection; unfinished channels fail with the error, which is also reported when channels
-  /// were unfinished or the peer broke the protocol (`protocol_error`).
+  /// were unfinished or the peer broke the protocol (`protocol_error`). A served connection on which no
+  /// partition was ever requested only logs a protocol error on stderr (it concerns no job).
   void fail(const std::string& why, bool protocol_error = false) {
     if (closed_) return;
     const int open = unfinished();
@@ -217,8 +222,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     for (const auto& [id, ch] : channels_) channels.push_back(ch);
     closeQuietly();
     if (owner_->stopping.load(std::memory_order_acquire)) return;
-    const std::exception_ptr error = std::make_exception_ptr(
-        RemoteTransportError(fmt::format("{}: data connection with {} failed: {}", owner_->name, peer_, why)));
+    const std::string message = fmt::format("{}: data connection with {} failed: {}", owner_->name, peer_, why);
+    if (!client_ && !carried_channels_) {
+      // Nothing of the job travels on it (no partition was ever requested): as Flink's network server, drop
+      // the connection and go on; the job is not concerned.
+      if (protocol_error) {
+        fmt::print(stderr, "{}: closed the data connection with {}, which carried no channel of the job: {}\n",
+                   owner_->name, peer_, why);
+      }
+      return;
+    }
+    if (failure_) *failure_ = message;
+    const std::exception_ptr error = std::make_exception_ptr(RemoteTransportError(message));
     for (const auto& ch : channels) ch->onError(error);
     if (open > 0 || protocol_error) owner_->report(error);
   }
@@ -305,6 +320,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       throw RemoteTransportError(
           fmt::format("{} requested receiver {:x}:{:x} twice", peer_, m.receiver.upper, m.receiver.lower));
     }
+    carried_channels_ = true;
     auto r = std::make_shared<Reader>();
     r->receiver = m.receiver;
     r->subpartition = sp;
@@ -415,6 +431,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   bool writing_ = false;
   bool named_peer_ = false;
+  bool carried_channels_ = false;  // server: a subpartition was requested on this connection
   bool close_requested_ = false;
   bool close_sent_ = false;
   bool close_after_write_ = false;
@@ -422,6 +439,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string out_writing_;
   std::unordered_map<InputChannelId, std::shared_ptr<RemoteInputChannel>, IdHash> channels_;
   std::unordered_map<InputChannelId, std::shared_ptr<Reader>, IdHash> readers_;
+  std::shared_ptr<std::string> failure_;
   std::deque<std::shared_ptr<Reader>> available_;
 };
 
@@ -432,10 +450,21 @@ namespace {
 class TcpPartitionRequestClient : public PartitionRequestClient {
  public:
   TcpPartitionRequestClient(std::weak_ptr<TcpConnectionManager::Impl> owner, std::weak_ptr<Connection> conn,
-                            std::string peer)
-      : owner_(std::move(owner)), conn_(std::move(conn)), peer_(std::move(peer)) {}
+                            std::string peer, std::shared_ptr<std::string> failure)
+      : owner_(std::move(owner)), conn_(std::move(conn)), peer_(std::move(peer)), failure_(std::move(failure)) {}
   void requestSubpartition(std::shared_ptr<RemoteInputChannel> channel) override {
-    post([channel = std::move(channel)](Connection& c) { c.addChannel(channel); });
+    // The connection may have failed (and be gone) before this request runs, e.g. a refused connect that
+    // completes first: the channel then fails with the connection's error instead of waiting forever.
+    auto owner = owner_.lock();
+    if (!owner) return;
+    asio::post(owner->io, [conn = conn_, channel = std::move(channel), failure = failure_,
+                           closed = fmt::format("{}: the data connection to {} is closed", owner->name, peer_)] {
+      if (auto c = conn.lock()) {
+        c->addChannel(channel);
+      } else {
+        channel->onError(std::make_exception_ptr(RemoteTransportError(failure->empty() ? closed : *failure)));
+      }
+    });
   }
   void notifyCreditAvailable(const InputChannelId& receiver) override {
     post([receiver](Connection& c) { c.sendCredit(receiver); });
@@ -458,6 +487,7 @@ class TcpPartitionRequestClient : public PartitionRequestClient {
   std::weak_ptr<TcpConnectionManager::Impl> owner_;
   std::weak_ptr<Connection> conn_;
   const std::string peer_;
+  const std::shared_ptr<std::string> failure_;  // the connection's failure message, once it failed
 };
 
 }  // namespace
@@ -529,11 +559,13 @@ std::shared_ptr<PartitionRequestClient> TcpConnectionManager::partitionRequestCl
   const std::string peer = fmt::format("{} (127.0.0.1:{})", taskManagerName(peer_task_manager), port);
   auto conn = std::make_shared<Connection>(impl_.get(), tcp::socket(impl_->io), peer, /*client=*/true);
   impl_->connections.insert(conn);
+  auto failure = std::make_shared<std::string>();
+  conn->setFailureRecord(failure);
   const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
   asio::post(impl_->io, [weak = std::weak_ptr<Connection>(conn), endpoint] {
     if (auto c = weak.lock()) c->connect(endpoint);
   });
-  auto client = std::make_shared<TcpPartitionRequestClient>(impl_, conn, peer);
+  auto client = std::make_shared<TcpPartitionRequestClient>(impl_, conn, peer, std::move(failure));
   impl_->clients.emplace(peer_task_manager, client);
   return client;
 }

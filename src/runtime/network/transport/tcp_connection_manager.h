@@ -17,6 +17,8 @@
 ///   peer closing a connection that still carries unfinished channels, or an ErrorResponse fail the
 ///   channels of that connection with a RemoteTransportError naming the peer (TaskManager and address), and
 ///   are reported to the `on_error` handler (the cluster fails the job). Nothing crashes or hangs.
+///   Exception, as Flink's network server: an incoming connection on which no partition was ever requested
+///   carries nothing of any job; garbage on it only closes it, with one line on stderr.
 ///
 /// Threading: one I/O thread per manager does all socket work; every public method returns at once and
 /// may be called from any thread (task threads never block on a socket). Callbacks into channels and
