@@ -396,11 +396,6 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   st->slots_configured = slots.totalSlots();
   st->scheduler = std::make_unique<scheduler::PipelinedRegionScheduler>(*st->execution_graph, slots);
 
-  const int capacity = st->config.get(options::kChannelCapacity);
-  if (capacity < 1) {
-    throw ConfigError(fmt::format("Invalid value '{}' for configuration key '{}': must be at least 1", capacity,
-                                  options::kChannelCapacity.key()));
-  }
 
   // Channel layout of every consumer gate: the inputs in order, per input the connected producers ascending.
   // offset[e][j] = first channel of edge e in the gate of consumer subtask j.
@@ -421,7 +416,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                                                vertex.parallelism, j)
                                          .size());
       }
-      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels, capacity);
+      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels);
     }
   }
 

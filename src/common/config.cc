@@ -304,8 +304,6 @@ const ConfigOption<int64_t> kIdleTimeout("table.exec.source.idle-timeout", Confi
                                          "Mark a source idle after this long without data (0 = never).");
 const ConfigOption<int32_t> kBatchSize("sluice.batch.size", ConfigType::kInt, "1024",
                                        "Rows per columnar RowBatch cut by sources.");
-const ConfigOption<int32_t> kChannelCapacity("sluice.channel.capacity", ConfigType::kInt, "8",
-                                             "Batches in flight per in-memory channel before backpressure.");
 const ConfigOption<std::string> kTmpDirs(
     "io.tmp.dirs", ConfigType::kString, "",
     "Directories for temporary files such as the spill files of blocking (BATCH) results, separated by ',' "

@@ -104,7 +104,6 @@ extern const ConfigOption<int32_t> kNumberOfTaskManagers;   ///< local.number-ta
 extern const ConfigOption<int64_t> kBufferTimeout;          ///< execution.buffer-timeout = 100 ms
 extern const ConfigOption<int64_t> kIdleTimeout;            ///< table.exec.source.idle-timeout = 0 ms
 extern const ConfigOption<int32_t> kBatchSize;              ///< sluice.batch.size = 1024 rows per RowBatch
-extern const ConfigOption<int32_t> kChannelCapacity;        ///< sluice.channel.capacity = 8 batches in flight per channel
 extern const ConfigOption<std::string> kTmpDirs;            ///< io.tmp.dirs = "" (the system temp directory)
 // Network stack (Flink's TaskManagerOptions / NettyShuffleEnvironmentOptions keys and defaults).
 extern const ConfigOption<int64_t> kMemorySegmentSize;      ///< taskmanager.memory.segment-size = 32 kb (bytes)

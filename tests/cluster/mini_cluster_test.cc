@@ -101,7 +101,8 @@ TEST(MiniClusterTest, KeyedSumAtParallelismThreeMatchesHandComputedSums) {
 
 TEST(MiniClusterTest, BackpressureWithChannelCapacityOneDeliversEveryRow) {
   Configuration conf;
-  conf.set("sluice.channel.capacity", "1");
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("taskmanager.network.memory.max-buffers-per-channel", "1");
   conf.set("sluice.batch.size", "1");
   conf.set("execution.buffer-timeout", "0 ms");
   Pipeline p;
@@ -117,7 +118,8 @@ TEST(MiniClusterTest, BackpressureWithChannelCapacityOneDeliversEveryRow) {
 
 TEST(MiniClusterTest, FailingOperatorFailsTheJobWithItsMessage) {
   Configuration conf;
-  conf.set("sluice.channel.capacity", "1");
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("taskmanager.network.memory.max-buffers-per-channel", "1");
   Pipeline p;
   // Infinite source; the map throws on value 500, while the other source subtask may be blocked on a full
   // channel: the job must still end.
@@ -134,7 +136,8 @@ TEST(MiniClusterTest, FailingOperatorFailsTheJobWithItsMessage) {
 
 TEST(MiniClusterTest, FailingSinkReleasesBlockedProducers) {
   Configuration conf;
-  conf.set("sluice.channel.capacity", "1");
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("taskmanager.network.memory.max-buffers-per-channel", "1");
   conf.set("execution.buffer-timeout", "0 ms");
   Pipeline p;
   buildKeyedSum(p, -1, 10);
@@ -152,7 +155,8 @@ TEST(MiniClusterTest, FailingSinkReleasesBlockedProducers) {
 
 TEST(MiniClusterTest, CancelStopsAnInfiniteJob) {
   Configuration conf;
-  conf.set("sluice.channel.capacity", "2");
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("taskmanager.network.memory.max-buffers-per-channel", "2");
   Pipeline p;
   buildKeyedSum(p, -1, 16);
   // Source -> Map -> sink directly so the sink sees data while the job runs.

@@ -130,11 +130,13 @@ TEST(SchedulingTest, BatchJobWithThreeRegionsRunsOnTwoSlots) {
   EXPECT_EQ(j.order.ended_seen_at_open, (std::vector<int>{2, 2}));
 }
 
-TEST(SchedulingTest, BatchBlockingResultsAreNotBoundedByChannelCapacity) {
-  // Capacity 1 and one-row batches: a bounded channel would block the source long before its 1000 rows
-  // are written, and its consumer is not deployed until it finished.
+TEST(SchedulingTest, BatchBlockingResultsAreNotBoundedByNetworkBuffers) {
+  // One 256 b buffer per subpartition and one-row batches: a pipelined channel would block the source long
+  // before its 1000 rows are written, and its consumer is not deployed until it finished; a blocking result
+  // spills to files instead.
   Configuration conf = config("BATCH", 2);
-  conf.set("sluice.channel.capacity", "1");
+  conf.set("taskmanager.memory.segment-size", "256b");
+  conf.set("taskmanager.network.memory.max-buffers-per-channel", "1");
   conf.set("execution.buffer-timeout", "0 ms");
   Job j;
   build(j, 1000);

@@ -7,6 +7,7 @@
 #include "common/hash.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_writer.h"
+#include "local_consumers.h"
 
 namespace sluice::runtime {
 namespace {
@@ -24,24 +25,7 @@ types::RowBatch keyBatch(const std::vector<int64_t>& keys, const std::vector<int
   return b;
 }
 
-// `n` consumer gates with one channel each, and a partition writing to all of them.
-struct Consumers {
-  std::vector<std::unique_ptr<InputGate>> gates;
-  ResultPartition partition;
-  Consumers(int n, int max_parallelism = 128, int capacity = 1000) {
-    partition.consumer_parallelism = n;
-    partition.consumer_max_parallelism = max_parallelism;
-    for (int j = 0; j < n; ++j) {
-      gates.push_back(std::make_unique<InputGate>(1, capacity));
-      partition.subpartitions.push_back({gates.back().get(), 0, j});
-    }
-  }
-  std::deque<InputGate::Entry> drain(int j) {
-    std::deque<InputGate::Entry> out;
-    gates[static_cast<size_t>(j)]->pollAll(out, std::chrono::steady_clock::now());
-    return out;
-  }
-};
+using Consumers = testing::LocalConsumers;
 
 TEST(KeyGroupTest, OperatorIndexByHand) {
   // keyGroup * parallelism / maxParallelism with maxParallelism 128, parallelism 3.
@@ -190,49 +174,8 @@ TEST(RecordWriterTest, CoalescingKeepsStringsIntact) {
   EXPECT_EQ(b.kind(1), types::RowKind::kUpdateAfter);
 }
 
-TEST(InputGateTest, CancelReleasesABlockedProducer) {
-  InputGate gate(1, 1);
-  gate.push(0, Watermark{1});  // the channel is now full
-  std::atomic<bool> threw{false};
-  std::thread producer([&] {
-    try {
-      gate.push(0, Watermark{2});  // blocks until cancelled (or throws at once if already cancelled)
-    } catch (const CancelTaskException&) {
-      threw = true;
-    }
-  });
-  gate.cancel();
-  producer.join();
-  EXPECT_TRUE(threw.load());
-  std::deque<InputGate::Entry> out;
-  EXPECT_EQ(gate.pollAll(out), InputGate::PollResult::kCancelled);
-}
-
-TEST(InputGateTest, FullChannelBlocksUntilTheConsumerDrains) {
-  InputGate gate(2, 2);
-  std::thread producer([&] {
-    for (int64_t i = 0; i < 100; ++i) gate.push(1, Watermark{i});
-    gate.push(1, EndOfPartition{});
-  });
-  std::vector<int64_t> seen;
-  bool ended = false;
-  while (!ended) {
-    std::deque<InputGate::Entry> out;
-    ASSERT_EQ(gate.pollAll(out), InputGate::PollResult::kData);
-    EXPECT_LE(out.size(), 2u);  // never more than the capacity queued
-    for (auto& e : out) {
-      EXPECT_EQ(e.channel, 1);
-      if (auto* w = std::get_if<Watermark>(&e.element)) seen.push_back(w->timestamp);
-      else ended = true;
-    }
-  }
-  producer.join();
-  ASSERT_EQ(seen.size(), 100u);
-  for (int64_t i = 0; i < 100; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], i);
-}
-
 TEST(InputGateTest, WakeupAndDeadlineEndAWait) {
-  InputGate gate(1, 4);
+  InputGate gate(1);
   std::deque<InputGate::Entry> out;
   EXPECT_EQ(gate.pollAll(out, std::chrono::steady_clock::now()), InputGate::PollResult::kTimeout);
   std::thread waker([&] { gate.wakeup(); });

@@ -9,6 +9,8 @@
 #include "common/hash.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_writer.h"
+#include "runtime/serialization/object_batch_serializer.h"
+#include "local_consumers.h"
 #include "runtime/object_batch.h"
 #include "runtime/serialization/key_hash.h"
 #include "runtime/time/processing_time_service.h"
@@ -16,24 +18,12 @@
 namespace sluice::runtime {
 namespace {
 
-struct Consumers {
-  std::vector<std::unique_ptr<InputGate>> gates;
-  ResultPartition partition;
-  explicit Consumers(int n) {
-    partition.consumer_parallelism = n;
-    partition.consumer_max_parallelism = 128;
-    for (int j = 0; j < n; ++j) {
-      gates.push_back(std::make_unique<InputGate>(1, 1000));
-      partition.subpartitions.push_back({gates.back().get(), 0, j});
-    }
-  }
+struct Consumers : testing::LocalConsumers {
+  explicit Consumers(int n) : LocalConsumers(n, 128, objectBatchSerializer<int64_t>()) {}
   // The records consumer j received, in order; watermarks as -1000 - ts markers are skipped.
   std::vector<int64_t> values(int j, int* batches = nullptr) {
-    std::deque<InputGate::Entry> out;
+    std::deque<InputEntry> out = drain(j);
     std::vector<int64_t> v;
-    if (gates[static_cast<size_t>(j)]->pollAll(out, std::chrono::steady_clock::now()) != InputGate::PollResult::kData) {
-      return v;
-    }
     for (auto& e : out) {
       if (auto* b = std::get_if<ObjectBatchPtr>(&e.element)) {
         if (batches) ++*batches;

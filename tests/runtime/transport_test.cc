@@ -128,7 +128,7 @@ struct ConsumerTm {
   }
   network::NetworkBufferPool global;
   std::shared_ptr<network::LocalBufferPool> floating;
-  InputGate gate{1, 1};
+  InputGate gate{1};
   std::shared_ptr<RemoteInputChannel> channel;
   std::string error;
   ResultPartitionManager partitions;

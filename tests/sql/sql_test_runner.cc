@@ -1,6 +1,6 @@
 // Runs every tests/sql/**/*.test file (format: README.md) against a TableEnvironment, once at
-// parallelism 1 and once at parallelism 4 with one-batch channels (`sluice.channel.capacity` = 1) on two
-// TaskManagers (remote channels over TCP) to shake ordering and partitioning.
+// parallelism 1 and once at parallelism 4 with tight channels (1 kb network buffers, one per subpartition:
+// `taskmanager.network.memory.max-buffers-per-channel` = 1) on two TaskManagers (remote channels over TCP) to shake ordering and partitioning.
 
 #include <gtest/gtest.h>
 
@@ -258,7 +258,8 @@ void SqlFileTest::runFile() {
   Configuration config;
   config.set("parallelism.default", std::to_string(tc.parallelism));
   if (tc.parallelism > 1) {
-    config.set("sluice.channel.capacity", "1");
+    config.set("taskmanager.memory.segment-size", "1kb");
+    config.set("taskmanager.network.memory.max-buffers-per-channel", "1");
     // Two TaskManagers: channels between subtasks of different TaskManagers go over loopback TCP.
     config.set("local.number-taskmanager", "2");
   }

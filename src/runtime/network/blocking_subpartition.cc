@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <random>
 #include <system_error>
+#include <utility>
 
 #include "common/error.h"
 #include "runtime/network/pipelined_subpartition.h"

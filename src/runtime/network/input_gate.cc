@@ -5,9 +5,8 @@
 
 namespace sluice::runtime {
 
-InputGate::InputGate(int num_channels, int capacity)
-    : capacity_(capacity), queued_(static_cast<size_t>(num_channels), 0) {
-  SLUICE_CHECK(capacity >= 1, "channel capacity must be at least 1, got {}", capacity);
+InputGate::InputGate(int num_channels) : num_channels_(num_channels) {
+  SLUICE_CHECK(num_channels >= 0, "negative channel count {}", num_channels);
 }
 
 InputGate::~InputGate() = default;
@@ -34,29 +33,11 @@ int32_t InputGate::queuedBuffers() const {
   return n;
 }
 
-void InputGate::push(int channel, StreamElement&& element) {
-  std::unique_lock<std::mutex> lock(mu_);
-  int& queued = queued_[static_cast<size_t>(channel)];
-  if (queued >= capacity_ && !cancelled_.load(std::memory_order_relaxed)) {
-    ++waiting_producers_;
-    producer_cv_.wait(lock, [&] { return queued < capacity_ || cancelled_.load(std::memory_order_relaxed); });
-    --waiting_producers_;
-  }
-  if (cancelled_.load(std::memory_order_relaxed)) throw CancelTaskException();
-  queue_.push_back(Entry{channel, std::move(element)});
-  ++queued;
-  if (consumer_waiting_) {
-    consumer_waiting_ = false;
-    lock.unlock();
-    consumer_cv_.notify_one();
-  }
-}
-
 InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
                                          std::optional<std::chrono::steady_clock::time_point> deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   bool paused = false;
-  while (queue_.empty() && !channel_signal_) {
+  while (!channel_signal_) {
     if (cancelled_.load(std::memory_order_relaxed)) return PollResult::kCancelled;
     if (wakeup_) {
       wakeup_ = false;
@@ -69,7 +50,7 @@ InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
     }
     consumer_waiting_ = true;
     if (deadline) {
-      if (consumer_cv_.wait_until(lock, *deadline) == std::cv_status::timeout && queue_.empty() && !channel_signal_ &&
+      if (consumer_cv_.wait_until(lock, *deadline) == std::cv_status::timeout && !channel_signal_ &&
           !wakeup_ && !cancelled_.load(std::memory_order_relaxed)) {
         consumer_waiting_ = false;
         return PollResult::kTimeout;
@@ -80,13 +61,9 @@ InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
     consumer_waiting_ = false;
   }
   if (cancelled_.load(std::memory_order_relaxed)) return PollResult::kCancelled;
-  out.swap(queue_);
-  for (int& q : queued_) q = 0;
   const bool drain_channels = channel_signal_;
   channel_signal_ = false;
-  const bool notify = waiting_producers_ > 0;
   lock.unlock();
-  if (notify) producer_cv_.notify_all();
   if (drain_channels) {
     int64_t bytes = 0;
     bool more = false;
@@ -121,7 +98,6 @@ void InputGate::cancel() {
     cancelled_.store(true, std::memory_order_release);
   }
   consumer_cv_.notify_all();
-  producer_cv_.notify_all();
 }
 
 }  // namespace sluice::runtime
@@ -132,10 +108,9 @@ void ResultPartition::emit(size_t i, StreamElement&& element) {
   Subpartition& sp = subpartitions[i];
   if (sp.pipelined) {
     sp.pipelined->write(std::move(element));
-  } else if (sp.blocking) {
-    sp.blocking->write(std::move(element));
   } else {
-    sp.gate->push(sp.channel, std::move(element));
+    SLUICE_CHECK(sp.blocking != nullptr, "subpartition {} of a result partition has no channel", i);
+    sp.blocking->write(std::move(element));
   }
 }
 

@@ -1,9 +1,8 @@
 #pragma once
-/// InputGate (Flink's SingleInputGate) and ResultPartition. A gate channel either reads network buffers
-/// through an InputChannel (input_channel.h: LocalInputChannel in the same TaskManager, RemoteInputChannel
-/// over TCP) or, for blocking (BATCH) results, is a bounded in-memory FIFO of StreamElements from one
-/// producing subtask. A full in-memory channel blocks its producer (backpressure); cancellation unblocks
-/// both sides.
+/// InputGate (Flink's SingleInputGate) and ResultPartition. Every gate channel reads network buffers through
+/// an InputChannel (input_channel.h: LocalInputChannel in the same TaskManager, RemoteInputChannel over TCP;
+/// blocking_subpartition.h: SpilledInputChannel for a blocking (BATCH) result). Backpressure is the producer
+/// waiting for a buffer of its partition's pool; cancellation wakes the consumer.
 
 #include <atomic>
 #include <chrono>
@@ -38,12 +37,12 @@ class InputGate {
   using Entry = InputEntry;
   enum class PollResult { kData, kTimeout, kWakeup, kCancelled };
 
-  /// `capacity` >= 1: elements (batches, watermarks, end markers) a channel holds before its producer blocks.
-  InputGate(int num_channels, int capacity);
+  /// `num_channels` channels, each to be given its InputChannel with attachChannel.
+  explicit InputGate(int num_channels);
   ~InputGate();
 
-  /// Makes `channel` read network buffers through `input` (local or remote) instead of the in-memory
-  /// queue. Call before the consumer starts.
+  /// Makes `channel` read network buffers through `input` (local, remote or a spill file). Call before the
+  /// consumer starts; every channel needs one.
   void attachChannel(int channel, std::shared_ptr<InputChannel> input);
   /// The network input channels (index = position in attach order), e.g. to announce a debloated buffer
   /// size.
@@ -55,31 +54,25 @@ class InputGate {
   /// Any thread: data buffers queued for this gate over all network input channels.
   int32_t queuedBuffers() const;
 
-  int numChannels() const { return static_cast<int>(queued_.size()); }
+  int numChannels() const { return num_channels_; }
 
-  /// Appends `element` to `channel`, blocking while the channel is full. Throws CancelTaskException when
-  /// the gate is (or gets) cancelled.
-  void push(int channel, StreamElement&& element);
-
-  /// Moves every queued element, in arrival order, into `out` (which must be empty). Blocks until there
-  /// is at least one, `deadline` passes (none: no limit), `wakeup()` is called, or the gate is cancelled.
+  /// Moves every element its channels can give now, in order per channel, into `out` (which must be empty).
+  /// Blocks until a channel has buffers, `deadline` passes (none: no limit), `wakeup()` is called, or the
+  /// gate is cancelled. Throws a channel's failure (InputError on corrupt bytes, a remote peer's error).
   PollResult pollAll(std::deque<Entry>& out,
                      std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
   /// Makes a blocked (or the next) pollAll return kWakeup, e.g. because a mail arrived.
   void wakeup();
-  /// Cancels the gate: blocked producers throw CancelTaskException, pollAll returns kCancelled.
+  /// Cancels the gate: pollAll returns kCancelled (producers waiting for buffers are released by the
+  /// cluster destroying their pools).
   void cancel();
   bool isCancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
  private:
-  const int capacity_;
+  const int num_channels_;
   std::mutex mu_;
   std::condition_variable consumer_cv_;
-  std::condition_variable producer_cv_;
-  std::deque<Entry> queue_;
-  std::vector<int> queued_;  ///< elements queued per channel
-  int waiting_producers_ = 0;
   bool consumer_waiting_ = false;
   bool wakeup_ = false;
   std::atomic<bool> cancelled_{false};

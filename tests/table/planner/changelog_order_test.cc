@@ -76,7 +76,8 @@ std::map<int, std::vector<std::string>> run(const std::filesystem::path& dir, in
                                             bool broken = false) {
   Configuration config;
   config.set("parallelism.default", std::to_string(parallelism));
-  config.set("sluice.channel.capacity", "1");
+  config.set("taskmanager.memory.segment-size", "256b");
+  config.set("taskmanager.network.memory.max-buffers-per-channel", "1");
   config.set("sluice.batch.size", "7");
   FactoryRegistry registry;
   connectors::registerBuiltinConnectors(registry);

@@ -35,7 +35,8 @@ TEST(SinkParallelismTest, UpdatesAreKeyedToOneSinkSubtaskInOrder) {
   }
   Configuration config;
   config.set("parallelism.default", "2");
-  config.set("sluice.channel.capacity", "1");
+  config.set("taskmanager.memory.segment-size", "256b");
+  config.set("taskmanager.network.memory.max-buffers-per-channel", "1");
   config.set("sluice.batch.size", "3");
   auto registry = std::make_shared<FactoryRegistry>();
   connectors::registerBuiltinConnectors(*registry);
