@@ -10,7 +10,8 @@
 #           as "latest_status> KEY VALUE" lines (VALUE "null" for a tombstone).
 # Each mock is stopped (SIGINT) when its job is done, also when the job fails. The mock's address replaces
 # @BOOTSTRAP@ in a copy of the SQL file. Environment: SLUICE (the binary, default build/release/src/cli/sluice),
-# SLUICE_PARALLELISM (default 2).
+# SLUICE_PARALLELISM (default 2), SLUICE_SCAN_PARALLELISM (when set, replaces the 'scan.parallelism' of
+# flights.sql; `default` removes the option, so the source runs at the job's parallelism).
 set -euo pipefail
 
 SLUICE=${SLUICE:-build/release/src/cli/sluice}
@@ -54,6 +55,11 @@ start_mock() {
 # run_job SQL: runs a copy of SQL with the mock's address.
 run_job() {
   sed "s/@BOOTSTRAP@/$BOOTSTRAP/g" "$1" > "$WORK/job.sql"
+  case ${SLUICE_SCAN_PARALLELISM:-} in
+    '') ;;
+    default) sed -i "/'scan.parallelism'/d" "$WORK/job.sql" ;;
+    *) sed -i "s/'scan.parallelism' = '[0-9]*'/'scan.parallelism' = '$SLUICE_SCAN_PARALLELISM'/" "$WORK/job.sql" ;;
+  esac
   "$SLUICE" run -p "$PARALLELISM" "$WORK/job.sql"
 }
 

@@ -250,9 +250,12 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
       it = consumers_.emplace(split.topic, std::make_unique<SimpleConsumer>(rk_.get(), split.topic, queue_)).first;
     it->second->start(split.partition, split.start_offset);
     active_[{split.topic, split.partition}] = split;
+    created_.push_back(splitId(split.topic, split.partition));
   }
 
   runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override {
+    for (const std::string& id : created_) output.createOutputForSplit(id);
+    created_.clear();
     if (active_.empty()) return runtime::InputStatus::kEndOfInput;
     const ssize_t n = rd_kafka_consume_batch_queue(queue_, kPollMs, messages_.data(), messages_.size());
     if (n <= 0) {
@@ -260,19 +263,31 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
       return runtime::InputStatus::kNothingAvailable;
     }
     idle_since_ = std::chrono::steady_clock::time_point{};
-    types::RowBatch batch(decoder_.producedType());
-    batch.reserve(static_cast<size_t>(n));
+    // One batch per partition (split), so the operator can keep a watermark per partition.
+    std::map<std::pair<std::string, int>, types::RowBatch> batches;
     size_t i = 0;
     try {
       for (; i < static_cast<size_t>(n); ++i) {
-        handle(messages_[i], batch);
-        rd_kafka_message_destroy(messages_[i]);
+        rd_kafka_message_t* m = messages_[i];
+        const std::string topic = m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "";
+        auto it = batches.find({topic, m->partition});
+        if (it == batches.end())
+          it = batches
+                   .emplace(std::make_pair(topic, static_cast<int>(m->partition)),
+                            types::RowBatch(decoder_.producedType()))
+                   .first;
+        handle(m, it->second);
+        rd_kafka_message_destroy(m);
       }
     } catch (...) {
       for (; i < static_cast<size_t>(n); ++i) rd_kafka_message_destroy(messages_[i]);
       throw;
     }
-    if (!batch.empty()) output.collect(std::move(batch));
+    for (auto& [key, batch] : batches) {
+      if (!batch.empty()) output.collectForSplit(splitId(key.first, key.second), std::move(batch));
+    }
+    for (const std::string& id : finished_) output.releaseOutputForSplit(id);
+    finished_.clear();
     return active_.empty() ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
   }
 
@@ -304,8 +319,13 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     for (const auto& [topic, consumer] : consumers_) fetchPartitions(rk_.get(), topic, spec_->timeout_ms, spec_->bootstrap);
   }
 
+  // Flink's KafkaPartitionSplit.splitId(): "topic-partition".
+  static std::string splitId(const std::string& topic, int partition) {
+    return topic + "-" + std::to_string(partition);
+  }
+
   void finish(const std::string& topic, int partition) {
-    active_.erase({topic, partition});
+    if (active_.erase({topic, partition}) > 0) finished_.push_back(splitId(topic, partition));
     auto it = consumers_.find(topic);
     if (it != consumers_.end()) it->second->stop(partition);
   }
@@ -367,6 +387,8 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   rd_kafka_queue_t* queue_ = nullptr;
   std::map<std::string, std::unique_ptr<SimpleConsumer>> consumers_;
   std::map<std::pair<std::string, int>, KafkaPartitionSplit> active_;
+  std::vector<std::string> created_;   // splits added since the last pollNext (announced to the output)
+  std::vector<std::string> finished_;  // splits finished during the current pollNext
   std::vector<rd_kafka_message_t*> messages_;
   std::chrono::steady_clock::time_point idle_since_{};  ///< first empty poll of the current idle spell
 };
@@ -480,7 +502,9 @@ std::unique_ptr<runtime::SourceReader<types::RowBatch, KafkaPartitionSplit>> Kaf
 
 std::shared_ptr<const runtime::StreamOperatorFactory> KafkaTableSource::operatorFactory() const {
   auto spec = spec_;
-  return runtime::makeOperatorFactory([spec] { return std::make_unique<KafkaSourceOperator>(spec); }, true);
+  auto watermarks = watermarks_;
+  return runtime::makeOperatorFactory(
+      [spec, watermarks] { return std::make_unique<KafkaSourceOperator>(spec, watermarks); }, true);
 }
 
 table::ChangelogMode KafkaTableSource::changelogMode() const {

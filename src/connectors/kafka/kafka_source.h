@@ -62,10 +62,12 @@ class KafkaSource final : public runtime::Source<types::RowBatch, KafkaPartition
 };
 
 /// One subtask of the Kafka source.
+/// `watermarks`: the pushed-down watermark generator (per partition), or null.
 class KafkaSourceOperator final : public runtime::RowSourceReaderOperator<KafkaPartitionSplit> {
  public:
-  explicit KafkaSourceOperator(std::shared_ptr<const KafkaTableSpec> spec)
-      : RowSourceReaderOperator(std::make_shared<KafkaSource>(std::move(spec))) {}
+  explicit KafkaSourceOperator(std::shared_ptr<const KafkaTableSpec> spec,
+                               std::shared_ptr<const runtime::BatchWatermarkGenerator> watermarks = nullptr)
+      : RowSourceReaderOperator(std::make_shared<KafkaSource>(std::move(spec)), 0, nullptr, std::move(watermarks)) {}
 };
 
 /// The source the planner gets for a `kafka` / `upsert-kafka` table.
@@ -85,11 +87,17 @@ class KafkaTableSource final : public table::ScanTableSource {
   /// Throws UserError naming the column when its type cannot hold the key's values (partition: INT or
   /// BIGINT; offset: BIGINT; timestamp: TIMESTAMP(p); topic, timestamp-type: STRING / VARCHAR / CHAR).
   void applyReadableMetadata(const std::vector<table::MetadataColumn>& columns) override;
+  /// Watermarks per partition inside the source, as Flink's KafkaSource (always accepted).
+  bool applyWatermark(std::shared_ptr<const runtime::BatchWatermarkGenerator> generator) override {
+    watermarks_ = std::move(generator);
+    return true;
+  }
   const KafkaTableSpec& spec() const { return *spec_; }
 
  private:
   std::shared_ptr<const KafkaTableSpec> spec_;
   std::optional<int> parallelism_;
+  std::shared_ptr<const runtime::BatchWatermarkGenerator> watermarks_;
 };
 
 }  // namespace sluice::connectors::kafka

@@ -1,15 +1,20 @@
 #pragma once
 /// The RowBatch counterpart of SourceReaderOperator: runs a FLIP-27 Source whose records are whole
 /// RowBatches (the SQL connectors' sources) in a source task. Each emitted RowBatch goes downstream as it
-/// is (no watermarks: SQL sources assign them downstream). Threading: one task thread; the enumerator
+/// is. Without a watermark generator it emits no watermarks (the SQL WatermarkAssigner downstream does);
+/// with one (watermark push-down, Flink's SupportsWatermarkPushDown) it keeps a watermark per split
+/// (SplitWatermarks) and emits their minimum after each poll. Threading: one task thread; the enumerator
 /// is shared through an ExecutionScopeSlot when one is given, else each subtask has its own (correct for
 /// enumerators that assign splits by subtask index, as Flink's static assignment does).
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/source_sink_operators.h"
+#include "runtime/operators/split_watermarks.h"
 #include "types/row_batch.h"
 
 namespace sluice::runtime {
@@ -19,9 +24,15 @@ namespace sluice::runtime {
 template <typename SplitT>
 class RowSourceReaderOperator : public SourceOperator {
  public:
+  /// `watermarks`: when set, the source generates the watermarks itself, per split (see the file
+  /// comment); batches emitted without a split count as one implicit split "".
   RowSourceReaderOperator(std::shared_ptr<const Source<types::RowBatch, SplitT>> source, int source_id = 0,
-                          std::shared_ptr<ExecutionScopeSlot> slot = nullptr)
-      : source_(std::move(source)), source_id_(source_id), scope_slot_(std::move(slot)) {}
+                          std::shared_ptr<ExecutionScopeSlot> slot = nullptr,
+                          std::shared_ptr<const BatchWatermarkGenerator> watermarks = nullptr)
+      : source_(std::move(source)),
+        source_id_(source_id),
+        scope_slot_(std::move(slot)),
+        generator_(std::move(watermarks)) {}
 
   /// Creates (or joins) the enumerator and this subtask's reader. Rethrows what they throw.
   void open(const OperatorContext& ctx, Output* output) override {
@@ -32,6 +43,7 @@ class RowSourceReaderOperator : public SourceOperator {
     coordinator_ = scope->template shared<EnumeratorCoordinator<SplitT>>(source_id_, [source, parallelism] {
       return std::make_shared<EnumeratorCoordinator<SplitT>>(source->createEnumerator(parallelism));
     });
+    if (ctx.config != nullptr) split_watermarks_ = SplitWatermarks(ctx.config->get(options::kIdleTimeout));
     reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
     reader_->start();
   }
@@ -49,7 +61,13 @@ class RowSourceReaderOperator : public SourceOperator {
       if (!has_split_) return InputStatus::kEndOfInput;
     }
     const InputStatus status = reader_->pollNext(forward_);
-    if (status == InputStatus::kEndOfInput) has_split_ = false;
+    if (status == InputStatus::kEndOfInput) {
+      has_split_ = false;
+      split_watermarks_.releaseAll();  // every split of the reader is finished
+    }
+    if (generator_) {
+      if (auto wm = split_watermarks_.nextWatermark(nowMs())) output_->emitWatermark(Watermark{*wm});
+    }
     return status == InputStatus::kNothingAvailable ? InputStatus::kNothingAvailable : InputStatus::kMoreAvailable;
   }
 
@@ -62,11 +80,28 @@ class RowSourceReaderOperator : public SourceOperator {
   SourceReader<types::RowBatch, SplitT>* reader() const { return reader_.get(); }
 
  private:
+  static int64_t nowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  void emit(const std::string& split_id, types::RowBatch batch) {
+    if (generator_) split_watermarks_.onBatch(split_id, generator_->evaluate(batch), nowMs());
+    output_->collect(std::move(batch));
+  }
+
   struct Forward final : ReaderOutput<types::RowBatch> {
     explicit Forward(RowSourceReaderOperator* o) : op(o) {}
     RowSourceReaderOperator* op;
-    void collect(types::RowBatch batch) override { op->output_->collect(std::move(batch)); }
-    void collect(types::RowBatch batch, int64_t) override { op->output_->collect(std::move(batch)); }
+    void collect(types::RowBatch batch) override { op->emit(std::string(), std::move(batch)); }
+    void collect(types::RowBatch batch, int64_t) override { op->emit(std::string(), std::move(batch)); }
+    void createOutputForSplit(const std::string& split_id) override {
+      if (op->generator_) op->split_watermarks_.addSplit(split_id, nowMs());
+    }
+    void collectForSplit(const std::string& split_id, types::RowBatch batch) override {
+      op->emit(split_id, std::move(batch));
+    }
+    void releaseOutputForSplit(const std::string& split_id) override { op->split_watermarks_.releaseSplit(split_id); }
   };
 
   std::shared_ptr<const Source<types::RowBatch, SplitT>> source_;
@@ -74,6 +109,8 @@ class RowSourceReaderOperator : public SourceOperator {
   std::shared_ptr<ExecutionScopeSlot> scope_slot_;
   std::shared_ptr<EnumeratorCoordinator<SplitT>> coordinator_;
   std::unique_ptr<SourceReader<types::RowBatch, SplitT>> reader_;
+  std::shared_ptr<const BatchWatermarkGenerator> generator_;
+  SplitWatermarks split_watermarks_;
   Forward forward_{this};
   bool has_split_ = false;
 };

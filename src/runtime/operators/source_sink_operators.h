@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/config.h"
@@ -29,6 +30,16 @@ class ReaderOutput {
   virtual void collect(T value) = 0;
   /// A record with its event timestamp (ms).
   virtual void collect(T value, int64_t timestamp) = 0;
+  /// Per-split output (Flink's ReaderOutput.createOutputForSplit / SourceOutput.collect /
+  /// releaseOutputForSplit): a reader that reads several splits side by side announces a split before
+  /// its first record, emits each record for its split, and releases the split when it is finished, so
+  /// the operator can keep a watermark per split. Outputs that do not track splits forward to collect().
+  virtual void createOutputForSplit(const std::string& split_id) { (void)split_id; }
+  virtual void collectForSplit(const std::string& split_id, T value) {
+    (void)split_id;
+    collect(std::move(value));
+  }
+  virtual void releaseOutputForSplit(const std::string& split_id) { (void)split_id; }
 };
 
 /// Facts a reader or writer gets about its subtask.

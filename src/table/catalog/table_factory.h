@@ -17,6 +17,7 @@ class Configuration;
 }
 namespace sluice::runtime {
 class StreamOperatorFactory;
+class BatchWatermarkGenerator;
 }
 
 namespace sluice::table {
@@ -91,6 +92,14 @@ class ScanTableSource {
   /// before operatorFactory(), at most once. Throws UserError naming the column when the declared type
   /// cannot hold the metadata. A source with metadata columns gets no projection push-down.
   virtual void applyReadableMetadata(const std::vector<MetadataColumn>& columns) { (void)columns; }
+  /// Watermark push-down (Flink's SupportsWatermarkPushDown): from now on generate the table's
+  /// watermarks inside the source, per split, with `generator` (over the rows the source emits, metadata
+  /// columns included). Returns false when the source cannot; the planner then assigns them downstream.
+  /// Called on the client thread after applyReadableMetadata and before operatorFactory().
+  virtual bool applyWatermark(std::shared_ptr<const runtime::BatchWatermarkGenerator> generator) {
+    (void)generator;
+    return false;
+  }
 };
 
 /// What a sink declares to the planner.

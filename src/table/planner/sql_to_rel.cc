@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/planner/type_coercion.h"
+#include "table/runtime/watermark_assigner.h"
 #include "types/value_format.h"
 
 namespace sluice::table {
@@ -231,7 +232,20 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   const std::vector<ExprPtr>& projections = schema.projections;
   const std::vector<std::string>& names = schema.names;
   const bool has_computed = schema.has_computed;
+  // Watermark push-down (Flink's PushWatermarkIntoTableSourceScanRule; below a ChangelogNormalize too,
+  // FLINK-19878): a source that reads splits side by side keeps a watermark per split.
+  bool watermark_pushed = false;
   if (def.watermark) {
+    const ExprPtr rowtime_expr = schema.projections[static_cast<size_t>(schema.rowtime)];
+    const ExprPtr wm_expr = substitute(schema.watermark, schema.projections);
+    watermark_pushed =
+        source->applyWatermark(std::make_shared<RowtimeWatermarkGenerator>(scan->row_type, rowtime_expr, wm_expr));
+  }
+  if (watermark_pushed) {
+    auto with_rowtime = std::make_shared<RelNode>(*block(makeCalc(rel, nullptr, projections, names)));
+    with_rowtime->rowtime[static_cast<size_t>(schema.rowtime)] = true;
+    rel = with_rowtime;
+  } else if (def.watermark) {
     const int rt = schema.rowtime;
     const ExprPtr& wm_expr = schema.watermark;
     // Computed columns first, then the watermark expression over them (two Calcs unless fusing

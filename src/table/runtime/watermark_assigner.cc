@@ -1,8 +1,11 @@
 #include "table/runtime/watermark_assigner.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "common/error.h"
+#include "table/functions/calc_program.h"
 
 namespace sluice::table {
 
@@ -29,12 +32,8 @@ void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
   SLUICE_CHECK(wm.type().isInt64Backed() && rowtime.type().isInt64Backed(),
                "watermark assigner: row-time {} and watermark {} columns must hold ms values",
                rowtime.type().toString(), wm.type().toString());
-  for (size_t r = 0; r < rows; ++r) {
-    if (rowtime.isNull(r)) {
-      throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
-    }
-    if (!wm.isNull(r)) current_watermark_ = std::max(current_watermark_, wm.getLong(r));
-  }
+  (void)rows;
+  current_watermark_ = maxWatermarkOf(rowtime, wm, current_watermark_);
 
   if (output_columns_.empty()) {
     output_->collect(std::move(batch));
@@ -76,6 +75,39 @@ void WatermarkAssignerOperator::emitMax() {
   current_watermark_ = runtime::Watermark::kMaxTimestamp;
   last_watermark_ = current_watermark_;
   output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
+}
+
+int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current) {
+  const size_t rows = rowtime.size();
+  for (size_t r = 0; r < rows; ++r) {
+    if (rowtime.isNull(r)) {
+      throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
+    }
+    if (!watermark.isNull(r)) current = std::max(current, watermark.getLong(r));
+  }
+  return current;
+}
+
+RowtimeWatermarkGenerator::RowtimeWatermarkGenerator(types::RowType source_type, ExprPtr rowtime, ExprPtr watermark) {
+  SLUICE_USER_CHECK(rowtime && watermark, "watermark push-down without a row-time or watermark expression");
+  program_ = std::make_unique<CalcProgram>(std::move(source_type), nullptr,
+                                           std::vector<ExprPtr>{std::move(rowtime), std::move(watermark)},
+                                           std::vector<std::string>{"$rowtime", "$watermark"});
+}
+
+RowtimeWatermarkGenerator::~RowtimeWatermarkGenerator() = default;
+
+std::optional<int64_t> RowtimeWatermarkGenerator::evaluate(const RowBatch& batch) const {
+  if (batch.numRows() == 0) return std::nullopt;
+  RowBatch out = program_->apply(RowBatch(batch));
+  const types::Column& wm = out.column(1);
+  SLUICE_CHECK(wm.type().isInt64Backed() && out.column(0).type().isInt64Backed(),
+               "watermark push-down: row-time {} and watermark {} must hold ms values", out.column(0).type().toString(),
+               wm.type().toString());
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  const int64_t max = maxWatermarkOf(out.column(0), wm, kNone);
+  if (max == kNone) return std::nullopt;
+  return max;
 }
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeWatermarkAssignerFactory(int rowtime_index,

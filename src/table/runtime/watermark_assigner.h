@@ -3,11 +3,17 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "runtime/operators/split_watermarks.h"
 #include "runtime/operators/stream_operator.h"
+#include "table/functions/expression.h"
+#include "types/row_batch.h"
 
 namespace sluice::table {
+
+class CalcProgram;
 
 /// Forwards every row unchanged and in order, and emits watermarks from a column that already holds
 /// the evaluated watermark expression (the planner computes `rowtime - INTERVAL ...` in a Calc in
@@ -50,6 +56,26 @@ class WatermarkAssignerOperator : public runtime::StreamOperator {
   std::vector<int> output_columns_;
   int64_t current_watermark_ = 0;
   int64_t last_watermark_ = 0;
+};
+
+/// Folds one batch into a watermark candidate: the maximum of `current` and the non-NULL values of
+/// `watermark` (ms). Throws UserError ("RowTime field should not be null, ...") on a NULL in `rowtime`.
+/// Shared by the WatermarkAssigner and the watermark pushed into a source.
+int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current);
+
+/// The watermark expression pushed into a source (Flink's watermark push-down): evaluates the row time
+/// and `WATERMARK FOR` expression over the rows the source produces, as the Calc + WatermarkAssigner
+/// would downstream. Thread-safe (evaluate is const and allocates per call).
+class RowtimeWatermarkGenerator final : public runtime::BatchWatermarkGenerator {
+ public:
+  /// `source_type`: the row the source emits; `rowtime`, `watermark`: expressions over that row (the
+  /// row-time column and the watermark expression, computed columns already substituted).
+  RowtimeWatermarkGenerator(types::RowType source_type, ExprPtr rowtime, ExprPtr watermark);
+  ~RowtimeWatermarkGenerator() override;
+  std::optional<int64_t> evaluate(const types::RowBatch& batch) const override;
+
+ private:
+  std::unique_ptr<const CalcProgram> program_;
 };
 
 /// Factory for WatermarkAssignerOperator (see its constructor). Throws UserError like it.
