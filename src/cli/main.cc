@@ -1,6 +1,13 @@
 // The `sluice` command line: run and explain Flink SQL scripts on an embedded MiniCluster.
 
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <chrono>
 #include <cstdio>
@@ -10,7 +17,10 @@
 #include <iostream>
 #include <mutex>
 #include <sstream>
+#include <streambuf>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -105,6 +115,156 @@ std::string progressLine(const std::vector<sluice::table::VertexProgress>& verti
   return line;
 }
 
+/// What `run` writes while jobs run: rows and messages on stdout, the progress line on stderr. On a
+/// terminal the progress line (drawn with \r, no newline) is cleared (\r ESC[K) before anything else is
+/// written, so rows never glue to it; it is drawn only when stderr is a terminal. Thread-safe (task
+/// threads, the progress thread and the main thread write).
+class ConsoleOutput {
+ public:
+  ConsoleOutput() : progress_enabled_(isatty(STDERR_FILENO) != 0) {}
+
+  bool progressEnabled() const { return progress_enabled_; }
+
+  /// Writes `text` to `stream` (stdout or stderr) after clearing the progress line; flushed at once, so
+  /// rows reach a pipe or file as they are produced, even if the job is interrupted.
+  void write(FILE* stream, std::string_view text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    clearLocked();
+    std::fwrite(text.data(), 1, text.size(), stream);
+    std::fflush(stream);
+  }
+  /// Redraws the progress line (only when stderr is a terminal).
+  void progress(const std::string& line) {
+    if (!progress_enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string text = "\r\033[K" + line;
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clearProgress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    clearLocked();
+  }
+
+ private:
+  void clearLocked() {
+    if (!shown_) return;
+    std::fflush(stdout);
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+  const bool progress_enabled_;
+  std::mutex mu_;
+  bool shown_ = false;
+};
+
+/// A std::streambuf that writes through ConsoleOutput: put into std::cout and std::cerr while jobs run,
+/// so the print connector's lines clear the progress line too. Unbuffered: each write goes out whole.
+class ConsoleStreamBuf : public std::streambuf {
+ public:
+  ConsoleStreamBuf(ConsoleOutput& out, FILE* stream) : out_(out), stream_(stream) {}
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_.write(stream_, std::string_view(s, static_cast<size_t>(n)));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    out_.write(stream_, std::string_view(&ch, 1));
+    return c;
+  }
+
+ private:
+  ConsoleOutput& out_;
+  FILE* stream_;
+};
+
+/// Puts ConsoleStreamBufs into std::cout and std::cerr for its lifetime.
+class ConsoleStreams {
+ public:
+  explicit ConsoleStreams(ConsoleOutput& out)
+      : cout_buf_(out, stdout),
+        cerr_buf_(out, stderr),
+        old_cout_(std::cout.rdbuf(&cout_buf_)),
+        old_cerr_(std::cerr.rdbuf(&cerr_buf_)) {}
+  ~ConsoleStreams() {
+    std::cout.rdbuf(old_cout_);
+    std::cerr.rdbuf(old_cerr_);
+  }
+  ConsoleStreams(const ConsoleStreams&) = delete;
+  ConsoleStreams& operator=(const ConsoleStreams&) = delete;
+
+ private:
+  ConsoleStreamBuf cout_buf_;
+  ConsoleStreamBuf cerr_buf_;
+  std::streambuf* old_cout_;
+  std::streambuf* old_cerr_;
+};
+
+/// Ctrl-C handling of `run` (as Flink's CLI cancels its job): SIGINT and SIGTERM are blocked in every
+/// thread (the mask is set before any thread starts and inherited) and read from a signalfd by one
+/// watcher thread. The first cancels the running job (TableEnvironment::cancel; the sinks clean up as on
+/// any cancellation), a second one ends the process at once with 128 + signal. The watcher stops when
+/// the script is over.
+class InterruptWatcher {
+ public:
+  InterruptWatcher(sluice::table::TableEnvironment& env, ConsoleOutput& console) : console_(console) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
+    signal_fd_ = ::signalfd(-1, &set, SFD_CLOEXEC);
+    if (signal_fd_ < 0 || ::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
+      throw sluice::InternalError("cannot set up the Ctrl-C handling (signalfd/pipe failed)");
+    }
+    thread_ = std::thread([this, &env] { watch(env); });
+  }
+  ~InterruptWatcher() {
+    const char b = 0;
+    [[maybe_unused]] const ssize_t n = ::write(stop_pipe_[1], &b, 1);
+    thread_.join();
+    ::close(signal_fd_);
+    ::close(stop_pipe_[0]);
+    ::close(stop_pipe_[1]);
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  InterruptWatcher(const InterruptWatcher&) = delete;
+  InterruptWatcher& operator=(const InterruptWatcher&) = delete;
+
+  /// The first signal received (0: none).
+  int signal() const { return signal_.load(); }
+
+ private:
+  void watch(sluice::table::TableEnvironment& env) {
+    pollfd fds[2] = {{signal_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    for (;;) {
+      if (::poll(fds, 2, -1) < 0) continue;  // EINTR
+      if (fds[1].revents != 0) return;
+      signalfd_siginfo info{};
+      if (::read(signal_fd_, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) continue;
+      const int sig = static_cast<int>(info.ssi_signo);
+      int expected = 0;
+      if (!signal_.compare_exchange_strong(expected, sig)) std::_Exit(128 + sig);  // the second one
+      console_.write(stderr, fmt::format("{} received: cancelling the job (again to exit at once)\n",
+                                         sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      env.cancel();
+    }
+  }
+
+  ConsoleOutput& console_;
+  sigset_t old_mask_{};
+  int signal_fd_ = -1;
+  int stop_pipe_[2] = {-1, -1};
+  std::atomic<int> signal_{0};
+  std::thread thread_;
+};
+
 int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
   std::ofstream metrics_out;
   if (!metrics_path.empty()) {
@@ -113,49 +273,49 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
     if (!metrics_out) throw sluice::UserError(fmt::format("Cannot open the metrics file '{}' for writing", metrics_path));
   }
   sluice::table::TableEnvironment env(opts.build(), builtinFactories());
-  std::mutex out_mu;
+  ConsoleOutput console;
   env.setCollectCallback([&](const sluice::types::RowType&, const sluice::types::RowBatch& batch) {
     std::string text;
     for (size_t r = 0; r < batch.numRows(); ++r) {
       sluice::types::formatRow(batch, r, text);
       text += '\n';
     }
-    std::lock_guard<std::mutex> lock(out_mu);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);  // rows reach a pipe or file as they are produced, even if the job is interrupted
+    console.write(stdout, text);
   });
   env.setMessageCallback([&](const std::string& message) {
-    std::lock_guard<std::mutex> lock(out_mu);
-    std::fwrite(message.data(), 1, message.size(), stdout);
-    if (!message.empty() && message.back() != '\n') std::fputc('\n', stdout);
+    console.write(stdout, !message.empty() && message.back() != '\n' ? message + '\n' : message);
   });
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  if (tty) {
+  if (console.progressEnabled()) {
     env.setProgressCallback(
-        [](const std::vector<sluice::table::VertexProgress>& vertices) {
-          const std::string line = "\r\033[K" + progressLine(vertices);
-          std::fputs(line.c_str(), stderr);
-          std::fflush(stderr);
-        },
+        [&](const std::vector<sluice::table::VertexProgress>& vertices) { console.progress(progressLine(vertices)); },
         2000);
   }
-  try {
-    env.executeScript(readScript(opts.file));
-  } catch (...) {
+  InterruptWatcher interrupts(env, console);
+  {
+    ConsoleStreams streams(console);  // print sinks write through `console` too
     try {
-      if (metrics_out.is_open()) writeMetrics(env, metrics_out, metrics_path);  // the jobs that finished
+      env.executeScript(readScript(opts.file));
     } catch (...) {
-      // The job's own error is the one to report.
+      console.clearProgress();
+      try {
+        if (metrics_out.is_open()) writeMetrics(env, metrics_out, metrics_path);  // the jobs that finished
+      } catch (...) {
+        // The job's own error is the one to report.
+      }
+      throw;
     }
-    throw;
   }
   if (metrics_out.is_open()) writeMetrics(env, metrics_out, metrics_path);
+  console.clearProgress();
   std::fflush(stdout);
-  if (tty) std::fputs("\r\033[K", stderr);
   for (const auto& job : env.jobs()) {
-    std::fprintf(stderr, "Job '%s' finished: %lld rows read, %lld rows written in %.3f s\n", job.name.c_str(),
-                 static_cast<long long>(job.rows_read), static_cast<long long>(job.rows_written), job.wall_seconds);
+    const bool cancelled = job.execution && job.execution->status == sluice::cluster::JobStatus::kCanceled;
+    std::fprintf(stderr, "Job '%s' %s: %lld rows read, %lld rows written in %.3f s\n", job.name.c_str(),
+                 cancelled ? "cancelled" : "finished", static_cast<long long>(job.rows_read),
+                 static_cast<long long>(job.rows_written), job.wall_seconds);
   }
+  // Interrupted: the rest of the script did not run; exit as a shell does for the signal (130 for SIGINT).
+  if (interrupts.signal() != 0) return 128 + interrupts.signal();
   return 0;
 }
 
@@ -204,7 +364,13 @@ int explainCommand(const CommonOptions& opts, const std::string& format) {
   sluice::table::TableEnvironment env(opts.build(), builtinFactories());
   const bool graph_only = format != "text";
   std::string text = env.explainScript(readScript(opts.file), graph_only);
-  if (format == "dot" || format == "svg") {
+  if (format == "json") {
+    // One document for any number of jobs, like --metrics: {"jobs": [plan, ...]}.
+    const std::vector<std::string> plans = sluice::graph::splitJsonDocuments(text);
+    text = "{\"jobs\": [";
+    for (size_t i = 0; i < plans.size(); ++i) text += (i ? ",\n" : "\n") + plans[i];
+    text += plans.empty() ? "]}\n" : "\n]}\n";
+  } else if (format == "dot" || format == "svg") {
     text = sluice::graph::planJsonToDot(sluice::graph::splitJsonDocuments(text));
     if (format == "svg") text = renderSvg(text);
   }
@@ -227,7 +393,7 @@ int main(int argc, char** argv) {
   explain_opts.add(explain);
   std::string format = "text";
   explain->add_option("--format", format,
-                      "text; json (Flink's /jobs/:id/plan shape); dot (Graphviz: chains as boxes, pipelined regions "
+                      "text; json ({\"jobs\": [...]}, each job in Flink's /jobs/:id/plan shape); dot (Graphviz: chains as boxes, pipelined regions "
                       "and slot sharing groups as coloured clusters); svg (dot rendered by Graphviz's 'dot')")
       ->check(CLI::IsMember({"text", "json", "dot", "svg"}));
   sluice::cli::KafkaMockOptions kafka_mock_opts;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 
@@ -182,11 +183,24 @@ int64_t parseDurationMs(const std::string& key, const std::string& value) {
 
 int64_t parseMemorySize(const std::string& key, const std::string& value) {
   auto [n, unit] = numberAndUnit(key, value, "memory size such as '32kb' or '64 mb'");
-  if (unit.empty() || unit == "b" || unit == "bytes") return n;
-  if (unit == "k" || unit == "kb" || unit == "kibibytes") return n << 10;
-  if (unit == "m" || unit == "mb" || unit == "mebibytes") return n << 20;
-  if (unit == "g" || unit == "gb" || unit == "gibibytes") return n << 30;
-  badValue(key, value, fmt::format("unknown memory unit '{}'", unit));
+  // Flink's MemorySize units (powers of 1024).
+  int shift = -1;
+  if (unit.empty() || unit == "b" || unit == "bytes") shift = 0;
+  if (unit == "k" || unit == "kb" || unit == "kibibytes") shift = 10;
+  if (unit == "m" || unit == "mb" || unit == "mebibytes") shift = 20;
+  if (unit == "g" || unit == "gb" || unit == "gibibytes") shift = 30;
+  if (unit == "t" || unit == "tb" || unit == "tebibytes") shift = 40;
+  if (shift < 0) {
+    badValue(key, value,
+             fmt::format("unknown memory unit '{}' (use b, k/kb, m/mb, g/gb or t/tb, or bytes, kibibytes, "
+                         "mebibytes, gibibytes, tebibytes)",
+                         unit));
+  }
+  if (n < 0) badValue(key, value, "a memory size cannot be negative");
+  if (n > (std::numeric_limits<int64_t>::max() >> shift)) {
+    badValue(key, value, "the memory size does not fit in 64 bits of bytes");
+  }
+  return n << shift;
 }
 
 void Configuration::set(const std::string& key, const std::string& value) {

@@ -37,7 +37,9 @@ std::string closestConfigKey(const std::string& key, const std::vector<std::stri
 /// Parses a Flink duration ("100 ms", "1s", "2 min", "1 h", a bare number = ms) into ms.
 /// Throws ConfigError naming `key` on a bad value.
 int64_t parseDurationMs(const std::string& key, const std::string& value);
-/// Parses a Flink memory size ("32kb", "64 mb", "1024" = bytes) into bytes. Throws ConfigError.
+/// Parses a Flink memory size ("32kb", "64 mb", "1tb", "1024" = bytes; units as Flink's MemorySize: b, k/kb,
+/// m/mb, g/gb, t/tb and their long names, powers of 1024) into bytes. Throws ConfigError naming `key` on an
+/// unknown unit, a negative size or one past 2^63 - 1 bytes.
 int64_t parseMemorySize(const std::string& key, const std::string& value);
 
 /// A typed option: key, default, description. T is int32_t, int64_t (also durations in ms and

@@ -82,6 +82,30 @@ TEST(ConfigurationTest, DurationsAndSizes) {
   EXPECT_THROW(parseMemorySize("k", "mb"), ConfigError);
 }
 
+// Flink's MemorySize units, powers of 1024: 1 t = 1024^4 = 1099511627776 bytes.
+TEST(ConfigurationTest, MemorySizeUnitsAsFlink) {
+  EXPECT_EQ(parseMemorySize("k", "1tb"), 1099511627776LL);
+  EXPECT_EQ(parseMemorySize("k", "2 t"), 2199023255552LL);
+  EXPECT_EQ(parseMemorySize("k", "1 tebibytes"), 1099511627776LL);
+  EXPECT_EQ(parseMemorySize("k", "3 gibibytes"), 3221225472LL);
+  EXPECT_EQ(parseMemorySize("k", "7b"), 7);
+  EXPECT_EQ(parseMemorySize("k", "7 bytes"), 7);
+  auto message = [](const std::string& v) {
+    try {
+      parseMemorySize("taskmanager.memory.network.min", v);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message("1pb").find("unknown memory unit 'pb'"), std::string::npos) << message("1pb");
+  EXPECT_NE(message("1pb").find("taskmanager.memory.network.min"), std::string::npos);
+  EXPECT_NE(message("-1mb").find("negative"), std::string::npos) << message("-1mb");
+  // 2^23 t = 2^63 bytes: one past the largest size.
+  EXPECT_NE(message("8388608t").find("64 bits"), std::string::npos) << message("8388608t");
+  EXPECT_EQ(parseMemorySize("k", "8388607t"), 8388607LL << 40);
+}
+
 TEST(ConfigurationTest, EnumIsCaseInsensitiveAndCanonical) {
   Configuration c;
   c.set("execution.runtime-mode", "batch");

@@ -85,6 +85,37 @@ SQL
   M="$E2E_TMP/slow.json"
   check "a rate-limited source is mostly idle" \
     '[.jobs[0].vertices[] | select(.name | startswith("Source: gen")) | .subtasks[].metrics.idleTimeMsPerSecond > 500] == [true]'
+
+  # Result rows and print-sink lines arrive while the progress line is shown (20 rows at 5 rows/s: the line
+  # is drawn at 2 s, rows keep coming): each is written after clearing it (\r ESC[K), never glued to it.
+  # What the terminal shows of a line is what follows its last \r (the tty turns \n into \r\n).
+  cat >"$E2E_TMP/rows.sql" <<'SQL'
+CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5', 'number-of-rows' = '20',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '20');
+CREATE TABLE shown (id BIGINT) WITH ('connector' = 'print', 'print-identifier' = 'row');
+INSERT INTO shown SELECT id FROM gen;
+SELECT id FROM gen;
+SQL
+  set +e
+  timeout --kill-after=10 120 script -qec "'$SLUICE' run -p 1 '$E2E_TMP/rows.sql'" /dev/null >"$E2E_TMP/tty2" </dev/null
+  RC=$?
+  set -e
+  expect_success "$E2E_TMP/tty2" "$E2E_TMP/tty2"
+  grep -a -q 'busy [0-9]*% bp' "$E2E_TMP/tty2" || fail "no progress line while the rows came"
+  sed 's/\r$//' "$E2E_TMP/tty2" | awk -F'\r' '{ print $NF }' | sed 's/\x1b\[K//g' >"$E2E_TMP/screen"
+  glued=$(grep -a -E '(\+I\[|row> )' "$E2E_TMP/screen" | grep -a -v -E '^(\+I\[[0-9]+\]|row> \+I\[[0-9]+\])$' || true)
+  [ -z "$glued" ] || { cat -v "$E2E_TMP/tty2" >&2; fail "rows glued to the progress line: $glued"; }
+  [ "$(grep -a -c -E '^\+I\[[0-9]+\]$' "$E2E_TMP/screen")" -eq 20 ] || fail "expected 20 result rows on the terminal"
+  [ "$(grep -a -c -E '^row> \+I\[[0-9]+\]$' "$E2E_TMP/screen")" -eq 20 ] || fail "expected 20 printed rows on the terminal"
+  echo "ok: rows never share a line with the progress line"
+  # The same job (4 s, past the 2 s progress interval) with stdout and stderr redirected: no progress line,
+  # no terminal control characters.
+  run_sluice "$E2E_TMP/rows.out" "$E2E_TMP/rows.err" run -p 1 "$E2E_TMP/rows.sql"
+  expect_success "$E2E_TMP/rows.out" "$E2E_TMP/rows.err"
+  if grep -a -q -E $'\r|\x1b|busy' "$E2E_TMP/rows.out" "$E2E_TMP/rows.err"; then
+    fail "progress line or terminal control characters in redirected output"
+  fi
+  echo "ok: no progress line when not on a terminal"
 else
   echo "skip: no 'script' command to give sluice a terminal"
 fi

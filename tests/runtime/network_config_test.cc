@@ -100,6 +100,51 @@ TEST(NetworkConfigTest, ValidationNamesTheKey) {
   }
 }
 
+// The error blames the key the user set, with its value: never a key left at its default.
+std::string configErrorOf(const Configuration& conf) {
+  try {
+    BufferDebloatConfiguration::fromConfiguration(conf);
+    NetworkBufferConfiguration::fromConfiguration(conf);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(NetworkConfigTest, ErrorsBlameTheKeyTheUserSet) {
+  {
+    Configuration c;
+    c.set("taskmanager.memory.segment-size", "1b");  // below the default min-segment-size of 256 b
+    const std::string e = configErrorOf(c);
+    EXPECT_NE(e.find("Invalid value '1b' for configuration key 'taskmanager.memory.segment-size'"), std::string::npos)
+        << e;
+    EXPECT_NE(e.find("256 bytes"), std::string::npos) << e;
+  }
+  {
+    Configuration c;  // both set: the minimum above the segment size is the wrong one
+    c.set("taskmanager.memory.segment-size", "1kb");
+    c.set("taskmanager.memory.min-segment-size", "2kb");
+    EXPECT_NE(configErrorOf(c).find("Invalid value '2kb' for configuration key 'taskmanager.memory.min-segment-size'"),
+              std::string::npos)
+        << configErrorOf(c);
+  }
+  {
+    Configuration c;  // no network memory at all: not "only 1 of 1 segments" later
+    c.set("taskmanager.memory.network.min", "0");
+    c.set("taskmanager.memory.network.max", "0");
+    const std::string e = configErrorOf(c);
+    EXPECT_NE(e.find("Invalid value '0' for configuration key 'taskmanager.memory.network.max'"), std::string::npos) << e;
+    EXPECT_NE(e.find("at least one memory segment"), std::string::npos) << e;
+  }
+  {
+    Configuration c;  // 1 tb parses (Flink's MemorySize) and is a valid bound
+    c.set("taskmanager.memory.network.min", "1tb");
+    c.set("taskmanager.memory.network.max", "1tb");
+    EXPECT_EQ(configErrorOf(c), "(accepted)");
+    EXPECT_EQ(NetworkBufferConfiguration::fromConfiguration(c).network_memory_min, 1099511627776LL);
+  }
+}
+
 TEST(NetworkConfigTest, StartingSizeIsClampedToTheBounds) {
   Configuration c;
   c.set("taskmanager.memory.starting-segment-size", "64 b");

@@ -30,6 +30,13 @@ BufferDebloatConfiguration BufferDebloatConfiguration::fromConfiguration(const C
   c.max_buffer_size = sizeAsInt(config, options::kMemorySegmentSize);
   c.min_buffer_size = sizeAsInt(config, options::kMinSegmentSize);
   if (c.max_buffer_size < c.min_buffer_size) {
+    // Name the key the user set: a segment size below the default minimum is the segment size's fault.
+    if (!config.contains(options::kMinSegmentSize.key())) {
+      invalid(options::kMemorySegmentSize.key(), config.getString(options::kMemorySegmentSize.key()),
+              fmt::format("must be at least '{}' ({} bytes by default), the smallest buffer size buffer debloating "
+                          "may choose; set both to go lower",
+                          options::kMinSegmentSize.key(), c.min_buffer_size));
+    }
     invalid(options::kMinSegmentSize.key(), config.getString(options::kMinSegmentSize.key()),
             fmt::format("must not exceed '{}' ({} bytes)", options::kMemorySegmentSize.key(), c.max_buffer_size));
   }
@@ -87,6 +94,12 @@ NetworkBufferConfiguration NetworkBufferConfiguration::fromConfiguration(const C
     invalid(options::kNetworkMemoryMax.key(), config.getString(options::kNetworkMemoryMax.key()),
             fmt::format("must not be smaller than '{}' ({} bytes)", options::kNetworkMemoryMin.key(),
                         c.network_memory_min));
+  }
+  if (c.network_memory_max < c.segment_size) {
+    // Not even one buffer: name the bound that allows none (as Flink rejects network memory below a page).
+    invalid(options::kNetworkMemoryMax.key(), config.getString(options::kNetworkMemoryMax.key()),
+            fmt::format("the network memory must hold at least one memory segment of '{}' ({} bytes)",
+                        options::kMemorySegmentSize.key(), c.segment_size));
   }
   c.network_memory_fraction = config.get(options::kNetworkMemoryFraction);
   if (!(c.network_memory_fraction >= 0.0 && c.network_memory_fraction < 1.0)) {

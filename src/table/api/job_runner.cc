@@ -20,6 +20,23 @@ std::vector<VertexProgress> toProgress(const std::vector<cluster::VertexProgress
 
 }  // namespace
 
+void JobCancellation::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  requested_ = true;
+  if (handle_ != nullptr) handle_->cancel();
+}
+
+bool JobCancellation::requested() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return requested_;
+}
+
+void JobCancellation::attach(cluster::JobHandle* handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  handle_ = handle;
+  if (handle_ != nullptr && requested_) handle_->cancel();
+}
+
 JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const JobRunOptions& options) {
   cluster::MiniCluster cluster(config);
   cluster::SubmitOptions submit;
@@ -27,7 +44,15 @@ JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const
     submit.on_progress = [cb = options.progress](const cluster::JobProgress& p) { cb(toProgress(p.vertices)); };
     submit.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   }
-  cluster::JobExecutionResult result = cluster.execute(job, config, submit);
+  std::unique_ptr<cluster::JobHandle> handle = cluster.start(job, config, submit);
+  struct Detach {
+    JobCancellation* c;
+    ~Detach() {
+      if (c != nullptr) c->attach(nullptr);
+    }
+  } detach{options.cancellation.get()};
+  if (options.cancellation) options.cancellation->attach(handle.get());
+  cluster::JobExecutionResult result = handle->wait();
 
   // Sources are vertex heads marked is_source; sinks are operators with no output at all.
   std::map<int, const cluster::OperatorProgress*> by_node;

@@ -2,6 +2,8 @@
 /// Runs a JobGraph on an embedded MiniCluster and sums its metrics into a JobSummary.
 
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "table/api/table_environment.h"
@@ -9,15 +11,36 @@
 namespace sluice::graph {
 struct JobGraph;
 }
+namespace sluice::cluster {
+class JobHandle;
+}
 
 namespace sluice::table {
+
+/// Cancels the running job from another thread (Flink's `JobClient#cancel`). Thread-safe. A cancel that
+/// comes before a job started cancels it as soon as it starts; once requested it stays requested.
+class JobCancellation {
+ public:
+  /// Cancels the attached job, if any (returns at once), and every job attached later.
+  void cancel();
+  bool requested() const;
+  /// runJob's side: the handle of the running job (null when it ended).
+  void attach(cluster::JobHandle* handle);
+
+ private:
+  mutable std::mutex mu_;
+  cluster::JobHandle* handle_ = nullptr;
+  bool requested_ = false;
+};
 
 struct JobRunOptions {
   std::function<void(const std::vector<VertexProgress>&)> progress;  ///< may be empty
   int64_t progress_interval_ms = 2000;
+  std::shared_ptr<JobCancellation> cancellation;  ///< may be null
 };
 
-/// Blocks until the job finishes. Rethrows the job's first failure (its type kept).
+/// Blocks until the job finishes or is cancelled (the summary's execution then has status CANCELED).
+/// Rethrows the job's first failure (its type kept).
 JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const JobRunOptions& options);
 
 }  // namespace sluice::table

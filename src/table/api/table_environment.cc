@@ -23,6 +23,7 @@ struct TableEnvironment::Impl {
   std::function<void(const std::string&)> message;
   std::function<void(const std::vector<VertexProgress>&)> progress;
   int64_t progress_interval_ms = 2000;
+  std::shared_ptr<JobCancellation> cancellation = std::make_shared<JobCancellation>();
 };
 
 TableEnvironment::TableEnvironment(Configuration config, std::shared_ptr<const FactoryRegistry> factories)
@@ -41,6 +42,9 @@ void TableEnvironment::setProgressCallback(std::function<void(const std::vector<
   impl_->progress = std::move(cb);
   impl_->progress_interval_ms = interval_ms;
 }
+
+void TableEnvironment::cancel() { impl_->cancellation->cancel(); }
+bool TableEnvironment::cancelled() const { return impl_->cancellation->requested(); }
 
 namespace {
 
@@ -174,6 +178,7 @@ std::string explainJob(const JobPlanner& planner, const sql::Statement& st, bool
 void TableEnvironment::executeScript(std::string_view script) {
   std::vector<sql::Statement> statements = sql::parseScript(script);
   for (auto& st : statements) {
+    if (impl_->cancellation->requested()) return;
     if (applyStatement(st, script, *catalog_, *factories_, config_, impl_->message)) continue;
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     if (st.kind == sql::StatementKind::kExplain) {
@@ -188,6 +193,7 @@ void TableEnvironment::executeScript(std::string_view script) {
     JobRunOptions run;
     run.progress = impl_->progress;
     run.progress_interval_ms = impl_->progress_interval_ms;
+    run.cancellation = impl_->cancellation;
     jobs_.push_back(runJob(jg, config_, run));
   }
 }

@@ -76,6 +76,13 @@ class TableEnvironment {
   /// Called about every `interval_ms` while a job runs (from a non-task thread).
   void setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> callback, int64_t interval_ms);
 
+  /// Cancels the running job and skips the rest of the script (Flink's `JobClient#cancel`; e.g. on Ctrl-C).
+  /// Any thread, returns at once; executeScript then returns after the job's tasks stopped, and the job's
+  /// summary has status CANCELED. Not async-signal-safe: call it from a normal thread.
+  void cancel();
+  /// True once cancel() was called.
+  bool cancelled() const;
+
   /// Summaries of the jobs run so far, in order.
   const std::vector<JobSummary>& jobs() const { return jobs_; }
 

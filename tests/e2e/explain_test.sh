@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `sluice explain --format=json` prints one JSON document for any number of jobs: {"jobs": [plan, ...]},
+# each plan in the shape of Flink's /jobs/:id/plan (jid, name, nodes). A script with two INSERTs gives
+# two plans, one with one INSERT gives one.
+#   $1 sluice binary, $2 source tree.
+source "$(dirname "$0")/lib.sh"
+command -v jq >/dev/null || fail "jq is needed (scripts/install-deps.sh installs it)"
+
+cat >"$E2E_TMP/two.sql" <<'SQL'
+CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE a (id BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE b (k BIGINT, c BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO a SELECT id FROM gen;
+INSERT INTO b SELECT id % 3, COUNT(*) FROM gen GROUP BY id % 3;
+SQL
+head -n 4 "$E2E_TMP/two.sql" >"$E2E_TMP/one.sql"
+
+check_plans() {  # check_plans SQL_FILE EXPECTED_JOBS
+  run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain --format=json "$1"
+  expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+  # jq reads a stream of documents; slurping counts them: exactly one.
+  [ "$(jq -s 'length' "$E2E_TMP/out")" = "1" ] || fail "$1: not exactly one JSON document"
+  if command -v python3 >/dev/null; then
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$E2E_TMP/out" || fail "$1: python's json.load rejects it"
+  fi
+  [ "$(jq '.jobs | length' "$E2E_TMP/out")" = "$2" ] || fail "$1: expected $2 plans"
+  [ "$(jq '[.jobs[] | has("jid") and has("name") and (.nodes | length > 0)] | all' "$E2E_TMP/out")" = "true" ] ||
+    fail "$1: a plan without jid, name or nodes"
+  echo "ok: $1 gives one document with $2 plan(s)"
+}
+check_plans "$E2E_TMP/two.sql" 2
+check_plans "$E2E_TMP/one.sql" 1
