@@ -21,7 +21,9 @@ CREATE TABLE never (id BIGINT) WITH ('connector' = 'print', 'print-identifier' =
 INSERT INTO never SELECT id FROM gen;
 SQL
 
-coproc SL { exec timeout --kill-after=10 120 "$SLUICE" run -p 2 --metrics="$E2E_TMP/metrics.json" \
+# --foreground: otherwise timeout also signals its whole process group, so sluice would get SIGINT
+# twice and take the second as "exit at once".
+coproc SL { exec timeout --foreground --kill-after=10 120 "$SLUICE" run -p 2 --metrics="$E2E_TMP/metrics.json" \
   "$E2E_TMP/job.sql" 2>"$E2E_TMP/err" </dev/null; }
 pid=$SL_PID
 exec 3<&"${SL[0]}"  # coproc descriptors are not passed to background commands: a copy is
@@ -31,7 +33,7 @@ case "$first" in row:[12]\>*) ;; *) fail "unexpected first line: $first" ;; esac
 # Keep draining stdout so the print sink never blocks on a full pipe.
 cat <&3 >"$E2E_TMP/rest" &
 drain=$!
-# `timeout` forwards the signal to sluice.
+# `timeout` forwards the signal to sluice (once, with --foreground).
 kill -INT "$pid"
 set +e
 wait "$pid"
