@@ -112,7 +112,7 @@ kill -INT "$MOCK_PID"
 wait "$MOCK_PID" || fail "third run did not stop cleanly"
 
 # Keys per load: --key-column without a topic keys the CSV load; --key-delimiter status=TAB keys only topic status.
-exec 6< <(exec timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load orders="$CSV" \
+exec 6< <(exec timeout --foreground --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load orders="$CSV" \
   --load status="$KV" --key-column 1 --key-delimiter "status=$(printf '\t')" --null-empty 2>"$E2E_TMP/mock7.err")
 MOCK_PID=$!
 while IFS= read -r line <&6; do
