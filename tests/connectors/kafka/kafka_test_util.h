@@ -20,8 +20,9 @@
 namespace sluice::connectors::kafka::testing {
 
 /// The changelog lines ("+I[1, a]") of the bare SELECTs of `script`, in arrival order, run at
-/// `parallelism`. Throws what executeScript throws.
-inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1) {
+/// `parallelism`; the summaries of its jobs go to `jobs` when given. Throws what executeScript throws.
+inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1,
+                                       std::vector<table::JobSummary>* jobs = nullptr) {
   Configuration config;
   config.set("parallelism.default", std::to_string(parallelism));
   auto registry = std::make_shared<table::FactoryRegistry>();
@@ -38,6 +39,7 @@ inline std::vector<std::string> runSql(const std::string& script, int parallelis
     }
   });
   env.executeScript(script);
+  if (jobs != nullptr) *jobs = env.jobs();
   return lines;
 }
 
