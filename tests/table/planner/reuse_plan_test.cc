@@ -196,6 +196,16 @@ TEST_F(ReusePlanTest, PlanTextShowsReusedScan) {
   EXPECT_EQ(off.find("Reused"), std::string::npos) << off;
 }
 
+// A view that renames every column reads the same scan under other names: still one source.
+TEST_F(ReusePlanTest, RenamedScanIsReused) {
+  auto v = plan(ddl() + "CREATE TEMPORARY VIEW renamed (a, b, c) AS SELECT * FROM t;\n" +
+                    statementSet("SELECT k, v FROM t", "SELECT c, b FROM renamed"),
+                {kNoChaining});
+  auto src = sources(v);
+  ASSERT_EQ(src.size(), 1u);
+  EXPECT_EQ(consumers(v, src[0]->id).size(), 2u);
+}
+
 // Identical sub-plans above the scan are reused too: one GROUP BY feeding both sinks.
 TEST_F(ReusePlanTest, IdenticalAggregateIsComputedOnce) {
   const std::string sql =
