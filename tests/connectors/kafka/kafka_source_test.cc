@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <future>
 #include <mutex>
 #include <string>
@@ -64,6 +65,71 @@ TEST(KafkaSourceTest, StartupModes) {
   // A group without a committed offset: Flink's 'none' reset fails, 'earliest' reads everything.
   EXPECT_THROW(run(", 'properties.group.id' = 'g2'"), UserError);
   EXPECT_EQ(run(", 'properties.group.id' = 'g2', 'properties.auto.offset.reset' = 'earliest'"), idsFrom(0, 10));
+}
+
+TEST(KafkaSourceTest, SpecificOffsetOutOfRangeStartsAtTheEarliestAsFlinksResetStrategy) {
+  MockKafkaCluster c(1);
+  produceTen(c, "ten");  // offsets 0..9, so the log end is 10
+  auto run = [&](const std::string& offsets) {
+    return runSql(
+        csvTable(c, "ten",
+                 ", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = '" + offsets + "'") +
+        "SELECT * FROM t;");
+  };
+  // Flink's OffsetsInitializer.offsets() resets to EARLIEST when the offset is out of range.
+  EXPECT_EQ(run("partition:0,offset:25"), idsFrom(0, 10));
+  EXPECT_EQ(run("partition:0,offset:11"), idsFrom(0, 10));
+  // The log end itself is in range: nothing left to read before the bounded end.
+  EXPECT_EQ(run("partition:0,offset:10"), idsFrom(0, 0));
+  EXPECT_EQ(run("partition:0,offset:9"), idsFrom(9, 10));
+}
+
+TEST(KafkaSourceTest, AutoCommitLetsTheNextJobOfTheGroupResume) {
+  MockKafkaCluster c(1);
+  c.createTopic("resume", 2);
+  // Record i ("i,n<i>") goes to partition i % 2 at offset i / 2.
+  auto produce = [&](int from, int to) {
+    std::vector<KafkaRecord> records;
+    for (int i = from; i < to; ++i) records.push_back(valueRecord(fmt::format("{},n{}", i, i), i % 2));
+    c.produce("resume", records);
+  };
+  produce(0, 10);
+  // The ids with from <= offset < to in every partition.
+  auto ids = [](int total, std::map<int, int> from, std::map<int, int> to) {
+    std::vector<std::string> out;
+    for (int i = 0; i < total; ++i)
+      if (i / 2 >= from[i % 2] && i / 2 < to[i % 2]) out.push_back(fmt::format("+I[{}, n{}]", i, i));
+    return out;
+  };
+  auto run = [&](const std::string& extra) {
+    auto lines = runSql(fmt::format("CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = "
+                                    "'resume', 'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+                                    "'properties.group.id' = 'g', 'properties.auto.offset.reset' = 'earliest', "
+                                    "'scan.parallelism' = '2'{});\nSELECT * FROM t;",
+                                    c.bootstrapServers(), extra),
+                        2);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const std::string commit = ", 'properties.enable.auto.commit' = 'true'";
+  const std::string to_latest = ", 'scan.bounded.mode' = 'latest-offset'";
+  // Job 1 commits where it stops: partition 0 at 2, partition 1 at 3.
+  EXPECT_EQ(run(commit + ", 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = "
+                         "'partition:0,offset:2;partition:1,offset:3'"),
+            sorted(ids(10, {{0, 0}, {1, 0}}, {{0, 2}, {1, 3}})));
+  // Job 2 resumes there but commits nothing (auto commit off, Flink's default).
+  EXPECT_EQ(run(to_latest), sorted(ids(10, {{0, 2}, {1, 3}}, {{0, 5}, {1, 5}})));
+  // So job 3 reads the same again, and commits the end.
+  EXPECT_EQ(run(commit + to_latest), sorted(ids(10, {{0, 2}, {1, 3}}, {{0, 5}, {1, 5}})));
+  // Job 4 reads only what arrived since.
+  produce(10, 16);
+  EXPECT_EQ(run(commit + to_latest), sorted(ids(16, {{0, 5}, {1, 5}}, {{0, 8}, {1, 8}})));
+  // The group's offsets as any Kafka client sees them: the end of both partitions.
+  EXPECT_EQ(c.committedOffsets("g", "resume"), (std::map<int, int64_t>{{0, 8}, {1, 8}}));
 }
 
 TEST(KafkaSourceTest, BoundedModes) {

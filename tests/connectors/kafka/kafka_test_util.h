@@ -38,8 +38,9 @@ inline void appendChangelog(const types::RowBatch& batch, std::vector<std::strin
 }
 
 /// The changelog lines ("+I[1, a]") of the bare SELECTs of `script`, in arrival order, run at
-/// `parallelism`. Throws what executeScript throws.
-inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1) {
+/// `parallelism`; the summaries of its jobs go to `jobs` when given. Throws what executeScript throws.
+inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1,
+                                       std::vector<table::JobSummary>* jobs = nullptr) {
   auto env = newEnvironment(parallelism);
   std::mutex mu;
   std::vector<std::string> lines;
@@ -48,6 +49,7 @@ inline std::vector<std::string> runSql(const std::string& script, int parallelis
     appendChangelog(batch, lines);
   });
   env->executeScript(script);
+  if (jobs != nullptr) *jobs = env->jobs();
   return lines;
 }
 
