@@ -61,9 +61,9 @@ struct KafkaSinkOperator::Impl {
     const std::string where = error_partition >= 0 ? fmt::format(" partition {}", error_partition) : std::string();
     std::string why = rd_kafka_err2str(first_error);
     if (first_error == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT)
-      why = fmt::format("{}: not acknowledged within {} ms (properties.delivery.timeout.ms){}", why,
-                        spec->delivery_timeout_ms,
-                        error_partition >= 0 ? "" : "; no broker answered with the topic's partitions");
+      why = fmt::format(
+          "{}: not acknowledged within {} ms (properties.delivery.timeout.ms){}", why, spec->delivery_timeout_ms,
+          error_partition >= 0 ? "" : "; the topic's partitions stayed unknown: brokers unreachable or topic missing");
     throw UserError(fmt::format("Writing to Kafka topic '{}'{} failed (table '{}', brokers '{}'): {}", topic, where,
                                 spec->table_name, spec->bootstrap, why));
   }

@@ -94,8 +94,15 @@ std::vector<std::string> resolveTopics(rd_kafka_t* rk, const KafkaTableSpec& spe
     throw UserError(fmt::format("Invalid 'topic-pattern' '{}' of table '{}': {}", spec.topic_pattern, spec.table_name,
                                 e.what()));
   }
+  std::vector<std::string> topics;
+  try {
+    topics = fetchTopics(rk, spec.timeout_ms, spec.bootstrap);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("Cannot resolve 'topic-pattern' '{}' of table '{}': {}", spec.topic_pattern,
+                                spec.table_name, e.what()));
+  }
   std::vector<std::string> out;
-  for (const std::string& t : fetchTopics(rk, spec.timeout_ms, spec.bootstrap))
+  for (const std::string& t : topics)
     if (std::regex_match(t, re)) out.push_back(t);
   return out;
 }

@@ -167,6 +167,32 @@ TEST(KafkaSinkTest, UndeliverableRecordsFailTheJobNamingTheTopic) {
   }
 }
 
+TEST(KafkaSinkTest, TopicTheBrokersRefuseFailsNamingIt) {
+  MockKafkaCluster c(1);
+  c.createTopic("gone", 2);
+  c.markTopicDeleted("gone");  // every request about it answers UNKNOWN_TOPIC_OR_PARTITION, none creates it
+  TempFile input("1,a\n");
+  for (const std::string partitioner : {"default", "fixed", "round-robin"}) {
+    try {
+      runSql(fmt::format("CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', "
+                         "'format' = 'csv');\n",
+                         input.path()) +
+             kafkaTable("o", "id INT, k STRING", c, "gone",
+                        ", 'format' = 'csv', 'properties.delivery.timeout.ms' = '500', 'sink.partitioner' = '" +
+                            partitioner + "'") +
+             "INSERT INTO o SELECT * FROM src;");
+      ADD_FAILURE() << "expected an error with " << partitioner;
+    } catch (const UserError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("Kafka topic 'gone'"), std::string::npos) << what;
+      EXPECT_NE(what.find(c.bootstrapServers()), std::string::npos) << what;
+      if (partitioner != "default") {
+        EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
+      }
+    }
+  }
+}
+
 TEST(KafkaSinkTest, DeliveryTimeoutDefaultsToTheKafkaProducers) {
   table::ResolvedTable t;
   t.name = "o";
