@@ -98,8 +98,14 @@ std::pair<int64_t, std::string> numberAndUnit(const std::string& key, const std:
 
 void validate(const ConfigOptionSpec& spec, const std::string& value) {
   switch (spec.type) {
-    case ConfigType::kInt: parseInteger<int32_t>(spec.key, value); break;
-    case ConfigType::kLong: parseInteger<int64_t>(spec.key, value); break;
+    case ConfigType::kInt:
+    case ConfigType::kLong: {
+      const int64_t v = spec.type == ConfigType::kInt ? parseInteger<int32_t>(spec.key, value)
+                                                      : parseInteger<int64_t>(spec.key, value);
+      if (spec.min_value && v < *spec.min_value)
+        badValue(spec.key, value, fmt::format("must be at least {}", *spec.min_value));
+      break;
+    }
     case ConfigType::kBool: parseBool(spec.key, value); break;
     case ConfigType::kDouble: parseDouble(spec.key, value); break;
     case ConfigType::kDuration: parseDurationMs(spec.key, value); break;
@@ -278,7 +284,7 @@ std::string Configuration::get(const ConfigOption<std::string>& o) const {
 
 namespace options {
 const ConfigOption<int32_t> kParallelismDefault("parallelism.default", ConfigType::kInt, "1",
-                                                "Default parallelism of operators.");
+                                                "Default parallelism of operators.", 1);
 const ConfigOption<int32_t> kMaxParallelism("pipeline.max-parallelism", ConfigType::kInt, "-1",
                                             "Maximum parallelism (number of key groups); -1 derives it.");
 const ConfigOption<std::string> kPipelineName("pipeline.name", ConfigType::kString, "",
@@ -295,15 +301,15 @@ const ConfigOption<std::string> kRuntimeMode("execution.runtime-mode", ConfigTyp
 const ConfigOption<std::string> kLocalTimeZone("table.local-time-zone", ConfigType::kString, "default",
                                                "Session time zone for TIMESTAMP_LTZ conversions.");
 const ConfigOption<int32_t> kNumberOfTaskSlots("taskmanager.numberOfTaskSlots", ConfigType::kInt, "1",
-                                               "Slots per TaskManager.");
+                                               "Slots per TaskManager.", 1);
 const ConfigOption<int32_t> kNumberOfTaskManagers("local.number-taskmanager", ConfigType::kInt, "1",
-                                                  "TaskManagers of the embedded MiniCluster.");
+                                                  "TaskManagers of the embedded MiniCluster.", 1);
 const ConfigOption<int64_t> kBufferTimeout("execution.buffer-timeout", ConfigType::kDuration, "100 ms",
                                            "Max time before a partially filled output batch is flushed.");
 const ConfigOption<int64_t> kIdleTimeout("table.exec.source.idle-timeout", ConfigType::kDuration, "0 ms",
                                          "Mark a source idle after this long without data (0 = never).");
 const ConfigOption<int32_t> kBatchSize("sluice.batch.size", ConfigType::kInt, "1024",
-                                       "Rows per columnar RowBatch cut by sources.");
+                                       "Rows per columnar RowBatch cut by sources.", 1);
 const ConfigOption<std::string> kTmpDirs(
     "io.tmp.dirs", ConfigType::kString, "",
     "Directories for temporary files such as the spill files of blocking (BATCH) results, separated by ',' "

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct ConfigOptionSpec {
   std::string default_value;  ///< textual default, parsed like any user value
   std::string description;
   std::vector<std::string> enum_values;  ///< for kEnum: allowed values (case-insensitive)
+  std::optional<int64_t> min_value;      ///< for kInt/kLong: smallest allowed value, checked when set
 };
 
 /// Registers a spec in the process-wide registry (idempotent by key) and returns the stored copy.
@@ -50,7 +52,13 @@ class ConfigOption {
   ConfigOption(std::string key, ConfigType type, std::string default_value, std::string description,
                std::vector<std::string> enum_values = {})
       : spec_(&registerConfigOption(ConfigOptionSpec{std::move(key), type, std::move(default_value),
-                                                     std::move(description), std::move(enum_values)})) {}
+                                                     std::move(description), std::move(enum_values), {}})) {}
+  /// An integer option whose values below `min_value` are rejected when set (so `SET` and `-D` name the
+  /// key at once instead of the job failing later).
+  ConfigOption(std::string key, ConfigType type, std::string default_value, std::string description,
+               int64_t min_value)
+      : spec_(&registerConfigOption(ConfigOptionSpec{std::move(key), type, std::move(default_value),
+                                                     std::move(description), {}, min_value})) {}
   const std::string& key() const { return spec_->key; }
   const ConfigOptionSpec& spec() const { return *spec_; }
 

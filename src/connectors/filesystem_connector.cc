@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <random>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -39,8 +40,8 @@ std::string absolutePath(const std::string& path) {
 }
 
 // Regular files under `dir`, relative paths sorted; hidden ('.', '_') entries skipped like Flink's
-// DefaultFileFilter, also for directories.
-std::vector<std::string> listFiles(const std::string& dir) {
+// DefaultFileFilter, also for directories. With `regex`, only the files whose absolute path it matches.
+std::vector<std::string> listFiles(const std::string& dir, const std::regex* regex) {
   std::vector<std::string> out;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
@@ -52,7 +53,9 @@ std::vector<std::string> listFiles(const std::string& dir) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_regular_file(ec)) out.push_back(fs::relative(it->path(), dir, ec).string());
+    if (!it->is_regular_file(ec)) continue;
+    if (regex != nullptr && !std::regex_match(it->path().lexically_normal().string(), *regex)) continue;
+    out.push_back(fs::relative(it->path(), dir, ec).string());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -90,7 +93,9 @@ std::vector<std::vector<FileSplit>> FileSystemSource::splitsBySubtask(int parall
   if (ec || !fs::exists(st))
     throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", spec_->path, spec_->table_name));
   if (fs::is_directory(st)) {
-    std::vector<std::string> files = listFiles(spec_->absolute_path);
+    std::optional<std::regex> regex;
+    if (!spec_->path_regex.empty()) regex.emplace(spec_->path_regex);  // validated by the factory
+    std::vector<std::string> files = listFiles(spec_->absolute_path, regex ? &*regex : nullptr);
     for (size_t k = 0; k < files.size(); ++k) {
       out[k % static_cast<size_t>(n)].push_back(
           FileSplit{joinPath(spec_->absolute_path, files[k]), joinPath(spec_->path, files[k]), 0, -1});
@@ -224,11 +229,21 @@ runtime::InputStatus FileSystemSourceReader::pollNext(runtime::ReaderOutput<type
       }
       continue;
     }
-    if (json_deserializer_) {
-      rows += readJsonLines(batch, batch_size_ - rows);
-    } else {
-      rows += readCsvLines(data_, pos_, range_end_, line_number_, *deserializer_, batch, batch_size_ - rows,
-                           display_path_);
+    try {
+      if (json_deserializer_) {
+        rows += readJsonLines(batch, batch_size_ - rows);
+      } else {
+        rows += readCsvLines(data_, pos_, range_end_, line_number_, *deserializer_, batch, batch_size_ - rows,
+                             display_path_);
+      }
+    } catch (const UserError&) {
+      // The rows before the bad line were read (the failing row is rolled back): pass them on first, so
+      // the job fails exactly at the bad row and a sink has seen everything before it.
+      if (batch.numRows() > 0) {
+        rows_emitted_.fetch_add(static_cast<int64_t>(batch.numRows()), std::memory_order_relaxed);
+        output.collect(std::move(batch));
+      }
+      throw;
     }
   }
   parse_errors_.store(json_deserializer_ ? json_deserializer_->parseErrors() : deserializer_->parseErrors(),
@@ -523,6 +538,15 @@ std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(con
   spec->row_type = table.physical_type;
   spec->csv = c.csv;
   spec->format = c.format;
+  if (auto regex = findOption(table.options, "source.path.regex-pattern")) {
+    try {
+      std::regex check(*regex);
+    } catch (const std::regex_error& e) {
+      throw UserError(fmt::format("Invalid value '{}' for option 'source.path.regex-pattern' of table '{}': {}.",
+                                  *regex, table.name, e.what()));
+    }
+    spec->path_regex = *regex;
+  }
   // Fails early on a column type the format cannot read.
   if (c.format == "csv") {
     CsvRowDeserializer check(spec->row_type, spec->csv);

@@ -53,6 +53,10 @@ struct FileSystemSourceSpec {
   /// split a file (each file is read whole by one subtask, so the changes in a file stay in order).
   std::string format = "csv";
   JsonFormatOptions json;
+  /// `source.path.regex-pattern` (empty: none). When `path` is a directory, only the files whose absolute
+  /// path the regex matches as a whole are read (ECMAScript syntax, close to Java's for ordinary patterns);
+  /// every non-hidden subdirectory is still descended, as Flink's NonSplittingRecursiveAllDirEnumerator.
+  std::string path_regex;
   /// Physical fields emitted, ascending (projection push-down); empty emits every field.
   std::vector<int> projection;
   /// The emitted row type: `row_type` restricted to `projection` (`row_type` when it is empty).
@@ -91,8 +95,9 @@ class FileSystemSource final : public runtime::Source<types::RowBatch, FileSplit
 
 /// Reads the lines of its splits into RowBatches of at most `sluice.batch.size` +I rows (more for
 /// debezium updates). Throws InputError "<file>:<line>: ..." on a bad row without
-/// csv.ignore-parse-errors, UserError when a file cannot be opened or read. Used by one task thread;
-/// the counters are atomics readable anywhere.
+/// csv.ignore-parse-errors, UserError when a file cannot be opened or read; either after emitting the
+/// rows read before the failure, so a sink has seen every row up to the bad one (as Flink's
+/// record-at-a-time reader). Used by one task thread; the counters are atomics readable anywhere.
 class FileSystemSourceReader final : public runtime::SourceReader<types::RowBatch, FileSplit> {
  public:
   FileSystemSourceReader(std::shared_ptr<const FileSystemSourceSpec> spec, const runtime::SourceReaderContext& ctx);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -70,6 +71,28 @@ TEST(ConfigurationTest, IllTypedValueNamesKey) {
   }
   // A failed set leaves the previous value.
   EXPECT_EQ(c.get(options::kParallelismDefault), 1);
+}
+
+// Counts below 1 (parallelism, slots, TaskManagers, batch rows) are rejected when set, naming the key,
+// so SET and -D fail at once rather than when a job starts.
+TEST(ConfigurationTest, CountsBelowOneAreRejectedWhenSet) {
+  Configuration c;
+  for (const char* key :
+       {"parallelism.default", "taskmanager.numberOfTaskSlots", "local.number-taskmanager", "sluice.batch.size"}) {
+    for (const char* value : {"0", "-3"}) {
+      try {
+        c.set(key, value);
+        FAIL() << key << " = " << value;
+      } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  fmt::format("Invalid value '{}' for configuration key '{}': must be at least 1", value, key));
+      }
+    }
+    c.set(key, "1");
+    EXPECT_EQ(c.getString(key), "1");
+  }
+  // pipeline.max-parallelism keeps -1 (derive it).
+  c.set("pipeline.max-parallelism", "-1");
 }
 
 TEST(ConfigurationTest, DurationsAndSizes) {

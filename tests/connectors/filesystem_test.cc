@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -31,6 +32,14 @@ table::ResolvedTable fsTable(const std::string& path, RowType type, std::map<std
 }
 
 RowType idName() { return RowType{{"id", "name"}, {LogicalType::bigint(), LogicalType::string()}}; }
+
+// The values of column 0 (BIGINT) of every row collected.
+std::multiset<int64_t> firstColumn(const CollectingOutput& out) {
+  std::multiset<int64_t> ids;
+  for (const auto& b : out.batches)
+    for (size_t r = 0; r < b.numRows(); ++r) ids.insert(b.column(0).getLong(r));
+  return ids;
+}
 
 TEST(FileSystemSourceTest, ReadsAFileWithQuotesCrLfAndNoFinalNewline) {
   TempDir dir;
@@ -86,6 +95,27 @@ TEST(FileSystemSourceTest, ParseErrorNamesFileAndLine) {
   }
 }
 
+// The rows before a bad line reach the output before the job fails (Flink's reader emits record by
+// record, so a sink has seen them); the bad row itself is not emitted.
+TEST(FileSystemSourceTest, ParseErrorEmitsTheRowsBeforeTheBadLine) {
+  TempDir dir;
+  std::string csv = dir.write("bad.csv", "1,a\n2,b\nthree,c\n4,d\n");
+  std::string json = dir.write("bad.json", "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":\"b\"}\n{\"id\":\n");
+  Configuration conf;
+  for (const auto& [path, format, line] : {std::make_tuple(csv, "csv", 3), std::make_tuple(json, "json", 3)}) {
+    SCOPED_TRACE(format);
+    auto src = FileSystemTableFactory().createSource(fsTable(path, idName(), {{"format", format}}), conf);
+    CollectingOutput out;
+    try {
+      runSource(*src, 0, 1, out);
+      FAIL();
+    } catch (const InputError& e) {
+      EXPECT_THAT(e.what(), ::testing::StartsWith(path + ":" + std::to_string(line) + ": "));
+    }
+    EXPECT_EQ(firstColumn(out), (std::multiset<int64_t>{1, 2}));
+  }
+}
+
 TEST(FileSystemSourceTest, IgnoreParseErrorsCountsAndKeepsRows) {
   TempDir dir;
   std::string p = dir.write("bad.csv", "1,a\nx,b\n3\n4,d,extra\n");
@@ -130,7 +160,8 @@ TEST(FileSystemSourceTest, ParallelSplitReadsEveryLineOnce) {
   TempDir dir;
   const int64_t n = 10007;
   std::string content;
-  for (int64_t i = 1; i <= n; ++i) content += std::to_string(i) + "," + std::string(static_cast<size_t>(i % 7), 'z') + "\n";
+  for (int64_t i = 1; i <= n; ++i)
+    content += std::to_string(i) + "," + std::string(static_cast<size_t>(i % 7), 'z') + "\n";
   std::string p = dir.write("numbers.csv", content);
   Configuration conf;
   auto src = FileSystemTableFactory().createSource(fsTable(p, idName()), conf);
@@ -190,13 +221,39 @@ TEST(FileSystemSourceTest, DirectoryFilesAreAssignedRoundRobin) {
   CollectingOutput out0, out1;
   runSource(*src, 0, 2, out0);
   runSource(*src, 1, 2, out1);
-  std::multiset<int64_t> ids0, ids1;
-  for (const auto& b : out0.batches)
-    for (size_t r = 0; r < b.numRows(); ++r) ids0.insert(b.column(0).getLong(r));
-  for (const auto& b : out1.batches)
-    for (size_t r = 0; r < b.numRows(); ++r) ids1.insert(b.column(0).getLong(r));
-  EXPECT_EQ(ids0, (std::multiset<int64_t>{1, 2, 4}));
-  EXPECT_EQ(ids1, (std::multiset<int64_t>{3}));
+  EXPECT_EQ(firstColumn(out0), (std::multiset<int64_t>{1, 2, 4}));
+  EXPECT_EQ(firstColumn(out1), (std::multiset<int64_t>{3}));
+}
+
+// source.path.regex-pattern keeps the files whose whole absolute path matches; subdirectories are
+// still descended and hidden files stay hidden.
+TEST(FileSystemSourceTest, RegexPatternFiltersTheFilesOfADirectory) {
+  TempDir dir;
+  dir.write("in/a.csv", "1,a\n");
+  dir.write("in/notes.txt", "garbage\n");
+  dir.write("in/sub/c.csv", "3,c\n");
+  dir.write("in/sub/d.csv.bak", "garbage\n");
+  dir.write("in/_e.csv", "garbage\n");
+  Configuration conf;
+  auto ids = [&](const std::string& regex) {
+    auto src = FileSystemTableFactory().createSource(
+        fsTable(dir.path() + "/in", idName(), {{"source.path.regex-pattern", regex}}), conf);
+    CollectingOutput out;
+    runSource(*src, 0, 1, out);
+    return firstColumn(out);
+  };
+  EXPECT_EQ(ids(".*\\.csv"), (std::multiset<int64_t>{1, 3}));
+  EXPECT_EQ(ids(dir.path() + "/in/sub/.*\\.csv"), (std::multiset<int64_t>{3}));
+  // A match must cover the whole path: a bare file name matches nothing.
+  EXPECT_EQ(ids("a\\.csv"), (std::multiset<int64_t>{}));
+  try {
+    FileSystemTableFactory().createSource(
+        fsTable(dir.path() + "/in", idName(), {{"source.path.regex-pattern", "(.csv"}}), conf);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(),
+                ::testing::StartsWith("Invalid value '(.csv' for option 'source.path.regex-pattern' of table 't'"));
+  }
 }
 
 TEST(FileSystemSourceTest, ErrorInDirectoryNamesTheFile) {
@@ -238,8 +295,10 @@ TEST(FileSystemSourceTest, ScanParallelism) {
 TEST(FileSystemFactoryTest, UnknownOptionListsSupportedOnes) {
   table::FactoryRegistry registry;
   registerBuiltinConnectors(registry);
-  EXPECT_EQ(registry.identifiers(), (std::vector<std::string>{"blackhole", "datagen", "filesystem", "kafka", "print", "upsert-kafka"}));
-  table::ResolvedTable t = fsTable("/tmp", idName(), {{"csv.delimiter", ";"}, {"sink.rolling-policy.file-size", "1MB"}});
+  EXPECT_EQ(registry.identifiers(),
+            (std::vector<std::string>{"blackhole", "datagen", "filesystem", "kafka", "print", "upsert-kafka"}));
+  table::ResolvedTable t =
+      fsTable("/tmp", idName(), {{"csv.delimiter", ";"}, {"sink.rolling-policy.file-size", "1MB"}});
   try {
     registry.find(t);
     FAIL();
@@ -436,8 +495,8 @@ TEST(FileSystemSinkTest, RollsToTheNextPartFilePastTheRollingSize) {
   TempDir dir;
   Configuration conf;
   const std::string out_dir = dir.path() + "/out";
-  auto sink = FileSystemTableFactory().createSink(
-      fsTable(out_dir, idName(), {{"sink.rolling-policy.file-size", "10b"}}), conf);
+  auto sink =
+      FileSystemTableFactory().createSink(fsTable(out_dir, idName(), {{"sink.rolling-policy.file-size", "10b"}}), conf);
   // Each line "N,aaaa\n" is 7 bytes. A row starts a new part when the current one is already > 10 bytes:
   // part 0: row 1 (7), row 2 (14 > 10); part 1: row 3 (7), row 4 (14); part 2: row 5 (7).
   auto op = sink->operatorFactory()->createOperator();
