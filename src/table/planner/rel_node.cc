@@ -42,9 +42,11 @@ std::string RelNode::describe() const {
   const std::vector<std::string>* in_names = inputs.empty() ? nullptr : &inputs[0]->row_type.names;
   switch (kind) {
     case RelKind::kTableSourceScan:
-      return fmt::format("TableSourceScan(table=[[default_catalog, default_database, {}]], fields=[{}]{})", table_name,
-                         fmt::join(row_type.names, ", "),
-                         parallelism > 0 ? fmt::format(", parallelism=[{}]", parallelism) : "");
+      // A watermark pushed into the source shows inside the table's brackets, as Flink's digest does.
+      return fmt::format(
+          "TableSourceScan(table=[[default_catalog, default_database, {}{}]], fields=[{}]{})", table_name,
+          watermark_expr ? fmt::format(", watermark=[{}]", watermark_expr->toString(&row_type.names)) : "",
+          fmt::join(row_type.names, ", "), parallelism > 0 ? fmt::format(", parallelism=[{}]", parallelism) : "");
     case RelKind::kCalc: {
       std::vector<std::string> items;
       for (size_t i = 0; i < projections.size(); ++i) {

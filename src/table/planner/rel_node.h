@@ -58,7 +58,7 @@ struct RelNode {
   // kWatermarkAssigner
   int rowtime_index = -1;
   int watermark_index = -1;
-  ExprPtr watermark_expr;           ///< for explain only
+  ExprPtr watermark_expr;  ///< for explain only (also on a scan: the watermark pushed into it)
   // kGroupAggregate / kWindowAggregate
   std::vector<int> group_keys;
   std::vector<AggregateCall> aggregates;

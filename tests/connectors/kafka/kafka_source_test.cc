@@ -296,11 +296,28 @@ TEST(KafkaSourceTest, UnreachableBrokerAndMissingTopicFailInBoundedTime) {
   // A topic deleted before the job starts is missing too.
   c.createTopic("gone", 1);
   c.markTopicDeleted("gone");
-  EXPECT_THROW(runSql(fmt::format("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'gone', "
-                                  "'properties.bootstrap.servers' = '{}', 'format' = 'raw', "
-                                  "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
-                                  c.bootstrapServers())),
-               UserError);
+  try {
+    runSql(
+        fmt::format("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'gone', "
+                    "'properties.bootstrap.servers' = '{}', 'format' = 'raw', "
+                    "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
+                    c.bootstrapServers()));
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Kafka topic 'gone' does not exist"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.bootstrapServers()), std::string::npos) << e.what();
+  }
+  // A topic pattern names itself and the brokers it could not list.
+  try {
+    runSql(
+        "CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic-pattern' = 'orders_.*', "
+        "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.default.api.timeout.ms' = '500', "
+        "'format' = 'raw', 'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'orders_.*'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KafkaSourceTest, OptionErrorsNameTheKey) {
