@@ -11,6 +11,7 @@
 #include "table/runtime/calc_operator.h"
 #include "table/runtime/changelog_normalize.h"
 #include "table/runtime/group_aggregate.h"
+#include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
 
@@ -21,7 +22,9 @@ namespace {
 class Translator {
  public:
   Translator(const Configuration& config, std::shared_ptr<const runtime::StreamOperatorFactory> collect)
-      : default_parallelism_(config.get(options::kParallelismDefault)), collect_(std::move(collect)) {}
+      : default_parallelism_(config.get(options::kParallelismDefault)),
+        not_null_drop_(config.get(kSinkNotNullEnforcer) == "DROP"),
+        collect_(std::move(collect)) {}
 
   graph::TransformationPtr translate(const RelNodePtr& rel) {
     auto it = done_.find(rel.get());
@@ -150,6 +153,17 @@ class Translator {
                 rel.sink_name, rel.parallelism, resolve(in->parallelism)));
           in = partition(in, graph::ShipStrategy::kHash, rel.primary_key);
         }
+        if (!rel.not_null_columns.empty()) {
+          // Flink's CommonExecSink: a ConstraintEnforcer chained in front of the sink writer.
+          auto constraint = std::make_shared<NotNullConstraint>();
+          constraint->table_name = rel.sink_name;
+          constraint->columns = rel.not_null_columns;
+          for (int c : rel.not_null_columns) constraint->names.push_back(rel.row_type.names[static_cast<size_t>(c)]);
+          constraint->drop = not_null_drop_;
+          auto enforcer = make(graph::TransformationKind::kOneInput, notNullEnforcerName(*constraint), rel, {in}, p);
+          enforcer->factory = makeNotNullEnforcerFactory(constraint);
+          in = enforcer;
+        }
         auto t = make(graph::TransformationKind::kSink, "Sink: " + (rel.sink ? rel.sink_name : std::string("collect")), rel, {in}, p);
         if (rel.sink) {
           t->factory = rel.sink->operatorFactory();
@@ -168,6 +182,7 @@ class Translator {
   int resolve(int parallelism) const { return parallelism > 0 ? parallelism : default_parallelism_; }
 
   int default_parallelism_;
+  bool not_null_drop_;  ///< table.exec.sink.not-null-enforcer = DROP
   std::shared_ptr<const runtime::StreamOperatorFactory> collect_;
   std::map<const RelNode*, graph::TransformationPtr> done_;
   int next_id_ = 1;

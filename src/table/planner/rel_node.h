@@ -52,6 +52,9 @@ struct RelNode {
   /// kTableSourceScan: the table's PRIMARY KEY as indexes into the source's physical row (empty when
   /// none); kSink: the sink table's PRIMARY KEY as indexes into `row_type`.
   std::vector<int> primary_key;
+  /// kSink: the columns declared NOT NULL whose values may be NULL (indexes into `row_type`, ascending);
+  /// the translator puts a NOT NULL enforcer in front of the sink for them.
+  std::vector<int> not_null_columns;
   // kCalc
   ExprPtr condition;                ///< may be null
   std::vector<ExprPtr> projections;

@@ -594,6 +594,9 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   rel->sink_name = table->name;
   rel->parallelism = sink->parallelism().value_or(-1);
   rel->primary_key = resolved.primary_key;
+  for (size_t i = 0; i < sink_type.size(); ++i)
+    if (!sink_type.types[i].nullable && input->row_type.types[i].nullable)
+      rel->not_null_columns.push_back(static_cast<int>(i));
   return rel;
 }
 
