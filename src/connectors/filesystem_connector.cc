@@ -513,8 +513,13 @@ CommonFs commonOptions(const table::ResolvedTable& table, bool source) {
         "Could not find any format factory for identifier '{}' (table '{}', option 'format'). Available format "
         "identifiers are: {}",
         *format, table.name, source ? "csv, debezium-json, json" : "csv"));
-  // Accepted for compatibility; a bounded read ignores them.
-  durationOption(table.options, "source.monitor-interval", 0, table.name);
+  // Flink's source with a monitor interval is unbounded (it keeps listing the directory for new files);
+  // reading the files once instead would end the job silently, so it is refused.
+  if (source && durationOption(table.options, "source.monitor-interval", 0, table.name) > 0)
+    throw UserError(fmt::format("Option 'source.monitor-interval' of table '{}': continuous monitoring of the "
+                                "path is not supported yet; without the option the source reads the files that "
+                                "exist when the job starts, once.",
+                                table.name));
   CommonFs c;
   c.path = stripFileScheme(*path);
   c.absolute = absolutePath(c.path);

@@ -256,6 +256,20 @@ TEST(FileSystemSourceTest, RegexPatternFiltersTheFilesOfADirectory) {
   }
 }
 
+// A monitor interval makes Flink's source unbounded; Sluice refuses it instead of reading the files once.
+TEST(FileSystemSourceTest, MonitorIntervalIsRefused) {
+  TempDir dir;
+  std::string p = dir.write("a.csv", "1,a\n");
+  Configuration conf;
+  try {
+    FileSystemTableFactory().createSource(fsTable(p, idName(), {{"source.monitor-interval", "10 s"}}), conf);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("Option 'source.monitor-interval' of table 't': continuous "
+                                                "monitoring of the path is not supported yet"));
+  }
+}
+
 TEST(FileSystemSourceTest, ErrorInDirectoryNamesTheFile) {
   TempDir dir;
   dir.write("in/a.csv", "1,a\n");

@@ -501,6 +501,11 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
     fail(insert.pos, fmt::format("Object '{}' not found{}", sql::qualifiedNameToString(insert.target),
                                  close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
+  // Flink supports INSERT OVERWRITE in BATCH mode only; SQL jobs run in STREAMING mode, where appending
+  // instead would silently keep the old rows.
+  if (insert.overwrite)
+    fail(insert.pos, "INSERT OVERWRITE is not supported in STREAMING mode (the only mode of SQL jobs so far); use "
+                     "INSERT INTO to append");
   const sql::CreateTableStmt& def = *table->definition;
   ResolvedTable resolved;
   resolved.name = table->name;
