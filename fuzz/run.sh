@@ -14,7 +14,8 @@ export CCACHE_BASEDIR=$ROOT
 export CCACHE_NOHASHDIR=1
 
 # target name : corpus folder under fuzz/corpus
-TARGETS=(sql_parser_fuzz:sql csv_reader_fuzz:csv json_decode_fuzz:json network_frame_fuzz:frames)
+TARGETS=(sql_parser_fuzz:sql csv_reader_fuzz:csv json_decode_fuzz:json network_frame_fuzz:frames
+         stream_element_fuzz:stream_elements)
 
 if ! command -v "$CXX" >/dev/null; then
   echo "fuzz: $CXX not found (scripts/install-deps.sh installs clang-14 and libclang-rt-14-dev)" >&2
