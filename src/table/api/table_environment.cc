@@ -13,6 +13,7 @@
 #include "table/planner/column_pruning.h"
 #include "table/planner/exec_translator.h"
 #include "table/planner/sql_to_rel.h"
+#include "table/planner/subplan_reuse.h"
 #include "table/sql/parser.h"
 #include "types/row_batch.h"
 
@@ -150,7 +151,9 @@ struct JobPlanner {
       default:
         sql::throwSqlError("This statement cannot be run as a job", script, st.pos, "SQL validation error");
     }
-    for (auto& root : job.roots) root = pruneColumns(root);
+    // Reuse first, on scans that still read every column: pruning then gives a shared scan the union of
+    // the columns its consumers read (Flink's SubplanReuser and ScanReuser).
+    job.roots = pruneColumns(reuseDuplicatedSubplans(job.roots, config));
     return job;
   }
 
@@ -169,7 +172,7 @@ std::string explainJob(const JobPlanner& planner, const sql::Statement& st, bool
   graph::JobGraph jg = graph::StreamingJobGraphGenerator::createJobGraph(sg);
   if (json) return graph::jobGraphToJson(jg) + "\n";
   std::string out = "== Optimized Physical Plan ==\n";
-  for (const auto& r : job.roots) out += explainPlan(*r);
+  out += explainPlan(job.roots);
   out += "\n== Stream Graph ==\n" + graph::streamGraphToText(sg);
   out += "\n== Job Graph ==\n" + graph::jobGraphToText(jg);
   return out;

@@ -1,5 +1,7 @@
 #include "table/planner/column_pruning.h"
 
+#include <map>
+
 #include "common/error.h"
 
 namespace sluice::table {
@@ -39,12 +41,6 @@ Pruned identity(const RelNodePtr& rel) {
   return p;
 }
 
-Pruned prune(const RelNodePtr& rel, const std::vector<bool>& needed);
-
-Pruned pruneInputAll(const RelNodePtr& input) {
-  return prune(input, std::vector<bool>(input->row_type.size(), true));
-}
-
 // Keeps the needed columns of `rel`'s own row type (names, types, rowtime flags) in order.
 void keepColumns(const RelNode& from, RelNode& to, const std::vector<bool>& keep, std::vector<int>& mapping) {
   to.row_type = {};
@@ -59,107 +55,218 @@ void keepColumns(const RelNode& from, RelNode& to, const std::vector<bool>& keep
   }
 }
 
-Pruned prune(const RelNodePtr& rel, const std::vector<bool>& needed) {
-  switch (rel->kind) {
-    case RelKind::kSink: {
-      auto copy = std::make_shared<RelNode>(*rel);
-      copy->inputs = {pruneInputAll(rel->inputs[0]).rel};
-      return identity(copy);
-    }
-    case RelKind::kUnion: {
-      auto copy = std::make_shared<RelNode>(*rel);
-      for (auto& in : copy->inputs) in = pruneInputAll(in).rel;
-      return identity(copy);
-    }
-    case RelKind::kCalc: {
-      std::vector<bool> keep = needed;
-      bool any = false;
-      for (bool k : keep) any = any || k;
-      if (!any && !keep.empty()) keep[0] = true;  // a batch still needs one column to carry its rows
-      std::vector<bool> in_needed(rel->inputs[0]->row_type.size(), false);
-      for (size_t i = 0; i < keep.size(); ++i)
-        if (keep[i]) markRefs(rel->projections[i], in_needed);
-      if (rel->condition) markRefs(rel->condition, in_needed);
-      Pruned child = prune(rel->inputs[0], in_needed);
-      auto copy = std::make_shared<RelNode>(*rel);
-      copy->inputs = {child.rel};
-      copy->projections.clear();
-      for (size_t i = 0; i < keep.size(); ++i)
-        if (keep[i]) copy->projections.push_back(remap(rel->projections[i], child.mapping));
-      if (rel->condition) copy->condition = remap(rel->condition, child.mapping);
-      Pruned out;
-      out.rel = copy;
-      keepColumns(*rel, *copy, keep, out.mapping);
-      return out;
-    }
-    case RelKind::kWatermarkAssigner: {
-      // Output = the input's columns but the last (the watermark value).
-      std::vector<bool> in_needed(rel->inputs[0]->row_type.size(), false);
-      for (size_t i = 0; i < needed.size(); ++i) in_needed[i] = needed[i];
-      in_needed[static_cast<size_t>(rel->rowtime_index)] = true;
-      in_needed[static_cast<size_t>(rel->watermark_index)] = true;
-      SLUICE_CHECK(static_cast<size_t>(rel->watermark_index) + 1 == in_needed.size(), "watermark column must be last");
-      Pruned child = prune(rel->inputs[0], in_needed);
-      auto copy = std::make_shared<RelNode>(*rel);
-      copy->inputs = {child.rel};
-      copy->rowtime_index = child.mapping[static_cast<size_t>(rel->rowtime_index)];
-      copy->watermark_index = child.mapping[static_cast<size_t>(rel->watermark_index)];
-      std::vector<bool> keep(in_needed.begin(), in_needed.end() - 1);
-      Pruned out;
-      out.rel = copy;
-      keepColumns(*rel, *copy, keep, out.mapping);
-      if (copy->watermark_expr) {
-        // Only for explain: keep it when every column it reads survived.
-        std::vector<bool> reads(keep.size(), false);
-        markRefs(copy->watermark_expr, reads);
-        bool ok = true;
-        for (size_t i = 0; i < reads.size(); ++i) ok = ok && (!reads[i] || out.mapping[i] >= 0);
-        copy->watermark_expr = ok ? remap(copy->watermark_expr, out.mapping) : nullptr;
+bool all(const std::vector<bool>& v) {
+  for (bool b : v)
+    if (!b) return false;
+  return true;
+}
+
+/// Prunes a DAG of plans: a node read by several consumers (a reused sub-plan) keeps the union of the
+/// columns they read, and each consumer remaps its references through the node's new layout.
+class ColumnPruner {
+ public:
+  std::vector<RelNodePtr> run(const std::vector<RelNodePtr>& roots) {
+    for (const auto& r : roots) countConsumers(r);
+    std::vector<const RelNode*> ready;
+    for (const auto& r : roots) {
+      Node& n = nodes_.at(r.get());
+      n.needed.assign(r->row_type.size(), true);
+      if (n.pending == 0 && !n.decided) {
+        n.decided = true;
+        ready.push_back(r.get());
       }
-      return out;
     }
-    case RelKind::kGroupAggregate:
-    case RelKind::kWindowAggregate: {
-      std::vector<bool> in_needed(rel->inputs[0]->row_type.size(), false);
-      for (int k : rel->group_keys) in_needed[static_cast<size_t>(k)] = true;
-      for (const auto& a : rel->aggregates)
-        if (a.arg_index >= 0) in_needed[static_cast<size_t>(a.arg_index)] = true;
-      if (rel->kind == RelKind::kWindowAggregate) in_needed[static_cast<size_t>(rel->window.time_index)] = true;
-      Pruned child = prune(rel->inputs[0], in_needed);
-      auto copy = std::make_shared<RelNode>(*rel);
-      copy->inputs = {child.rel};
-      for (auto& k : copy->group_keys) k = child.mapping[static_cast<size_t>(k)];
-      for (auto& a : copy->aggregates)
-        if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
-      if (rel->kind == RelKind::kWindowAggregate)
-        copy->window.time_index = child.mapping[static_cast<size_t>(rel->window.time_index)];
-      return identity(copy);
+    // Consumers before producers: a node's columns are final once every consumer has asked for its share.
+    while (!ready.empty()) {
+      const RelNode* rel = ready.back();
+      ready.pop_back();
+      decide(*rel);
+      Node& n = nodes_.at(rel);
+      for (size_t i = 0; i < rel->inputs.size(); ++i) {
+        Node& in = nodes_.at(rel->inputs[i].get());
+        for (size_t c = 0; c < in.needed.size(); ++c) in.needed[c] = in.needed[c] || n.in_needed[i][c];
+        if (--in.pending == 0) {
+          in.decided = true;
+          ready.push_back(rel->inputs[i].get());
+        }
+      }
     }
-    case RelKind::kChangelogNormalize:
-      // Keeps and compares whole rows of the source: nothing below it is pruned.
-      return identity(rel);
-    case RelKind::kTableSourceScan: {
-      std::vector<int> fields;
-      for (size_t i = 0; i < needed.size(); ++i)
-        if (needed[i]) fields.push_back(static_cast<int>(i));
-      if (fields.empty()) fields.push_back(0);
-      // A changelog source keeps every column: its primary key indexes the physical row (FLIP-367 hash).
-      if (rel->producesUpdates()) return identity(rel);
-      if (fields.size() == needed.size() || !rel->source->applyProjection(fields)) return identity(rel);
-      auto copy = std::make_shared<RelNode>(*rel);
-      std::vector<bool> keep(needed.size(), false);
-      for (int f : fields) keep[static_cast<size_t>(f)] = true;
-      Pruned out;
-      out.rel = copy;
-      keepColumns(*rel, *copy, keep, out.mapping);
-      return out;
+    std::vector<RelNodePtr> out;
+    for (const auto& r : roots) out.push_back(build(r).rel);
+    return out;
+  }
+
+ private:
+  struct Node {
+    int pending = 0;  ///< consumer edges not yet decided
+    bool decided = false;
+    std::vector<bool> needed;                  ///< output columns some consumer reads
+    std::vector<bool> keep;                    ///< output columns the pruned node keeps
+    std::vector<std::vector<bool>> in_needed;  ///< per input: the columns this node reads
+  };
+
+  void countConsumers(const RelNodePtr& rel) {
+    auto [it, inserted] = nodes_.try_emplace(rel.get());
+    if (!inserted) return;
+    it->second.needed.assign(rel->row_type.size(), false);
+    for (const auto& in : rel->inputs) {
+      countConsumers(in);
+      ++nodes_.at(in.get()).pending;
     }
   }
-  return identity(rel);
-}
+
+  static std::vector<bool> none(const RelNodePtr& rel) { return std::vector<bool>(rel->row_type.size(), false); }
+  static std::vector<bool> every(const RelNodePtr& rel) { return std::vector<bool>(rel->row_type.size(), true); }
+
+  // Which columns `rel` keeps and which columns of each input it reads, from what its consumers need.
+  void decide(const RelNode& rel) {
+    Node& n = nodes_.at(&rel);
+    const std::vector<bool>& needed = n.needed;
+    n.keep.assign(needed.size(), true);
+    n.in_needed.clear();
+    switch (rel.kind) {
+      case RelKind::kSink:
+      case RelKind::kUnion:
+      case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
+        for (const auto& in : rel.inputs) n.in_needed.push_back(every(in));
+        return;
+      case RelKind::kCalc: {
+        n.keep = needed;
+        bool any = false;
+        for (bool k : n.keep) any = any || k;
+        if (!any && !n.keep.empty()) n.keep[0] = true;  // a batch still needs one column to carry its rows
+        std::vector<bool> in_needed = none(rel.inputs[0]);
+        for (size_t i = 0; i < n.keep.size(); ++i)
+          if (n.keep[i]) markRefs(rel.projections[i], in_needed);
+        if (rel.condition) markRefs(rel.condition, in_needed);
+        n.in_needed.push_back(std::move(in_needed));
+        return;
+      }
+      case RelKind::kWatermarkAssigner: {
+        // Output = the input's columns but the last (the watermark value).
+        std::vector<bool> in_needed = none(rel.inputs[0]);
+        for (size_t i = 0; i < needed.size(); ++i) in_needed[i] = needed[i];
+        in_needed[static_cast<size_t>(rel.rowtime_index)] = true;
+        in_needed[static_cast<size_t>(rel.watermark_index)] = true;
+        SLUICE_CHECK(static_cast<size_t>(rel.watermark_index) + 1 == in_needed.size(), "watermark column must be last");
+        n.keep.assign(in_needed.begin(), in_needed.end() - 1);
+        n.in_needed.push_back(std::move(in_needed));
+        return;
+      }
+      case RelKind::kGroupAggregate:
+      case RelKind::kWindowAggregate: {
+        std::vector<bool> in_needed = none(rel.inputs[0]);
+        for (int k : rel.group_keys) in_needed[static_cast<size_t>(k)] = true;
+        for (const auto& a : rel.aggregates)
+          if (a.arg_index >= 0) in_needed[static_cast<size_t>(a.arg_index)] = true;
+        if (rel.kind == RelKind::kWindowAggregate) in_needed[static_cast<size_t>(rel.window.time_index)] = true;
+        n.in_needed.push_back(std::move(in_needed));
+        return;
+      }
+      case RelKind::kTableSourceScan: {
+        // A changelog source keeps every column: its primary key indexes the physical row (FLIP-367 hash).
+        if (rel.producesUpdates() || all(needed)) return;
+        bool any = false;
+        for (bool k : needed) any = any || k;
+        n.keep = needed;
+        if (!any && !n.keep.empty()) n.keep[0] = true;
+        return;
+      }
+    }
+  }
+
+  // The pruned copy of `rel` (memoized: a shared node stays one shared node).
+  const Pruned& build(const RelNodePtr& rel) {
+    auto done = built_.find(rel.get());
+    if (done != built_.end()) return done->second;
+    Pruned out = buildNode(rel);
+    return built_.emplace(rel.get(), std::move(out)).first->second;
+  }
+
+  Pruned buildNode(const RelNodePtr& rel) {
+    const Node& n = nodes_.at(rel.get());
+    switch (rel->kind) {
+      case RelKind::kSink:
+      case RelKind::kUnion: {
+        auto copy = std::make_shared<RelNode>(*rel);
+        for (auto& in : copy->inputs) in = build(in).rel;
+        return identity(copy);
+      }
+      case RelKind::kChangelogNormalize: {
+        const Pruned& child = build(rel->inputs[0]);
+        if (child.rel == rel->inputs[0]) return identity(rel);
+        auto copy = std::make_shared<RelNode>(*rel);
+        copy->inputs = {child.rel};
+        return identity(copy);
+      }
+      case RelKind::kCalc: {
+        const Pruned& child = build(rel->inputs[0]);
+        auto copy = std::make_shared<RelNode>(*rel);
+        copy->inputs = {child.rel};
+        copy->projections.clear();
+        for (size_t i = 0; i < n.keep.size(); ++i)
+          if (n.keep[i]) copy->projections.push_back(remap(rel->projections[i], child.mapping));
+        if (rel->condition) copy->condition = remap(rel->condition, child.mapping);
+        Pruned out;
+        out.rel = copy;
+        keepColumns(*rel, *copy, n.keep, out.mapping);
+        return out;
+      }
+      case RelKind::kWatermarkAssigner: {
+        const Pruned& child = build(rel->inputs[0]);
+        auto copy = std::make_shared<RelNode>(*rel);
+        copy->inputs = {child.rel};
+        copy->rowtime_index = child.mapping[static_cast<size_t>(rel->rowtime_index)];
+        copy->watermark_index = child.mapping[static_cast<size_t>(rel->watermark_index)];
+        Pruned out;
+        out.rel = copy;
+        keepColumns(*rel, *copy, n.keep, out.mapping);
+        if (copy->watermark_expr) {
+          // Only for explain: keep it when every column it reads survived.
+          std::vector<bool> reads(n.keep.size(), false);
+          markRefs(copy->watermark_expr, reads);
+          bool ok = true;
+          for (size_t i = 0; i < reads.size(); ++i) ok = ok && (!reads[i] || out.mapping[i] >= 0);
+          copy->watermark_expr = ok ? remap(copy->watermark_expr, out.mapping) : nullptr;
+        }
+        return out;
+      }
+      case RelKind::kGroupAggregate:
+      case RelKind::kWindowAggregate: {
+        const Pruned& child = build(rel->inputs[0]);
+        auto copy = std::make_shared<RelNode>(*rel);
+        copy->inputs = {child.rel};
+        for (auto& k : copy->group_keys) k = child.mapping[static_cast<size_t>(k)];
+        for (auto& a : copy->aggregates)
+          if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
+        if (rel->kind == RelKind::kWindowAggregate)
+          copy->window.time_index = child.mapping[static_cast<size_t>(rel->window.time_index)];
+        return identity(copy);
+      }
+      case RelKind::kTableSourceScan: {
+        if (all(n.keep)) return identity(rel);
+        std::vector<int> fields;
+        for (size_t i = 0; i < n.keep.size(); ++i)
+          if (n.keep[i]) fields.push_back(static_cast<int>(i));
+        if (!rel->source->applyProjection(fields)) return identity(rel);
+        auto copy = std::make_shared<RelNode>(*rel);
+        Pruned out;
+        out.rel = copy;
+        keepColumns(*rel, *copy, n.keep, out.mapping);
+        return out;
+      }
+    }
+    return identity(rel);
+  }
+
+  std::map<const RelNode*, Node> nodes_;
+  std::map<const RelNode*, Pruned> built_;
+};
 
 }  // namespace
 
-RelNodePtr pruneColumns(const RelNodePtr& root) { return pruneInputAll(root).rel; }
+std::vector<RelNodePtr> pruneColumns(const std::vector<RelNodePtr>& roots) { return ColumnPruner().run(roots); }
+
+RelNodePtr pruneColumns(const RelNodePtr& root) { return pruneColumns(std::vector<RelNodePtr>{root})[0]; }
 
 }  // namespace sluice::table

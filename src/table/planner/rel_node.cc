@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
+
 namespace sluice::table {
 
 namespace {
@@ -93,23 +95,56 @@ std::string RelNode::describe() const {
 }
 
 namespace {
-void explainInto(const RelNode& n, const std::string& prefix, bool root, bool last, std::string& out) {
+
+/// Reuse ids of the nodes read by more than one consumer, numbered in print order (Flink's
+/// "(reuse_id=[N])" / "Reused(reference_id=[N])").
+struct ReuseIds {
+  std::map<const RelNode*, int> consumers;
+  std::map<const RelNode*, int> ids;  ///< the shared nodes printed so far
+  int next = 1;
+
+  void count(const RelNode& n) {
+    if (++consumers[&n] > 1) return;
+    for (const auto& in : n.inputs) count(*in);
+  }
+};
+
+void explainInto(const RelNode& n, const std::string& prefix, bool root, bool last, ReuseIds& reuse, std::string& out) {
   out += prefix;
   if (!root) out += "+- ";
+  const bool shared = reuse.consumers[&n] > 1;
+  if (shared && reuse.ids.count(&n)) {
+    out += fmt::format("Reused(reference_id=[{}])\n", reuse.ids.at(&n));
+    return;
+  }
   out += n.describe();
+  if (shared) {
+    reuse.ids[&n] = reuse.next;
+    out += fmt::format("(reuse_id=[{}])", reuse.next++);
+  }
   if (n.changelog == ChangelogMode::kAll) out += "  [changelog: +I,-U,+U,-D]";
   if (n.changelog == ChangelogMode::kUpsert) out += "  [changelog: +I,+U,-D]";
   out += '\n';
   std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
   for (size_t i = 0; i < n.inputs.size(); ++i)
-    explainInto(*n.inputs[i], child_prefix, false, i + 1 == n.inputs.size(), out);
+    explainInto(*n.inputs[i], child_prefix, false, i + 1 == n.inputs.size(), reuse, out);
+}
+
+std::string explainRoots(const std::vector<const RelNode*>& roots) {
+  ReuseIds reuse;
+  for (const RelNode* r : roots) reuse.count(*r);
+  std::string out;
+  for (const RelNode* r : roots) explainInto(*r, "", true, true, reuse, out);
+  return out;
 }
 }  // namespace
 
-std::string explainPlan(const RelNode& root) {
-  std::string out;
-  explainInto(root, "", true, true, out);
-  return out;
+std::string explainPlan(const RelNode& root) { return explainRoots({&root}); }
+
+std::string explainPlan(const std::vector<RelNodePtr>& roots) {
+  std::vector<const RelNode*> plain;
+  for (const auto& r : roots) plain.push_back(r.get());
+  return explainRoots(plain);
 }
 
 }  // namespace sluice::table

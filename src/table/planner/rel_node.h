@@ -71,7 +71,11 @@ struct RelNode {
   std::string describe() const;
 };
 
-/// Multi-line tree text, as Flink's EXPLAIN "Optimized Physical Plan" ("+- " children).
+/// Multi-line tree text, as Flink's EXPLAIN "Optimized Physical Plan" ("+- " children). A node read by
+/// several consumers (a reused sub-plan) is printed in full once with "(reuse_id=[N])" after its
+/// description, and as "Reused(reference_id=[N])" where it is read again, as Flink prints it.
 std::string explainPlan(const RelNode& root);
+/// The same for the sink roots of one job (a statement set), numbering reused nodes across them.
+std::string explainPlan(const std::vector<RelNodePtr>& roots);
 
 }  // namespace sluice::table
