@@ -66,11 +66,34 @@ class GatedSink : public testing::CollectSink {
   std::chrono::milliseconds pause_;
 };
 
-// Source(p=1, 1..n, batches of `batch`) -> Map (v % 5, 2v) -REBALANCE-> GatedSink(p=2).
+// testing::NumberSource without its watermark after every batch: only row batches take buffers.
+class RowsOnlySource : public runtime::SourceOperator {
+ public:
+  RowsOnlySource(int64_t n, size_t batch) : n_(n), batch_(batch) {}
+  runtime::InputStatus emitNext() override {
+    if (next_ > n_) return runtime::InputStatus::kEndOfInput;
+    types::RowBatch b(testing::bigintRow(1));
+    for (size_t i = 0; i < batch_ && next_ <= n_; ++i, ++next_) {
+      b.column(0).appendLong(next_);
+      b.kinds().push_back(types::RowKind::kInsert);
+    }
+    output_->collect(std::move(b));
+    return runtime::InputStatus::kMoreAvailable;
+  }
+
+ private:
+  int64_t n_;
+  size_t batch_;
+  int64_t next_ = 1;
+};
+
+// Source(p=1, 1..n, batches of `batch`, a watermark after each unless `watermarks` is false) -> Map (v % 5, 2v)
+// -REBALANCE-> GatedSink(p=2).
 graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collected* out, Gate* gate,
-                           std::chrono::milliseconds pause) {
+                           std::chrono::milliseconds pause, bool watermarks = true) {
   auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
-                                   runtime::makeOperatorFactory([n, batch] {
+                                   runtime::makeOperatorFactory([n, batch, watermarks]() -> std::unique_ptr<runtime::StreamOperator> {
+                                     if (!watermarks) return std::make_unique<RowsOnlySource>(n, batch);
                                      return std::make_unique<testing::NumberSource>(n, batch);
                                    }, true));
   auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
@@ -203,8 +226,10 @@ Configuration gatedConf(int task_managers, const std::string& segment_size) {
 // A started gated job of `n` rows (-1: endless) whose sinks wait at the gate (pause 0) or pause per batch;
 // the gate opens on destruction, whatever happened, before the handle joins the tasks.
 struct GatedJob {
-  GatedJob(Configuration& conf, int64_t n, std::chrono::milliseconds pause = std::chrono::milliseconds(0)) : rows(n) {
-    handle = MiniCluster(conf).start(buildGated(conf, n, 16, &collected, &gate, pause), conf);
+  GatedJob(Configuration& conf, int64_t n, std::chrono::milliseconds pause = std::chrono::milliseconds(0),
+           bool watermarks = true)
+      : rows(n) {
+    handle = MiniCluster(conf).start(buildGated(conf, n, 16, &collected, &gate, pause, watermarks), conf);
   }
   ~GatedJob() {
     gate.release();
@@ -333,15 +358,16 @@ TEST(NetworkBuffersTest, CancellingABackpressuredJobIsPrompt) { cancelBackpressu
 TEST(NetworkBuffersTest, CancellingABackpressuredJobWithRemoteChannelsIsPrompt) { cancelBackpressuredJob(2); }
 
 // Debloating enabled with a period (1 h) that never elapses: only the starting size limits the producer's
-// 32 kb buffers.
+// 32 kb buffers. No watermarks: event buffers would fill the pool whatever their size.
 TEST(NetworkBuffersTest, DebloatingStartsProducersAtTheStartingSegmentSize) {
   Configuration conf = gatedConf(1, "");
   conf.set("taskmanager.network.memory.buffer-debloat.enabled", "true");
   conf.set("taskmanager.network.memory.buffer-debloat.period", "1 h");
-  GatedJob job(conf, 5000);
+  GatedJob job(conf, 5000, std::chrono::milliseconds(0), /*watermarks=*/false);
   // Bound: 20 pool buffers (2 subpartitions x 10) and the sinks' 2 credits each, 24 buffers of at most
   // 1024 b (taskmanager.memory.starting-segment-size) = 24576 b, at most 1536 rows of 16 b; plus 16 rows
   // being processed per sink, 16 coalesced per target and the 16-row batch in hand: 1536 + 80 = 1616 < 5000.
+  // With whole 32 kb segments the source is not back pressured at all (next test).
   job.expectBackPressuredWithin(1616);
   // The gauge shows the size the producers use before the first period (Flink's debloatedBufferSize).
   EXPECT_EQ(job.handle->progress().vertices[1].debloated_buffer_size, 1024);
@@ -349,10 +375,12 @@ TEST(NetworkBuffersTest, DebloatingStartsProducersAtTheStartingSegmentSize) {
 }
 
 TEST(NetworkBuffersTest, WithoutDebloatingProducersFillWholeSegments) {
-  // The same job with debloating off: 20 pool buffers of 32 kb hold all 5000 rows (313 batches of 16 rows,
-  // each well under 1 kb), so the source finishes while both sinks still wait.
+  // The same job with debloating off: a 16-row batch of two BIGINT columns is a record of 337 bytes (u32
+  // length, kind, 8-byte header, 2 x (10-byte type, 16 validity bytes, 128 value bytes), 16 row kinds), so
+  // the 2500 rows of a subpartition take 157 x 337 = 52909 b, 2 segments of 32 kb of its 10: the source
+  // finishes while both sinks still wait.
   Configuration conf = gatedConf(1, "");
-  GatedJob job(conf, 5000);
+  GatedJob job(conf, 5000, std::chrono::milliseconds(0), /*watermarks=*/false);
   EXPECT_TRUE(waitForProgress(*job.handle, [](const JobProgress& p) { return p.vertices[0].records_out == 5000; }));
   {
     std::lock_guard<std::mutex> lock(job.collected.mu);
