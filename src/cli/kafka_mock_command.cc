@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -66,15 +67,70 @@ std::pair<std::string, std::string> splitAt(const std::string& value, char sep) 
   return {value.substr(0, at), value.substr(at + 1)};
 }
 
-/// The records of one file, one per non-blank line, keys as the options say. Throws UserError naming
+/// How the messages of a load get their keys: at most one of the three is set.
+struct KeyRule {
+  int column = 0;         ///< --key-column (1-based; 0 = none)
+  std::string field;      ///< --key-field
+  std::string delimiter;  ///< --key-delimiter
+};
+
+/// The key rule of every loaded topic ("" = the loads whose topic has no rule of its own), from the
+/// --key-* options: a value "TOPIC=VALUE" whose TOPIC is in `load_topics` is that topic's, any other
+/// value is the rule without a topic. Throws UserError naming the option and value.
+std::map<std::string, KeyRule> keyRules(const KafkaMockOptions& o, const std::set<std::string>& load_topics) {
+  std::map<std::string, KeyRule> rules;
+  std::map<std::string, std::string> set_by;  // topic -> the option that set its rule
+  auto add = [&](const char* option, const std::string& value, auto&& apply) {
+    auto [topic, rest] = splitAt(value, '=');
+    if (value.find('=') == std::string::npos || load_topics.count(topic) == 0) {
+      topic.clear();
+      rest = value;
+    }
+    auto [it, fresh] = set_by.emplace(topic, option);
+    if (!fresh)
+      throw UserError(topic.empty()
+                          ? fmt::format("Use only one of --key-column, --key-field and --key-delimiter without a "
+                                        "topic (got {} and {} '{}')",
+                                        it->second, option, value)
+                          : fmt::format("Use only one of --key-column, --key-field and --key-delimiter for topic "
+                                        "'{}' (got {} and {} '{}')",
+                                        topic, it->second, option, value));
+    apply(rules[topic], rest);
+  };
+  for (const auto& v : o.key_columns)
+    add("--key-column", v, [&](KeyRule& r, const std::string& n) {
+      size_t used = 0;
+      try {
+        r.column = std::stoi(n, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != n.size() || r.column < 1)
+        throw UserError(
+            fmt::format("Bad --key-column '{}': expected N or TOPIC=N, N >= 1 and TOPIC a --load topic", v));
+    });
+  for (const auto& v : o.key_fields)
+    add("--key-field", v, [&](KeyRule& r, const std::string& name) {
+      if (name.empty()) throw UserError(fmt::format("Bad --key-field '{}': the field name is empty", v));
+      r.field = name;
+    });
+  for (const auto& v : o.key_delimiters)
+    add("--key-delimiter", v, [&](KeyRule& r, const std::string& d) {
+      if (d.empty()) throw UserError(fmt::format("Bad --key-delimiter '{}': the delimiter is empty", v));
+      r.delimiter = d;
+    });
+  return rules;
+}
+
+/// The records of one file, one per non-blank line, keys as `key` says. Throws UserError naming
 /// file:line.
-std::vector<KafkaRecord> readRecords(const std::string& path, const KafkaMockOptions& o) {
+std::vector<KafkaRecord> readRecords(const std::string& path, const KeyRule& key, bool null_empty) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(fmt::format("Cannot read the file '{}' to load", path));
   std::optional<connectors::JsonRowDeserializer> json_key;
   std::optional<types::RowBatch> key_batch;
-  if (!o.key_field.empty()) {
-    types::RowType key_type{{o.key_field}, {types::LogicalType::string()}};
+  if (!key.field.empty()) {
+    types::RowType key_type{{key.field}, {types::LogicalType::string()}};
     json_key.emplace(key_type, connectors::JsonFormatOptions{}, connectors::JsonFlavor::kJson);
     key_batch.emplace(key_type);
   }
@@ -87,23 +143,23 @@ std::vector<KafkaRecord> readRecords(const std::string& path, const KafkaMockOpt
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     KafkaRecord r;
     std::string value = line;
-    if (!o.key_delimiter.empty()) {
-      const size_t at = line.find(o.key_delimiter);
+    if (!key.delimiter.empty()) {
+      const size_t at = line.find(key.delimiter);
       if (at == std::string::npos)
-        throw UserError(fmt::format("{}:{}: no key delimiter '{}' in the line", path, line_number, o.key_delimiter));
+        throw UserError(fmt::format("{}:{}: no key delimiter '{}' in the line", path, line_number, key.delimiter));
       r.key = line.substr(0, at);
-      value = line.substr(at + o.key_delimiter.size());
-    } else if (o.key_column > 0) {
-      r.key = csvField(line, o.key_column);
+      value = line.substr(at + key.delimiter.size());
+    } else if (key.column > 0) {
+      r.key = csvField(line, key.column);
       if (!r.key)
         throw UserError(
-            fmt::format("{}:{}: the line has fewer than {} fields (--key-column)", path, line_number, o.key_column));
+            fmt::format("{}:{}: the line has fewer than {} fields (--key-column)", path, line_number, key.column));
     } else if (json_key) {
       key_batch->clear();
       json_key->parseLine(line, *key_batch, path, line_number);  // throws InputError "path:line: ..."
       if (!key_batch->column(0).isNull(0)) r.key = std::string(key_batch->column(0).getString(0));
     }
-    if (!(o.null_empty && value.empty())) r.value = std::move(value);
+    if (!(null_empty && value.empty())) r.value = std::move(value);
     records.push_back(std::move(r));
   }
   return records;
@@ -119,18 +175,22 @@ CLI::App* addKafkaMockCommand(CLI::App& app, KafkaMockOptions& o) {
   cmd->add_option("--partitions", o.partitions, "Partitions of a topic first named by --load (default 1)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--load", o.loads, "Produce each line of FILE as one message to TOPIC (TOPIC=FILE, repeatable)");
-  cmd->add_option("--key-column", o.key_column, "Key = this field (1-based) of each CSV line")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--key-field", o.key_field, "Key = this field of each JSON line");
-  cmd->add_option("--key-delimiter", o.key_delimiter, "Each line is KEY<delimiter>VALUE (as kcat -K)");
+  cmd->add_option("--key-column", o.key_columns,
+                  "Key = field N (1-based) of each CSV line ([TOPIC=]N; with TOPIC only for the loads of TOPIC)");
+  cmd->add_option("--key-field", o.key_fields,
+                  "Key = field NAME of each JSON line ([TOPIC=]NAME; with TOPIC only for the loads of TOPIC)");
+  cmd->add_option("--key-delimiter", o.key_delimiters,
+                  "Each line is KEY<D>VALUE, as kcat -K ([TOPIC=]D; with TOPIC only for the loads of TOPIC)");
+  cmd->footer(
+      "A --key-* value TOPIC=VALUE whose TOPIC is a --load topic keys the loads of that topic only; any other "
+      "value keys every load whose topic has no key option of its own. One key option per topic and one "
+      "without a topic at most. --null-empty applies to every load.");
   cmd->add_flag("--null-empty", o.null_empty, "An empty value is produced as null, a tombstone (as kcat -Z)");
   cmd->add_flag("--exit-after-load", o.exit_after_load, "Exit after loading instead of serving until Ctrl-C");
   return cmd;
 }
 
 int runKafkaMock(const KafkaMockOptions& o) {
-  const int key_modes = (o.key_column > 0) + !o.key_field.empty() + !o.key_delimiter.empty();
-  if (key_modes > 1) throw UserError("Use only one of --key-column, --key-field and --key-delimiter");
   std::map<std::string, int> topics;  // name -> partitions
   std::vector<std::string> order;     // the names in the order they are created
   for (const auto& spec : o.topics) {
@@ -150,12 +210,21 @@ int runKafkaMock(const KafkaMockOptions& o) {
     if (!topics.emplace(name, partitions).second) throw UserError(fmt::format("--topic '{}' given twice", name));
     order.push_back(name);
   }
-  std::vector<std::pair<std::string, std::vector<KafkaRecord>>> loads;
+  std::set<std::string> load_topics;
   for (const auto& spec : o.loads) {
     auto [topic, file] = splitAt(spec, '=');
     if (topic.empty() || file.empty()) throw UserError(fmt::format("Bad --load '{}': expected TOPIC=FILE", spec));
+    load_topics.insert(topic);
+  }
+  const std::map<std::string, KeyRule> rules = keyRules(o, load_topics);
+  std::vector<std::pair<std::string, std::vector<KafkaRecord>>> loads;
+  for (const auto& spec : o.loads) {
+    auto [topic, file] = splitAt(spec, '=');
     if (topics.emplace(topic, o.partitions).second) order.push_back(topic);
-    loads.emplace_back(topic, readRecords(file, o));  // every file read before the cluster starts
+    auto rule = rules.find(topic);
+    if (rule == rules.end()) rule = rules.find("");
+    // Every file is read before the cluster starts.
+    loads.emplace_back(topic, readRecords(file, rule != rules.end() ? rule->second : KeyRule{}, o.null_empty));
   }
 
   // Signals are blocked before librdkafka starts its threads, so they all inherit the mask and only

@@ -8,11 +8,13 @@
 /// a script can wait on them. The brokers listen on 127.0.0.1 ports chosen by the OS (librdkafka 2.0's mock
 /// takes no fixed port).
 ///
-/// Keys (applied to every loaded file): `--key-column N` takes the Nth field (1-based) of a CSV line
-/// (RFC 4180 quotes), `--key-field NAME` the field NAME of a JSON line (a string unescaped, another value
-/// as its JSON text; missing or null: no key), `--key-delimiter D` splits each line at the first D into key
-/// and value (as `kcat -K D`). `--null-empty` turns an empty value into a null one, an upsert-kafka
-/// tombstone (as `kcat -Z`). Blank lines are skipped. A keyed message goes to the partition librdkafka's
+/// Keys: `--key-column N` takes the Nth field (1-based) of a CSV line (RFC 4180 quotes), `--key-field NAME`
+/// the field NAME of a JSON line (a string unescaped, another value as its JSON text; missing or null: no
+/// key), `--key-delimiter D` splits each line at the first D into key and value (as `kcat -K D`). Each
+/// applies to every `--load` unless written `TOPIC=VALUE` with TOPIC a `--load` topic: then it applies to
+/// the loads of that topic only, which then ignore the options without a topic (one key option per topic,
+/// and one without a topic at most). `--null-empty` (every load) turns an empty value into a null one, an
+/// upsert-kafka tombstone (as `kcat -Z`). Blank lines are skipped. A keyed message goes to the partition librdkafka's
 /// partitioner picks from the key's hash; messages without a key go round-robin over the partitions. A bad line (too
 /// few CSV fields, malformed JSON, no delimiter) is an error naming file:line, and nothing of that file is produced.
 /// The mock keeps about 5 MB per partition and drops older messages: after loading, the tool counts each topic's
@@ -33,9 +35,9 @@ struct KafkaMockOptions {
   std::vector<std::string> topics;  ///< --topic NAME[:PARTITIONS]
   int partitions = 1;               ///< --partitions: for topics first named by --load
   std::vector<std::string> loads;   ///< --load TOPIC=FILE
-  int key_column = 0;               ///< --key-column (1-based; 0 = none)
-  std::string key_field;            ///< --key-field
-  std::string key_delimiter;        ///< --key-delimiter
+  std::vector<std::string> key_columns;     ///< --key-column [TOPIC=]N (1-based)
+  std::vector<std::string> key_fields;      ///< --key-field [TOPIC=]NAME
+  std::vector<std::string> key_delimiters;  ///< --key-delimiter [TOPIC=]D
   bool null_empty = false;          ///< --null-empty
   bool exit_after_load = false;     ///< --exit-after-load
 };

@@ -18,11 +18,20 @@ struct Watermark {
   static constexpr int64_t kMinTimestamp = std::numeric_limits<int64_t>::min();
 };
 
+/// Whether a stream may hold back event time (Flink's WatermarkStatus, FLINK-5017). An IDLE stream
+/// (a source without data or without splits for a while) is left out of the minimum that combines
+/// watermarks downstream (StatusWatermarkValve), so it does not stall event time; ACTIVE puts it back.
+/// A stream starts ACTIVE. A producer announces ACTIVE before it emits a watermark again.
+enum class WatermarkStatus : uint8_t { kActive = 0, kIdle = 1 };
+
+/// "ACTIVE" or "IDLE" (Flink's names).
+inline const char* watermarkStatusName(WatermarkStatus s) { return s == WatermarkStatus::kIdle ? "IDLE" : "ACTIVE"; }
+
 /// The producer subtask has finished; no more elements on this channel.
 struct EndOfPartition {};
 
 /// What travels through a channel between tasks, in order: SQL rows as RowBatch, DataStream records as
-/// ObjectBatch, watermarks, and the end of the producer.
-using StreamElement = std::variant<types::RowBatch, ObjectBatchPtr, Watermark, EndOfPartition>;
+/// ObjectBatch, watermarks, watermark statuses, and the end of the producer.
+using StreamElement = std::variant<types::RowBatch, ObjectBatchPtr, Watermark, WatermarkStatus, EndOfPartition>;
 
 }  // namespace sluice::runtime

@@ -108,6 +108,29 @@ diff "$E2E_TMP/events.expected" "$E2E_TMP/events.actual" >&2 || fail "topic even
 kill -INT "$MOCK_PID"
 wait "$MOCK_PID" || fail "third run did not stop cleanly"
 
+# Keys per load: --key-column without a topic keys the CSV load; --key-delimiter status=TAB keys only topic status.
+exec 6< <(exec timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load orders="$CSV" \
+  --load status="$KV" --key-column 1 --key-delimiter "status=$(printf '\t')" --null-empty 2>"$E2E_TMP/mock7.err")
+MOCK_PID=$!
+while IFS= read -r line <&6; do
+  case $line in
+    bootstrap.servers=*) BOOTSTRAP=${line#bootstrap.servers=} ;;
+    ready) break ;;
+  esac
+done
+[ "$line" = ready ] || { cat "$E2E_TMP/mock7.err" >&2; fail "per-load key run ended before 'ready'"; }
+kcat -b "$BOOTSTRAP" -C -t orders -o beginning -e -q -f '%k\t%s\n' | sort > "$E2E_TMP/orders7.actual" || fail "kcat -C failed"
+awk -F, 'NF { print $1 "\t" $0 }' "$CSV" | sort > "$E2E_TMP/orders7.expected"
+diff "$E2E_TMP/orders7.expected" "$E2E_TMP/orders7.actual" >&2 || fail "per-load keys: topic orders differs"
+kcat -b "$BOOTSTRAP" -C -t status -o beginning -e -q -f '%k|%S|%s\n' > "$E2E_TMP/status7.actual" || fail "kcat -C failed"
+diff "$E2E_TMP/status.expected" "$E2E_TMP/status7.actual" >&2 || fail "per-load keys: topic status differs"
+kill -INT "$MOCK_PID"
+wait "$MOCK_PID" || fail "per-load key run did not stop cleanly"
+# Two key options for one topic are an error naming the topic.
+run_sluice "$E2E_TMP/out8" "$E2E_TMP/err8" kafka-mock --load status="$KV" --key-column status=1 \
+  --key-delimiter "status=$(printf '\t')" --exit-after-load
+[ "$RC" -eq 1 ] && grep -q "for topic 'status'" "$E2E_TMP/err8" || { cat "$E2E_TMP/err8" >&2; fail "two key options for one topic"; }
+
 # --exit-after-load ends by itself after 'ready'.
 run_sluice "$E2E_TMP/out3" "$E2E_TMP/err3" kafka-mock --topic empty:2 --exit-after-load
 expect_success "$E2E_TMP/out3" "$E2E_TMP/err3"

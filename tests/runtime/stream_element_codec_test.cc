@@ -1,6 +1,6 @@
 // StreamElements through network buffers: object batches (DataStream records) and row batches as records
-// spanning buffers of every size from 256 b to 32 kb, watermarks and the end of the partition as events in
-// their order, the output tag and timestamps kept; and corrupt bytes rejected.
+// spanning buffers of every size from 256 b to 32 kb, watermarks, watermark statuses and the end of the
+// partition as events in their order, the output tag and timestamps kept; and corrupt bytes rejected.
 #include "runtime/network/stream_element_codec.h"
 
 #include <gtest/gtest.h>
@@ -121,24 +121,28 @@ TEST_P(ElementsOverBuffersTest, ObjectBatchesRowsAndEventsKeepTheirOrder) {
 
   wire.write(small->clone());
   wire.write(Watermark{5});
+  wire.write(WatermarkStatus::kIdle);
   wire.write(huge->clone());
   wire.write(side->clone());
   wire.write(types::RowBatch(rows));
+  wire.write(WatermarkStatus::kActive);
   wire.write(Watermark{Watermark::kMaxTimestamp});
   wire.write(EndOfPartition{});
   EXPECT_EQ(wire.largest, size);  // records filled whole buffers
 
   std::vector<StreamElement> got = wire.readAll(serializer);
-  ASSERT_EQ(got.size(), 7u);
+  ASSERT_EQ(got.size(), 9u);
   expectSameLegs(*std::get<ObjectBatchPtr>(got[0]), *small);
   EXPECT_EQ(std::get<Watermark>(got[1]).timestamp, 5);
-  expectSameLegs(*std::get<ObjectBatchPtr>(got[2]), *huge);
-  expectSameLegs(*std::get<ObjectBatchPtr>(got[3]), *side);
-  const auto& rows_back = std::get<types::RowBatch>(got[4]);
+  EXPECT_EQ(std::get<WatermarkStatus>(got[2]), WatermarkStatus::kIdle);
+  expectSameLegs(*std::get<ObjectBatchPtr>(got[3]), *huge);
+  expectSameLegs(*std::get<ObjectBatchPtr>(got[4]), *side);
+  const auto& rows_back = std::get<types::RowBatch>(got[5]);
   ASSERT_EQ(rows_back.numRows(), 3u);
   EXPECT_EQ(rows_back.column(0).getLong(2), 22);
-  EXPECT_EQ(std::get<Watermark>(got[5]).timestamp, Watermark::kMaxTimestamp);
-  EXPECT_TRUE(std::holds_alternative<EndOfPartition>(got[6]));
+  EXPECT_EQ(std::get<WatermarkStatus>(got[6]), WatermarkStatus::kActive);
+  EXPECT_EQ(std::get<Watermark>(got[7]).timestamp, Watermark::kMaxTimestamp);
+  EXPECT_TRUE(std::holds_alternative<EndOfPartition>(got[8]));
   EXPECT_EQ(wire.pool->buffersInUse(), 0);  // every buffer was released after reading
 }
 
@@ -186,6 +190,12 @@ TEST(StreamElementDeserializerTest, UnknownRecordKindAndRowsOnlyEdgesFail) {
   wire.writer.writeRecord(std::string(1, '\x09'));
   wire.writer.flush();
   EXPECT_THROW(wire.readAll(objects), InputError);
+}
+
+TEST(StreamElementDeserializerTest, WatermarkStatusOtherThanActiveOrIdleFails) {
+  Wire wire(256, nullptr);
+  wire.writer.writeEvent(NetworkEvent{NetworkEventType::kWatermarkStatus, 2, {}});
+  EXPECT_THROW(wire.readAll(nullptr), InputError);
 }
 
 TEST(LocalInputChannelTest, ObjectBatchesCrossAsBytesAgainstCredit) {

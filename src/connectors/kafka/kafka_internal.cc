@@ -1,6 +1,7 @@
 #include "connectors/kafka/kafka_internal.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -68,6 +69,51 @@ std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int t
   return out;
 }
 
+std::vector<int> fetchPartitionsCreating(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
+                                         const std::string& bootstrap) {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  if (rkt == nullptr)
+    throw UserError(fmt::format("Cannot write Kafka topic '{}': {}", topic, rd_kafka_err2str(rd_kafka_last_error())));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  rd_kafka_resp_err_t last = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  std::vector<int> out;
+  while (out.empty()) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, static_cast<int>(left.count()));
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      last = err;
+      break;  // the request itself waited out the time left, or failed for good
+    }
+    for (int t = 0; t < md->topic_cnt; ++t) {
+      const rd_kafka_metadata_topic_t& mt = md->topics[t];
+      if (topic != mt.topic) continue;
+      last = mt.err;
+      if (mt.err == RD_KAFKA_RESP_ERR_NO_ERROR)
+        for (int p = 0; p < mt.partition_cnt; ++p) out.push_back(mt.partitions[p].id);
+    }
+    rd_kafka_metadata_destroy(md);
+    // A topic being created answers UNKNOWN_TOPIC / LEADER_NOT_AVAILABLE for a moment: ask again after a
+    // short pause (librdkafka's own retry backoff is 100 ms).
+    if (out.empty()) rd_kafka_poll(rk, 100);
+  }
+  rd_kafka_topic_destroy(rkt);
+  if (!out.empty()) {
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  if (last == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || last == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+      last == RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(
+        fmt::format("Kafka topic '{}' does not exist and the brokers '{}' did not create it within {} ms "
+                    "(create it first, or enable auto.create.topics.enable on the brokers).",
+                    topic, bootstrap, timeout_ms));
+  throw UserError(fmt::format("Cannot fetch the metadata of Kafka topic '{}' from '{}' within {} ms: {}", topic,
+                              bootstrap, timeout_ms, rd_kafka_err2str(last)));
+}
+
 std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::string& bootstrap) {
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, timeout_ms);
@@ -82,6 +128,85 @@ std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::
   rd_kafka_metadata_destroy(md);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+OffsetCommitter::OffsetCommitter(const std::map<std::string, std::string>& properties, const std::string& table) {
+  std::map<std::string, std::string> props = properties;
+  props["enable.auto.commit"] = "false";  // the commits are sent here, for partitions read without the group
+  rk_ = newHandle(RD_KAFKA_CONSUMER, props, table);
+  queue_ = rd_kafka_queue_new(rk_.get());
+}
+
+OffsetCommitter::~OffsetCommitter() {
+  if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
+}
+
+void OffsetCommitter::advance(const std::string& topic, int partition, int64_t next) {
+  next_[{topic, partition}] = next;
+}
+
+void OffsetCommitter::send() {
+  PartitionList list;
+  for (const auto& [tp, offset] : next_) {
+    auto it = committed_.find(tp);
+    if (it == committed_.end() || it->second != offset) list.add(tp.first, tp.second, offset);
+  }
+  if (list.list->cnt == 0) return;
+  const rd_kafka_resp_err_t err = rd_kafka_commit_queue(rk_.get(), list.list, queue_, nullptr, nullptr);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    last_error_ = rd_kafka_err2str(err);
+    return;
+  }
+  ++in_flight_;
+}
+
+bool OffsetCommitter::collect(int timeout_ms) {
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(queue_, timeout_ms);
+  if (ev == nullptr) return false;
+  if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT) {
+    --in_flight_;
+    const rd_kafka_resp_err_t err = rd_kafka_event_error(ev);
+    const rd_kafka_topic_partition_list_t* list = rd_kafka_event_topic_partition_list(ev);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) last_error_ = rd_kafka_event_error_string(ev);
+    for (int i = 0; list != nullptr && i < list->cnt; ++i) {
+      const rd_kafka_topic_partition_t& tp = list->elems[i];
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR && tp.err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+        committed_[{tp.topic, tp.partition}] = tp.offset;
+      } else if (tp.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        last_error_ = fmt::format("partition {}-{}: {}", tp.topic, tp.partition, rd_kafka_err2str(tp.err));
+      }
+    }
+  }
+  rd_kafka_event_destroy(ev);
+  return true;
+}
+
+void OffsetCommitter::commitAsync() {
+  while (in_flight_ > 0 && collect(0)) {
+  }
+  if (in_flight_ == 0) send();
+}
+
+std::string OffsetCommitter::commitSync(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto left = [&] {
+    return static_cast<int>(std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count()));
+  };
+  while (in_flight_ > 0 && collect(left())) {
+  }
+  if (in_flight_ == 0) {
+    last_error_.clear();
+    send();
+  }
+  while (in_flight_ > 0 && collect(left())) {
+  }
+  for (const auto& [tp, offset] : next_) {
+    auto it = committed_.find(tp);
+    if (it == committed_.end() || it->second != offset)
+      return !last_error_.empty() ? last_error_ : fmt::format("no answer within {} ms", timeout_ms);
+  }
+  return "";
 }
 
 SimpleConsumer::SimpleConsumer(rd_kafka_t* rk, const std::string& topic, rd_kafka_queue_t* queue)

@@ -39,6 +39,13 @@ RdKafkaPtr newHandle(rd_kafka_type_t type, const std::map<std::string, std::stri
 std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
                                  const std::string& bootstrap);
 
+/// The partition ids of `topic` (ascending) for a producer: asks for the topic by name, so brokers that
+/// auto-create topics (auto.create.topics.enable) create it, and waits up to `timeout_ms` until it has
+/// partitions (as the Java producer's partitionsFor). Throws UserError naming the topic and `bootstrap`
+/// when the brokers do not answer, or when the topic still does not exist after the wait.
+std::vector<int> fetchPartitionsCreating(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
+                                         const std::string& bootstrap);
+
 /// Every topic name the cluster knows (sorted; internal topics starting with "__" left out). Throws
 /// UserError naming `bootstrap` when the brokers do not answer within `timeout_ms`.
 std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::string& bootstrap);
@@ -55,6 +62,37 @@ struct PartitionList {
     return p;
   }
   rd_kafka_topic_partition_list_t* list;
+};
+
+/// Commits the offsets a source has read to a consumer group without joining it (Kafka's auto commit,
+/// done by the source: its partitions are read with the simple consumer). Offsets are "next offset to
+/// read", as Kafka commits them. Task thread only.
+class OffsetCommitter {
+ public:
+  /// `properties` must hold bootstrap.servers and group.id. Throws UserError naming `table` as newHandle.
+  OffsetCommitter(const std::map<std::string, std::string>& properties, const std::string& table);
+  ~OffsetCommitter();
+  OffsetCommitter(const OffsetCommitter&) = delete;
+  OffsetCommitter& operator=(const OffsetCommitter&) = delete;
+  /// The next offset to read of `topic` `partition` is now `next`.
+  void advance(const std::string& topic, int partition, int64_t next);
+  /// Sends the offsets that changed since the last successful commit, unless a commit is in flight; does
+  /// not wait. Results of earlier commits are collected first.
+  void commitAsync();
+  /// Sends what changed and waits up to `timeout_ms` until every offset advanced so far is committed.
+  /// Returns "" on success, else the reason (librdkafka's error or a timeout).
+  std::string commitSync(int timeout_ms);
+
+ private:
+  void send();
+  bool collect(int timeout_ms);  // one result; false when none arrived in time
+
+  RdKafkaPtr rk_;
+  rd_kafka_queue_t* queue_ = nullptr;
+  std::map<std::pair<std::string, int>, int64_t> next_;
+  std::map<std::pair<std::string, int>, int64_t> committed_;
+  int in_flight_ = 0;
+  std::string last_error_;
 };
 
 /// Reads partitions of one topic with librdkafka's simple (legacy) consumer API into one queue: no

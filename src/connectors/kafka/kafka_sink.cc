@@ -2,6 +2,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -56,10 +58,14 @@ struct KafkaSinkOperator::Impl {
 
   void checkDelivery() const {
     if (first_error == RD_KAFKA_RESP_ERR_NO_ERROR) return;
-    const std::string where = error_partition >= 0 ? fmt::format("partition {}", error_partition)
-                                                   : std::string("(no partition known: no broker answered)");
-    throw UserError(fmt::format("Writing to Kafka topic '{}' {} failed (table '{}', brokers '{}'): {}", topic, where,
-                                spec->table_name, spec->bootstrap, rd_kafka_err2str(first_error)));
+    const std::string where = error_partition >= 0 ? fmt::format(" partition {}", error_partition) : std::string();
+    std::string why = rd_kafka_err2str(first_error);
+    if (first_error == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT)
+      why = fmt::format(
+          "{}: not acknowledged within {} ms (properties.delivery.timeout.ms){}", why, spec->delivery_timeout_ms,
+          error_partition >= 0 ? "" : "; the topic's partitions stayed unknown: brokers unreachable or topic missing");
+    throw UserError(fmt::format("Writing to Kafka topic '{}'{} failed (table '{}', brokers '{}'): {}", topic, where,
+                                spec->table_name, spec->bootstrap, why));
   }
 
   void send(const std::string* key, const std::string* value) {
@@ -108,6 +114,10 @@ void KafkaSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Outpu
   props["bootstrap.servers"] = spec.bootstrap;
   props.erase("group.id");
   if (props.count("partitioner") == 0) props["partitioner"] = "murmur2_random";
+  // A bounded wait for acknowledgements: the Kafka producer's delivery.timeout.ms default, not
+  // librdkafka's 300 s (an explicit value, under either name, is in `props` already).
+  if (props.count("message.timeout.ms") == 0 && props.count("delivery.timeout.ms") == 0)
+    props["message.timeout.ms"] = std::to_string(spec.delivery_timeout_ms);
   HandleCallbacks cb;
   cb.dr_msg_cb = &Impl::onDelivery;
   cb.opaque = &m;
@@ -115,7 +125,12 @@ void KafkaSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Outpu
   if (spec.key_format) m.key_encoder = FormatEncoder::create(*spec.key_format, spec.keyRowType());
   m.value_encoder = FormatEncoder::create(spec.value_format, spec.valueRowType());
   if (spec.partitioner != SinkPartitioner::kDefault) {
-    m.num_partitions = static_cast<int>(fetchPartitions(m.producer.get(), m.topic, spec.timeout_ms, spec.bootstrap).size());
+    // As the Java producer's partitionsFor: asks for the topic by name, so brokers that auto-create
+    // topics create it, as the default partitioner's first record would.
+    m.num_partitions =
+        static_cast<int>(fetchPartitionsCreating(m.producer.get(), m.topic,
+                                                 std::min(spec.timeout_ms, spec.delivery_timeout_ms), spec.bootstrap)
+                             .size());
     if (spec.partitioner == SinkPartitioner::kFixed) m.fixed_partition = ctx.subtask_index % m.num_partitions;
   }
 }
@@ -133,12 +148,16 @@ void KafkaSinkOperator::processBatch(types::RowBatch&& batch) {
     value_holder = projectBatch(batch, spec.value_fields, spec.valueRowType());
     values = &*value_holder;
   }
+  int64_t dropped = 0;
   for (size_t r = 0; r < n; ++r) {
     const types::RowKind kind = batch.kind(r);
+    if (spec.upsert && kind == types::RowKind::kUpdateBefore) {
+      ++dropped;  // the +U that follows replaces the value
+      continue;
+    }
     const std::string* key = nullptr;
     if (m.key_encoder && m.key_encoder->encode(*key_batch, r, m.key_buf)) key = &m.key_buf;
     if (spec.upsert) {
-      if (kind == types::RowKind::kUpdateBefore) continue;  // the +U that follows replaces the value
       if (kind == types::RowKind::kDelete) {
         m.send(key, nullptr);  // tombstone
         continue;
@@ -149,6 +168,12 @@ void KafkaSinkOperator::processBatch(types::RowBatch&& batch) {
     }
     const std::string* value = m.value_encoder->encode(*values, r, m.value_buf) ? &m.value_buf : nullptr;
     m.send(key, value);
+  }
+  // Flink's planner removes -U before an upsert sink (DropUpdateBefore), so the sink's numRecordsIn
+  // counts +I/+U/-D only: take the dropped rows back out of the count the chain made.
+  if (dropped > 0 && ctx_.metrics != nullptr) {
+    std::atomic<int64_t>& in = ctx_.metrics->num_records_in;
+    in.store(in.load(std::memory_order_relaxed) - dropped, std::memory_order_relaxed);
   }
   rd_kafka_poll(m.producer.get(), 0);
   m.checkDelivery();

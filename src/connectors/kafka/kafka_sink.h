@@ -1,16 +1,19 @@
 #pragma once
 /// The Kafka sink (Flink's KafkaSink behind KafkaDynamicSink and the upsert-kafka sink), at-least-once:
 /// records are handed to librdkafka as rows arrive; at the end of input the subtask flushes and waits
-/// for every delivery report, and the first delivery error fails the job naming topic and partition
-/// (a broker that stays unreachable fails it after librdkafka's `properties.message.timeout.ms`).
+/// for every delivery report, and the first delivery error fails the job naming topic, brokers and (when
+/// known) partition. A broker that stays unreachable fails it after `properties.delivery.timeout.ms`
+/// (librdkafka's `message.timeout.ms`; default 120000 as the Kafka producer's).
 ///
 /// `kafka`: each row is one record (key from the key format over `key.fields`, value from the value
 /// format); insert-only input unless the value format is a changelog format (debezium-json writes the
 /// row kind into the value). `upsert-kafka`: +I/+U write the value under the primary-key key, -D writes
-/// a tombstone (null value), -U is dropped (Flink's UpsertKafka sink).
+/// a tombstone (null value), -U is dropped (Flink's UpsertKafka sink) and taken out of the operator's
+/// numRecordsIn (in Flink the planner's DropUpdateBefore removes it before the sink).
 /// `sink.partitioner`: `default` (librdkafka's murmur2_random: murmur2 of the key as the Java client,
 /// random without a key), `fixed` (subtask i writes partition i % partitions, Flink's
-/// FlinkFixedPartitioner), `round-robin` (partitions in turn per record).
+/// FlinkFixedPartitioner), `round-robin` (partitions in turn per record). `fixed` and `round-robin` look
+/// the partitions up in open() by the topic's name, so brokers that auto-create topics create it.
 /// Threading: one task thread; delivery reports are served on it (rd_kafka_poll / flush).
 
 #include <cstdint>
@@ -29,8 +32,9 @@ class KafkaSinkOperator final : public runtime::StreamOperator {
  public:
   explicit KafkaSinkOperator(std::shared_ptr<const KafkaTableSpec> spec);
   ~KafkaSinkOperator() override;
-  /// Creates the producer; fetches the partition count for `fixed` / `round-robin` (UserError naming the
-  /// topic and brokers when that fails).
+  /// Creates the producer; fetches the partition count for `fixed` / `round-robin` within
+  /// min(`properties.default.api.timeout.ms`, delivery timeout) (UserError naming the topic and brokers
+  /// when that fails, or when the topic does not exist and is not auto-created).
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   /// Encodes and sends the rows. Throws UserError on a delivery error reported so far.
   void processBatch(types::RowBatch&& batch) override;

@@ -94,8 +94,15 @@ std::vector<std::string> resolveTopics(rd_kafka_t* rk, const KafkaTableSpec& spe
     throw UserError(fmt::format("Invalid 'topic-pattern' '{}' of table '{}': {}", spec.topic_pattern, spec.table_name,
                                 e.what()));
   }
+  std::vector<std::string> topics;
+  try {
+    topics = fetchTopics(rk, spec.timeout_ms, spec.bootstrap);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("Cannot resolve 'topic-pattern' '{}' of table '{}': {}", spec.topic_pattern,
+                                spec.table_name, e.what()));
+  }
   std::vector<std::string> out;
-  for (const std::string& t : fetchTopics(rk, spec.timeout_ms, spec.bootstrap))
+  for (const std::string& t : topics)
     if (std::regex_match(t, re)) out.push_back(t);
   return out;
 }
@@ -235,6 +242,10 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     octx.config = ctx.config;
     batch_size_ = batchSizeOf(octx);
     messages_.resize(batch_size_);
+    if (spec_->commit_offsets) {
+      committer_ = std::make_unique<OffsetCommitter>(consumerProperties(*spec_, true), spec_->table_name);
+      next_commit_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec_->commit_interval_ms);
+    }
   }
 
   ~KafkaSourceReader() override { close(); }
@@ -249,6 +260,7 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     if (it == consumers_.end())
       it = consumers_.emplace(split.topic, std::make_unique<SimpleConsumer>(rk_.get(), split.topic, queue_)).first;
     it->second->start(split.partition, split.start_offset);
+    if (committer_) committer_->advance(split.topic, split.partition, split.start_offset);
     active_[{split.topic, split.partition}] = split;
     created_.push_back(splitId(split.topic, split.partition));
   }
@@ -256,7 +268,11 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override {
     for (const std::string& id : created_) output.createOutputForSplit(id);
     created_.clear();
-    if (active_.empty()) return runtime::InputStatus::kEndOfInput;
+    if (active_.empty()) return endOfInput();
+    if (committer_ && std::chrono::steady_clock::now() >= next_commit_) {
+      committer_->commitAsync();
+      next_commit_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec_->commit_interval_ms);
+    }
     const ssize_t n = rd_kafka_consume_batch_queue(queue_, kPollMs, messages_.data(), messages_.size());
     if (n <= 0) {
       checkTopicsWhileIdle();
@@ -288,10 +304,16 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     }
     for (const std::string& id : finished_) output.releaseOutputForSplit(id);
     finished_.clear();
-    return active_.empty() ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
+    return active_.empty() ? endOfInput() : runtime::InputStatus::kMoreAvailable;
   }
 
   void close() override {
+    if (committer_) {
+      // Best effort on cancel or failure, as a Kafka consumer's close with auto commit (the end of input
+      // committed already); bounded so a dead broker does not hold the failure back.
+      committer_->commitSync(std::min(spec_->timeout_ms, 5000));
+      committer_.reset();
+    }
     consumers_.clear();
     active_.clear();
     if (queue_ != nullptr) {
@@ -303,6 +325,24 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
 
  private:
   static constexpr int kPollMs = 5;
+
+  // All splits done: commits what was read (properties.enable.auto.commit) before the job can end.
+  runtime::InputStatus endOfInput() {
+    if (committer_) {
+      const std::string err = committer_->commitSync(spec_->timeout_ms);
+      if (!err.empty())
+        throw UserError(
+            fmt::format("Cannot commit the offsets read from {} to group '{}' at '{}' (table '{}', "
+                        "properties.enable.auto.commit): {}",
+                        spec_->topicsText(), spec_->group_id.value_or(""), spec_->bootstrap, spec_->table_name, err));
+    }
+    return runtime::InputStatus::kEndOfInput;
+  }
+
+  // The next offset to read of a partition, for the committed offsets.
+  void consumed(const std::string& topic, int partition, int64_t next) {
+    if (committer_) committer_->advance(topic, partition, next);
+  }
 
   // librdkafka's simple consumer keeps waiting on a partition whose topic was deleted. While no record
   // arrives, look the topics up every min(timeout, 5 s): a topic gone (or brokers not answering within
@@ -335,8 +375,10 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     auto it = active_.find({topic, m->partition});
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       // m->offset is the next offset to fetch: a bounded split whose end is reached is done.
-      if (it != active_.end() && it->second.stop_offset >= 0 && m->offset >= it->second.stop_offset)
+      if (it != active_.end() && it->second.stop_offset >= 0 && m->offset >= it->second.stop_offset) {
+        consumed(topic, m->partition, it->second.stop_offset);
         finish(topic, m->partition);
+      }
       return;
     }
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -346,23 +388,27 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     if (it == active_.end()) return;  // a record fetched before its split finished
     KafkaPartitionSplit& split = it->second;
     if (split.stop_offset >= 0 && m->offset >= split.stop_offset) {
+      consumed(topic, m->partition, split.stop_offset);
       finish(topic, m->partition);
       return;
     }
     rd_kafka_timestamp_type_t tstype;
     const int64_t ts = rd_kafka_message_timestamp(m, &tstype);
     if (split.stop_timestamp >= 0 && ts >= split.stop_timestamp) {
+      consumed(topic, m->partition, m->offset);
       finish(topic, m->partition);
       return;
     }
     if (split.start_timestamp >= 0) {
       if (ts < split.start_timestamp) {
+        consumed(topic, m->partition, m->offset + 1);
         if (split.stop_offset >= 0 && m->offset + 1 >= split.stop_offset) finish(topic, m->partition);
         return;
       }
       split.start_timestamp = -1;  // from the first record at or after the timestamp on, read everything
     }
     decoder_.add(m, topic, batch);
+    consumed(topic, m->partition, m->offset + 1);
     if (split.stop_offset >= 0 && m->offset + 1 >= split.stop_offset) finish(topic, m->partition);
   }
 
@@ -391,6 +437,8 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   std::vector<std::string> finished_;  // splits finished during the current pollNext
   std::vector<rd_kafka_message_t*> messages_;
   std::chrono::steady_clock::time_point idle_since_{};  ///< first empty poll of the current idle spell
+  std::unique_ptr<OffsetCommitter> committer_;          ///< properties.enable.auto.commit only
+  std::chrono::steady_clock::time_point next_commit_{};  ///< when the next periodic commit is due
 };
 
 }  // namespace
@@ -413,7 +461,8 @@ std::vector<KafkaPartitionSplit> discoverKafkaSplits(const KafkaTableSpec& spec,
     std::map<int, Watermarks> marks;
     for (int p : mine) marks[p] = queryOffsets(rk.get(), spec, topic, p);
     std::map<int, int64_t> committed;
-    if (spec.startup == StartupMode::kGroupOffsets || spec.bounded == BoundedMode::kGroupOffsets)
+    if (spec.startup == StartupMode::kGroupOffsets || spec.bounded == BoundedMode::kGroupOffsets ||
+        (spec.startup == StartupMode::kSpecificOffsets && spec.group_id))
       committed = committedOffsets(spec, topic, mine);
     std::map<int, int64_t> start_times;
     if (spec.startup == StartupMode::kTimestamp)
@@ -438,23 +487,33 @@ std::vector<KafkaPartitionSplit> discoverKafkaSplits(const KafkaTableSpec& spec,
           }
           break;
         case StartupMode::kSpecificOffsets: {
+          // Flink's OffsetsInitializer.offsets(): a listed offset as given, an unlisted partition at the
+          // group's committed offset, else earliest; the reset strategy EARLIEST also applies when the
+          // offset is out of range (before the log start or past its end), as the consumer's
+          // auto.offset.reset would on OFFSET_OUT_OF_RANGE.
           auto it = spec.startup_offsets.find(p);
-          s.start_offset = it != spec.startup_offsets.end() ? std::clamp(it->second, w.lo, w.hi) : w.lo;
+          const int64_t o = it != spec.startup_offsets.end() ? it->second : committed.count(p) ? committed[p] : -1;
+          s.start_offset = o >= w.lo && o <= w.hi ? o : w.lo;
           break;
         }
         case StartupMode::kGroupOffsets: {
+          // Flink's OffsetsInitializer.committedOffsets(reset): the committed offset, or the reset strategy
+          // of 'properties.auto.offset.reset' when there is none or it is out of range.
           const int64_t c = committed[p];
-          if (c >= 0) {
-            s.start_offset = std::clamp(c, w.lo, w.hi);
+          if (c >= w.lo && c <= w.hi) {
+            s.start_offset = c;
           } else if (spec.auto_offset_reset == "earliest") {
             s.start_offset = w.lo;
           } else if (spec.auto_offset_reset == "latest") {
             s.start_offset = w.hi;
           } else {
-            throw UserError(fmt::format("Undefined offset with no reset policy for partition {}-{}: group '{}' has no "
-                                        "committed offset (table '{}'; set 'properties.auto.offset.reset' to "
-                                        "'earliest' or 'latest').",
-                                        topic, p, spec.group_id.value_or(""), spec.table_name));
+            throw UserError(fmt::format(
+                "Undefined offset with no reset policy for partition {}-{}: group '{}' has {} (table '{}'; set "
+                "'properties.auto.offset.reset' to 'earliest' or 'latest').",
+                topic, p, spec.group_id.value_or(""),
+                c < 0 ? std::string("no committed offset")
+                      : fmt::format("committed offset {}, out of the range [{}, {}]", c, w.lo, w.hi),
+                spec.table_name));
           }
           break;
         }

@@ -6,7 +6,12 @@
 /// every subtask computes the same assignment on its own. Start and stop offsets are resolved when a
 /// subtask asks for its splits (`scan.startup.mode`, `scan.bounded.mode`); a bounded split ends at its
 /// stop offset (exclusive) and the subtask ends when all of its splits have. Partitions are read
-/// without a consumer group (no group join; offsets are not committed).
+/// without joining a consumer group; with `properties.enable.auto.commit` the reader commits the next
+/// offset to read per partition to `properties.group.id` every `properties.auto.commit.interval.ms`,
+/// at the end of its splits (waited for: a refused commit fails the job) and on close (best effort), as
+/// a Kafka consumer's auto commit. Start offsets follow Flink's OffsetsInitializers: an out-of-range
+/// specific offset starts at the earliest, an out-of-range or missing committed offset at
+/// `properties.auto.offset.reset`.
 ///
 /// Errors (UserError, failing the job): brokers that do not answer a metadata or offset request within
 /// `properties.default.api.timeout.ms` (naming the bootstrap servers and topic), a topic that does not

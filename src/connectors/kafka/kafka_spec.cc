@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -176,6 +177,15 @@ KafkaTableSpec parseKafkaTable(const table::ResolvedTable& table, bool upsert, b
     if (s.topics.empty()) throw UserError(fmt::format("Option 'topic' of table '{}' names no topic.", name));
   } else {
     s.topic_pattern = *pattern;
+    // Checked here so that a bad pattern fails planning, not the job (Flink compiles it in the factory).
+    try {
+      std::regex check(s.topic_pattern);
+    } catch (const std::regex_error& e) {
+      throw UserError(
+          fmt::format("Invalid value '{}' for option 'topic-pattern' of table '{}': not a regular "
+                      "expression ({}).",
+                      s.topic_pattern, name, e.what()));
+    }
   }
   if (!source && s.topics.size() != 1)
     throw UserError(fmt::format("The {} sink of table '{}' writes one topic: set 'topic' to a single topic, not '{}'.",
@@ -208,6 +218,36 @@ KafkaTableSpec parseKafkaTable(const table::ResolvedTable& table, bool upsert, b
                                 "expected milliseconds between 1 and 3600000.",
                                 timeout, name));
   s.timeout_ms = static_cast<int>(timeout);
+  if (auto commit = findOption(o, "properties.enable.auto.commit")) {
+    if (*commit != "true" && *commit != "false")
+      throw UserError(
+          fmt::format("Invalid value '{}' for option 'properties.enable.auto.commit' of table '{}': "
+                      "expected 'true' or 'false'.",
+                      *commit, name));
+    s.commit_offsets = *commit == "true";
+    if (s.commit_offsets && source && !s.group_id)
+      throw UserError(
+          fmt::format("Property group.id is required when offset commit is enabled (table '{}': set "
+                      "'properties.group.id' or drop 'properties.enable.auto.commit').",
+                      name));
+  }
+  const int64_t interval = longOption(o, "properties.auto.commit.interval.ms", 5000, name);
+  if (interval < 1 || interval > 86400000)
+    throw UserError(
+        fmt::format("Invalid value '{}' for option 'properties.auto.commit.interval.ms' of table '{}': "
+                    "expected milliseconds between 1 and 86400000.",
+                    interval, name));
+  s.commit_interval_ms = static_cast<int>(interval);
+  for (const char* key : {"properties.delivery.timeout.ms", "properties.message.timeout.ms"}) {
+    if (!findOption(o, key)) continue;
+    const int64_t ms = longOption(o, key, 0, name);
+    if (ms < 1 || ms > 3600000)
+      throw UserError(
+          fmt::format("Invalid value '{}' for option '{}' of table '{}': expected milliseconds between "
+                      "1 and 3600000.",
+                      ms, key, name));
+    s.delivery_timeout_ms = static_cast<int>(ms);  // message.timeout.ms wins when both are set (librdkafka)
+  }
   if (auto reset = findOption(o, "properties.auto.offset.reset")) {
     std::string r = *reset;
     if (r == "smallest" || r == "beginning") r = "earliest";
@@ -293,13 +333,20 @@ KafkaTableSpec parseKafkaTable(const table::ResolvedTable& table, bool upsert, b
     throw UserError(fmt::format("Table '{}' has no value columns: every physical column is a key column and "
                                 "'value.fields-include' is 'EXCEPT_KEY'.",
                                 name));
-  // Fails early on a column type the formats cannot read or write.
-  if (s.key_format) {
-    FormatDecoder::create(*s.key_format, s.keyRowType());
-    FormatEncoder::create(*s.key_format, s.keyRowType());
-  }
-  FormatDecoder::create(s.value_format, s.valueRowType());
-  FormatEncoder::create(s.value_format, s.valueRowType());
+  // Fails planning on a column type the formats cannot read (source) or write (sink).
+  auto checkFormat = [&](const KafkaFormat& format, const types::RowType& type, const char* key) {
+    try {
+      if (source) {
+        FormatDecoder::create(format, type);
+      } else {
+        FormatEncoder::create(format, type);
+      }
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{} (table '{}', option '{}')", e.what(), name, key));
+    }
+  };
+  if (s.key_format) checkFormat(*s.key_format, s.keyRowType(), "key.format");
+  checkFormat(s.value_format, s.valueRowType(), format ? "format" : "value.format");
 
   // Startup and bounded modes.
   if (!upsert) {

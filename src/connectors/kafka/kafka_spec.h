@@ -41,6 +41,15 @@ struct KafkaTableSpec {
   /// `properties.auto.offset.reset` for partitions without a committed offset under group-offsets:
   /// "earliest", "latest" or "none" (default: an error, as Flink's default).
   std::string auto_offset_reset = "none";
+  /// `properties.enable.auto.commit` (default false, as Flink's KafkaSourceBuilder): the source commits
+  /// the offsets it has read to `group_id` every `commit_interval_ms` and when it ends or closes, so a
+  /// later job under `group-offsets` resumes there (Flink commits on checkpoints, which Sluice lacks).
+  bool commit_offsets = false;
+  int commit_interval_ms = 5000;  ///< `properties.auto.commit.interval.ms` (Kafka's default 5000)
+  /// Sink: how long a record may wait for its acknowledgement before the job fails, in ms
+  /// (`properties.delivery.timeout.ms` or its librdkafka alias `properties.message.timeout.ms`; default
+  /// 120000 as the Kafka producer's delivery.timeout.ms, below librdkafka's own 300000).
+  int delivery_timeout_ms = 120000;
 
   StartupMode startup = StartupMode::kGroupOffsets;
   int64_t startup_timestamp = 0;             ///< scan.startup.timestamp-millis

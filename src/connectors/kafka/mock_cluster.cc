@@ -196,6 +196,25 @@ void MockKafkaCluster::commitOffsets(const std::string& group, const std::string
                                 rd_kafka_err2str(err)));
 }
 
+std::map<int, int64_t> MockKafkaCluster::committedOffsets(const std::string& group, const std::string& topic) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->cluster == nullptr) throw UserError("The mock Kafka cluster is stopped");
+  const std::vector<int> partitions = fetchPartitions(impl_->readerHandle(), topic, 10000, impl_->bootstrap);
+  RdKafkaPtr rk = newHandle(
+      RD_KAFKA_CONSUMER,
+      {{"bootstrap.servers", impl_->bootstrap}, {"group.id", group}, {"enable.auto.commit", "false"}}, "mock cluster");
+  PartitionList list;
+  for (int p : partitions) list.add(topic, p, RD_KAFKA_OFFSET_INVALID);
+  rd_kafka_resp_err_t err = rd_kafka_committed(rk.get(), list.list, 10000);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    throw UserError(fmt::format("Cannot fetch the committed offsets of group '{}' for Kafka topic '{}': {}", group,
+                                topic, rd_kafka_err2str(err)));
+  std::map<int, int64_t> out;
+  for (int i = 0; i < list.list->cnt; ++i)
+    if (list.list->elems[i].offset >= 0) out[list.list->elems[i].partition] = list.list->elems[i].offset;
+  return out;
+}
+
 void MockKafkaCluster::markTopicDeleted(const std::string& topic) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->cluster == nullptr) return;

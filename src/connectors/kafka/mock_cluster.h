@@ -64,6 +64,10 @@ class MockKafkaCluster {
   /// the group and topic on failure.
   void commitOffsets(const std::string& group, const std::string& topic, const std::map<int, int64_t>& offsets);
 
+  /// The offsets of `topic` committed by consumer group `group` (partition -> next offset to read), only
+  /// partitions with a committed offset. Throws UserError naming the group and topic on failure.
+  std::map<int, int64_t> committedOffsets(const std::string& group, const std::string& topic) const;
+
   /// From now on every request about `topic` fails with UNKNOWN_TOPIC_OR_PARTITION, as after a delete
   /// (the mock cannot delete topics).
   void markTopicDeleted(const std::string& topic);

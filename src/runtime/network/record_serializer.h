@@ -23,13 +23,14 @@ namespace sluice::runtime::network {
 
 /// Kinds of events carried in event buffers. Values are stable: they go over the wire.
 enum class NetworkEventType : uint8_t {
-  kWatermark = 1,            ///< event-time progress; `value` = timestamp (ms)
-  kEndOfPartition = 2,       ///< the producer finished (Flink's `EndOfPartitionEvent`)
+  kWatermark = 1,               ///< event-time progress; `value` = timestamp (ms)
+  kEndOfPartition = 2,          ///< the producer finished (Flink's `EndOfPartitionEvent`)
   kBufferSizeAnnouncement = 3,  ///< `value` = new buffer size in bytes (FLIP-183, local channels)
-  kEndOfData = 4,            ///< reserved: Flink's `EndOfData`
-  kCheckpointBarrier = 5,    ///< reserved: `value` = checkpoint id, `payload` = barrier options
+  kEndOfData = 4,               ///< reserved: Flink's `EndOfData`
+  kCheckpointBarrier = 5,       ///< reserved: `value` = checkpoint id, `payload` = barrier options
   kCancelCheckpointMarker = 6,  ///< reserved: `value` = checkpoint id
-  kEventAnnouncement = 7,    ///< reserved: unaligned checkpoint priority-event announcement
+  kEventAnnouncement = 7,       ///< reserved: unaligned checkpoint priority-event announcement
+  kWatermarkStatus = 8,         ///< `value` = 0 ACTIVE, 1 IDLE (Flink's WatermarkStatus)
 };
 
 /// An event between tasks. `value` and `payload` meanings depend on `type` (see NetworkEventType).

@@ -286,6 +286,11 @@ void RecordWriter::broadcastWatermark(Watermark mark) {
   for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, mark);
 }
 
+void RecordWriter::broadcastWatermarkStatus(WatermarkStatus status) {
+  flush();
+  for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, status);
+}
+
 void RecordWriter::endOfPartition() {
   flush();
   for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, EndOfPartition{});

@@ -53,6 +53,8 @@ class RecordWriter {
   void emitObjects(ObjectBatchPtr&& batch);
   /// Flushes, then sends the watermark to every subpartition.
   void broadcastWatermark(Watermark mark);
+  /// Flushes, then sends the watermark status to every subpartition.
+  void broadcastWatermarkStatus(WatermarkStatus status);
   /// Sends all coalesced batches.
   void flush();
   /// Flushes, then sends EndOfPartition to every subpartition.

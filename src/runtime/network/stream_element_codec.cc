@@ -27,6 +27,8 @@ bool StreamElementSerializer::write(const StreamElement& element, SpanningRecord
   }
   if (const auto* mark = std::get_if<Watermark>(&element)) {
     out.writeEvent(NetworkEvent{NetworkEventType::kWatermark, mark->timestamp, {}});
+  } else if (const auto* status = std::get_if<WatermarkStatus>(&element)) {
+    out.writeEvent(NetworkEvent{NetworkEventType::kWatermarkStatus, static_cast<int64_t>(*status), {}});
   } else {
     out.writeEvent(NetworkEvent{NetworkEventType::kEndOfPartition, 0, {}});
   }
@@ -57,6 +59,11 @@ StreamElement StreamElementDeserializer::decodeEvent(const Buffer& buffer) const
   switch (event.type) {
     case NetworkEventType::kWatermark:
       return Watermark{event.value};
+    case NetworkEventType::kWatermarkStatus:
+      if (event.value != 0 && event.value != 1) {
+        throw InputError(fmt::format("watermark status event with value {} (0 = ACTIVE, 1 = IDLE)", event.value));
+      }
+      return event.value == 1 ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
     case NetworkEventType::kEndOfPartition:
       return EndOfPartition{};
     default:

@@ -5,8 +5,9 @@
 /// and `AbstractStreamTaskNetworkInput`'s deserialization, with StreamElementSerializer's tags).
 ///
 /// A RowBatch or an object batch is one record: a kind byte (1 = RowBatch, 2 = object batch) then
-/// `RowBatch::serialize` or the edge's ObjectBatchSerializer bytes. A watermark and the end of the
-/// partition are events in buffers of their own, so they keep their place relative to the records.
+/// `RowBatch::serialize` or the edge's ObjectBatchSerializer bytes. A watermark, a watermark status
+/// (value 0 ACTIVE, 1 IDLE) and the end of the partition are events in buffers of their own, so they keep
+/// their place relative to the records.
 ///
 /// `edgeRecordSerializer` finds which serializer an edge uses and rejects, when the job is submitted,
 /// DataStream records whose type has no TypeSerializer.

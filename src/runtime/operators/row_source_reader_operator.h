@@ -3,7 +3,12 @@
 /// RowBatches (the SQL connectors' sources) in a source task. Each emitted RowBatch goes downstream as it
 /// is. Without a watermark generator it emits no watermarks (the SQL WatermarkAssigner downstream does);
 /// with one (watermark push-down, Flink's SupportsWatermarkPushDown) it keeps a watermark per split
-/// (SplitWatermarks) and emits their minimum after each poll. Threading: one task thread; the enumerator
+/// (SplitWatermarks) and emits their minimum after each poll.
+///
+/// Idleness (Flink's SourceOperator): a subtask of an unbounded source that has no split, or whose splits
+/// are all idle (`table.exec.source.idle-timeout`, with a generator), announces WatermarkStatus IDLE, so
+/// it does not hold back event time downstream; it announces ACTIVE before its next rows or watermark.
+/// A subtask of a bounded source without a split ends. Threading: one task thread; the enumerator
 /// is shared through an ExecutionScopeSlot when one is given, else each subtask has its own (correct for
 /// enumerators that assign splits by subtask index, as Flink's static assignment does).
 
@@ -15,6 +20,7 @@
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/source_sink_operators.h"
 #include "runtime/operators/split_watermarks.h"
+#include "runtime/time/processing_time_service.h"
 #include "types/row_batch.h"
 
 namespace sluice::runtime {
@@ -58,7 +64,12 @@ class RowSourceReaderOperator : public SourceOperator {
         reader_->addSplit(std::move(*split));
         has_split_ = true;
       }
-      if (!has_split_) return InputStatus::kEndOfInput;
+      if (!has_split_) {
+        if (source_->isBounded()) return InputStatus::kEndOfInput;
+        // An unbounded source gets no "no more splits": the reader waits for work, idle (as Flink's).
+        markIdle();
+        return InputStatus::kNothingAvailable;
+      }
     }
     const InputStatus status = reader_->pollNext(forward_);
     if (status == InputStatus::kEndOfInput) {
@@ -66,7 +77,12 @@ class RowSourceReaderOperator : public SourceOperator {
       split_watermarks_.releaseAll();  // every split of the reader is finished
     }
     if (generator_) {
-      if (auto wm = split_watermarks_.nextWatermark(nowMs())) output_->emitWatermark(Watermark{*wm});
+      const int64_t now = nowMs();
+      if (auto wm = split_watermarks_.nextWatermark(now)) {
+        markActive();
+        output_->emitWatermark(Watermark{*wm});
+      }
+      if (split_watermarks_.allIdle(now)) markIdle();
     }
     return status == InputStatus::kNothingAvailable ? InputStatus::kNothingAvailable : InputStatus::kMoreAvailable;
   }
@@ -80,14 +96,28 @@ class RowSourceReaderOperator : public SourceOperator {
   SourceReader<types::RowBatch, SplitT>* reader() const { return reader_.get(); }
 
  private:
-  static int64_t nowMs() {
+  // Processing time (ms): the task's clock, so tests can drive idleness by hand.
+  int64_t nowMs() const {
+    if (ctx_.processing_time_service != nullptr) return ctx_.processing_time_service->currentProcessingTime();
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
 
   void emit(const std::string& split_id, types::RowBatch batch) {
     if (generator_) split_watermarks_.onBatch(split_id, generator_->evaluate(batch), nowMs());
+    markActive();
     output_->collect(std::move(batch));
+  }
+
+  void markIdle() {
+    if (idle_) return;
+    idle_ = true;
+    output_->emitWatermarkStatus(WatermarkStatus::kIdle);
+  }
+  void markActive() {
+    if (!idle_) return;
+    idle_ = false;
+    output_->emitWatermarkStatus(WatermarkStatus::kActive);
   }
 
   struct Forward final : ReaderOutput<types::RowBatch> {
@@ -96,7 +126,7 @@ class RowSourceReaderOperator : public SourceOperator {
     void collect(types::RowBatch batch) override { op->emit(std::string(), std::move(batch)); }
     void collect(types::RowBatch batch, int64_t) override { op->emit(std::string(), std::move(batch)); }
     void createOutputForSplit(const std::string& split_id) override {
-      if (op->generator_) op->split_watermarks_.addSplit(split_id, nowMs());
+      if (op->generator_) op->split_watermarks_.addSplit(split_id, op->nowMs());
     }
     void collectForSplit(const std::string& split_id, types::RowBatch batch) override {
       op->emit(split_id, std::move(batch));
@@ -113,6 +143,7 @@ class RowSourceReaderOperator : public SourceOperator {
   SplitWatermarks split_watermarks_;
   Forward forward_{this};
   bool has_split_ = false;
+  bool idle_ = false;  ///< the status last announced downstream is IDLE
 };
 
 }  // namespace sluice::runtime

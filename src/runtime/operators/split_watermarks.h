@@ -38,7 +38,9 @@ class BatchWatermarkGenerator {
 ///    does not hold it back either until it produces again (Flink's split idleness,
 ///    `table.exec.source.idle-timeout`);
 ///  - nextWatermark() returns the minimum over the active splits when it exceeds the last one returned
-///    and is > 0 (the WatermarkAssigner's rule: its watermark starts at 0), so the output never goes back.
+///    and is > 0 (the WatermarkAssigner's rule: its watermark starts at 0), so the output never goes back;
+///    when every split is idle, nothing holds the watermark back and the maximum over the splits counts
+///    (Flink's CombinedWatermarkStatus since FLINK-38454), and allIdle() says the subtask is IDLE.
 class SplitWatermarks {
  public:
   explicit SplitWatermarks(int64_t idle_timeout_ms = 0) : idle_timeout_ms_(idle_timeout_ms) {}
@@ -61,13 +63,24 @@ class SplitWatermarks {
   /// The watermark to emit now, if it advanced (see the class comment).
   std::optional<int64_t> nextWatermark(int64_t now_ms) {
     std::optional<int64_t> min;
+    int64_t max = Watermark::kMinTimestamp;
     for (const auto& [id, s] : splits_) {
-      if (idle_timeout_ms_ > 0 && now_ms - s.last_record_ms >= idle_timeout_ms_) continue;
+      max = std::max(max, s.watermark);
+      if (isIdle(s, now_ms)) continue;
       min = min ? std::min(*min, s.watermark) : s.watermark;
     }
+    if (!min && !splits_.empty()) min = max;  // every split is idle
     if (!min || *min <= last_emitted_) return std::nullopt;
     last_emitted_ = *min;
     return min;
+  }
+  /// True when there is a split and every split is idle at `now_ms` (never with idle_timeout_ms 0).
+  bool allIdle(int64_t now_ms) const {
+    if (splits_.empty()) return false;
+    for (const auto& [id, s] : splits_) {
+      if (!isIdle(s, now_ms)) return false;
+    }
+    return true;
   }
   /// The last watermark returned by nextWatermark (0 before any).
   int64_t lastEmitted() const { return last_emitted_; }
@@ -78,6 +91,9 @@ class SplitWatermarks {
     int64_t watermark;
     int64_t last_record_ms;
   };
+  bool isIdle(const Split& s, int64_t now_ms) const {
+    return idle_timeout_ms_ > 0 && now_ms - s.last_record_ms >= idle_timeout_ms_;
+  }
   int64_t idle_timeout_ms_;
   int64_t last_emitted_ = 0;
   std::map<std::string, Split> splits_;

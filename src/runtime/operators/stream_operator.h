@@ -35,6 +35,9 @@ class Output {
     SLUICE_CHECK(false, "this output does not carry DataStream records");
   }
   virtual void emitWatermark(Watermark mark) = 0;
+  /// Announces that the stream went IDLE or ACTIVE again (Flink's Output.emitWatermarkStatus). Outputs
+  /// that lead somewhere forward it; the default drops it (outputs without a downstream, test collectors).
+  virtual void emitWatermarkStatus(WatermarkStatus status) { (void)status; }
 };
 
 class ProcessingTimeService;
@@ -83,6 +86,10 @@ class StreamOperator {
   }
   /// Event time advanced. Default: forward. Operators with timers fire them first.
   virtual void processWatermark(Watermark mark) { output_->emitWatermark(mark); }
+  /// The input went IDLE or ACTIVE (its watermark no longer / again holds back event time; only the
+  /// change is delivered). Default: forward (Flink's AbstractStreamOperator.processWatermarkStatus).
+  /// Operators that generate their own watermarks may handle it themselves.
+  virtual void processWatermarkStatus(WatermarkStatus status) { output_->emitWatermarkStatus(status); }
   /// All input has been consumed (bounded input; Flink's BoundedOneInput.endInput). Flush buffered state.
   virtual void endInput() {}
   /// Releases resources; called after endInput on success, or alone on failure/cancel.

@@ -28,6 +28,7 @@ class ChainingOutput final : public Output {
     next_->processObjects(std::move(batch));
   }
   void emitWatermark(Watermark mark) override { next_->processWatermark(mark); }
+  void emitWatermarkStatus(WatermarkStatus status) override { next_->processWatermarkStatus(status); }
   /// Only object batches with this tag reach the next operator (side outputs).
   void setAcceptedTag(int tag) { accepted_tag_ = tag; }
 
@@ -52,13 +53,24 @@ class RecordWriterOutput final : public Output {
     if (self_) addCount(self_->num_records_out, static_cast<int64_t>(batch->size()));
     writer_->emitObjects(std::move(batch));
   }
-  void emitWatermark(Watermark mark) override { writer_->broadcastWatermark(mark); }
+  // As Flink's RecordWriterOutput: no watermark leaves while the announced status is IDLE, and only status
+  // changes go out.
+  void emitWatermark(Watermark mark) override {
+    if (announced_ == WatermarkStatus::kIdle) return;
+    writer_->broadcastWatermark(mark);
+  }
+  void emitWatermarkStatus(WatermarkStatus status) override {
+    if (status == announced_) return;
+    announced_ = status;
+    writer_->broadcastWatermarkStatus(status);
+  }
   void setAcceptedTag(int tag) { accepted_tag_ = tag; }
 
  private:
   RecordWriter* writer_;
   OperatorMetrics* self_;
   int accepted_tag_ = 0;
+  WatermarkStatus announced_ = WatermarkStatus::kActive;
 };
 
 // Fan-out to several outputs (Flink's CopyingBroadcastingOutputCollector): all but the last get a copy.
@@ -87,6 +99,9 @@ class BroadcastingOutput final : public Output {
   }
   void emitWatermark(Watermark mark) override {
     for (Output* o : outputs_) o->emitWatermark(mark);
+  }
+  void emitWatermarkStatus(WatermarkStatus status) override {
+    for (Output* o : outputs_) o->emitWatermarkStatus(status);
   }
   /// tags[i]: the object tag output i reads.
   void setTags(std::vector<int> tags) { tags_ = std::move(tags); }
@@ -119,7 +134,7 @@ int inputTagOf(const graph::OperatorFactory* factory, int source_node_id) {
 }  // namespace
 
 // Wraps a source head's output to remember the highest watermark the source emitted, so the task's final
-// watermark is not sent twice.
+// watermark is not sent twice, and the status it announced, so the final watermark follows an ACTIVE.
 class OperatorChain::WatermarkTrackingOutput final : public Output {
  public:
   explicit WatermarkTrackingOutput(Output* inner) : inner_(inner) {}
@@ -129,11 +144,17 @@ class OperatorChain::WatermarkTrackingOutput final : public Output {
     if (mark.timestamp > max_) max_ = mark.timestamp;
     inner_->emitWatermark(mark);
   }
+  void emitWatermarkStatus(WatermarkStatus status) override {
+    status_ = status;
+    inner_->emitWatermarkStatus(status);
+  }
   int64_t maxWatermark() const { return max_; }
+  WatermarkStatus status() const { return status_; }
 
  private:
   Output* inner_;
   int64_t max_ = Watermark::kMinTimestamp;
+  WatermarkStatus status_ = WatermarkStatus::kActive;
 };
 
 OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers,
@@ -221,6 +242,8 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
 void OperatorChain::emitFinalWatermark() {
   SLUICE_CHECK(source_output_ != nullptr, "emitFinalWatermark on a non-source chain");
   if (source_output_->maxWatermark() < Watermark::kMaxTimestamp) {
+    if (source_output_->status() == WatermarkStatus::kIdle)
+      source_output_->emitWatermarkStatus(WatermarkStatus::kActive);
     source_output_->emitWatermark(Watermark{Watermark::kMaxTimestamp});
   }
 }

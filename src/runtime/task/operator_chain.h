@@ -52,10 +52,13 @@ class OperatorChain {
   }
   /// Feeds an advanced task watermark to the head.
   void processWatermark(Watermark mark) { head_->processWatermark(mark); }
+  /// Feeds a change of the task's input status (IDLE / ACTIVE) to the head.
+  void processWatermarkStatus(WatermarkStatus status) { head_->processWatermarkStatus(status); }
   /// The head as a source, or nullptr when the vertex is not a source.
   SourceOperator* sourceHead() const { return source_head_; }
   /// Source chains: emits Watermark::kMaxTimestamp through the head's output unless the source already
-  /// emitted it (Flink's final watermark at the end of a bounded source).
+  /// emitted it (Flink's final watermark at the end of a bounded source), after an ACTIVE when the source
+  /// had announced IDLE.
   void emitFinalWatermark();
   /// endInput on every operator, head first (Flink's finishOperators order).
   void endInput();

@@ -262,13 +262,21 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
     }
   } else if (const auto* mark = std::get_if<Watermark>(&entry.element)) {
     if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) chain_->processWatermark(Watermark{*wm});
+  } else if (const auto* status = std::get_if<WatermarkStatus>(&entry.element)) {
+    emitValveOutput(valve_->inputWatermarkStatus(entry.channel, *status));
   } else {
     char& ended = channel_ended_[static_cast<size_t>(entry.channel)];
     if (ended) return;
     ended = 1;
     ++channels_ended_;
-    if (auto wm = valve_->endOfInput(entry.channel)) chain_->processWatermark(Watermark{*wm});
+    emitValveOutput(valve_->endOfInput(entry.channel));
   }
+}
+
+void StreamTask::emitValveOutput(const ValveOutput& out) {
+  if (out.status == WatermarkStatus::kActive) chain_->processWatermarkStatus(WatermarkStatus::kActive);
+  if (out.watermark) chain_->processWatermark(Watermark{*out.watermark});
+  if (out.status == WatermarkStatus::kIdle) chain_->processWatermarkStatus(WatermarkStatus::kIdle);
 }
 
 void StreamTask::endOfInput() {

@@ -1,8 +1,9 @@
 #pragma once
 /// StreamTask: one subtask of a JobVertex, run on its own thread (Flink's StreamTask with its
 /// MailboxProcessor). A source task loops SourceOperator::emitNext(); other tasks read their InputGate and
-/// feed batches and advanced watermarks (StatusWatermarkValve) to the chain head. Mails and due
-/// processing-time timers run between two default actions. A two-input head (StreamOperatorFactory::
+/// feed batches, advanced watermarks and watermark status changes (StatusWatermarkValve: idle channels
+/// do not hold event time back) to the chain head. Mails and due processing-time timers run between two
+/// default actions. A two-input head (StreamOperatorFactory::
 /// numFirstInputEdges() >= 0) gets the batches of its first input edges through processObjects and the
 /// rest through processObjects2; its watermark is the minimum over the channels of both inputs.
 
@@ -32,6 +33,7 @@ namespace sluice::runtime {
 
 class OperatorChain;
 class StatusWatermarkValve;
+struct ValveOutput;
 
 /// What a task needs from its cluster. Pointers must outlive the task.
 struct StreamTaskSetup {
@@ -85,6 +87,8 @@ class StreamTask {
   void runSource();
   void runInput();
   void dispatch(InputGate::Entry& entry);
+  /// Hands what the valve emitted to the chain head (ACTIVE, watermark, IDLE in that order).
+  void emitValveOutput(const ValveOutput& out);
   void endOfInput();
   bool anyPending() const;
   void flushAll();

@@ -126,12 +126,16 @@ struct JobPlanner {
   std::string_view script;
   CollectCallback collect;
 
-  PlannedJob plan(const sql::Statement& st) const {
+  void checkRuntimeMode(std::string_view text, sql::SourcePos pos) const {
     if (config.get(options::kRuntimeMode) != "STREAMING")
       sql::throwSqlError(fmt::format("execution.runtime-mode '{}' is not supported for SQL jobs yet; they run in "
                                      "STREAMING mode",
                                      config.get(options::kRuntimeMode)),
-                         script, st.pos, "SQL validation error");
+                         text, pos, "SQL validation error");
+  }
+
+  PlannedJob plan(const sql::Statement& st) const {
+    checkRuntimeMode(script, st.pos);
     SqlToRelConverter conv(catalog, factories, config, script);
     PlannedJob job;
     switch (st.kind) {
@@ -151,11 +155,27 @@ struct JobPlanner {
       default:
         sql::throwSqlError("This statement cannot be run as a job", script, st.pos, "SQL validation error");
     }
-    // Reuse first, on scans that still read every column: pruning then gives a shared scan the union of
-    // the columns its consumers read (Flink's SubplanReuser and ScanReuser).
-    job.roots = pruneColumns(reuseDuplicatedSubplans(job.roots, config));
+    optimize(job);
     return job;
   }
+
+  /// The INSERTs of a StatementSet as one job, each converted against its own text (for error carets).
+  PlannedJob planInserts(const std::vector<std::string>& texts) const {
+    if (texts.empty()) throw UserError("The statement set has no INSERT statement to execute or explain");
+    PlannedJob job;
+    for (const auto& text : texts) {
+      std::vector<sql::Statement> statements = sql::parseScript(text);
+      checkRuntimeMode(text, statements.at(0).pos);
+      job.roots.push_back(SqlToRelConverter(catalog, factories, config, text).convertInsert(*statements.at(0).insert));
+    }
+    job.name = jobName(config, "insert-into_statement_set");
+    optimize(job);
+    return job;
+  }
+
+  /// Reuse first, on scans that still read every column: pruning then gives a shared scan the union of
+  /// the columns its consumers read (Flink's SubplanReuser and ScanReuser).
+  void optimize(PlannedJob& job) const { job.roots = pruneColumns(reuseDuplicatedSubplans(job.roots, config)); }
 
   std::vector<graph::TransformationPtr> translate(const PlannedJob& job) const {
     std::shared_ptr<const runtime::StreamOperatorFactory> collect_factory;
@@ -165,17 +185,38 @@ struct JobPlanner {
   }
 };
 
-std::string explainJob(const JobPlanner& planner, const sql::Statement& st, bool json) {
-  PlannedJob job = planner.plan(st);
-  auto transformations = planner.translate(job);
-  graph::StreamGraph sg = graph::StreamGraphGenerator(planner.config).generate(transformations, job.name);
-  graph::JobGraph jg = graph::StreamingJobGraphGenerator::createJobGraph(sg);
-  if (json) return graph::jobGraphToJson(jg) + "\n";
+namespace {
+
+struct CompiledJob {
+  graph::StreamGraph stream_graph;
+  graph::JobGraph job_graph;
+};
+
+CompiledJob compile(const JobPlanner& planner, const PlannedJob& job) {
+  CompiledJob out;
+  out.stream_graph = graph::StreamGraphGenerator(planner.config).generate(planner.translate(job), job.name);
+  out.job_graph = graph::StreamingJobGraphGenerator::createJobGraph(out.stream_graph);
+  return out;
+}
+
+std::string explainJob(const JobPlanner& planner, const PlannedJob& job, bool json) {
+  CompiledJob compiled = compile(planner, job);
+  if (json) return graph::jobGraphToJson(compiled.job_graph) + "\n";
   std::string out = "== Optimized Physical Plan ==\n";
   out += explainPlan(job.roots);
-  out += "\n== Stream Graph ==\n" + graph::streamGraphToText(sg);
-  out += "\n== Job Graph ==\n" + graph::jobGraphToText(jg);
+  out += "\n== Stream Graph ==\n" + graph::streamGraphToText(compiled.stream_graph);
+  out += "\n== Job Graph ==\n" + graph::jobGraphToText(compiled.job_graph);
   return out;
+}
+
+}  // namespace
+
+void TableEnvironment::runJobGraph(const graph::JobGraph& job) {
+  JobRunOptions run;
+  run.progress = impl_->progress;
+  run.progress_interval_ms = impl_->progress_interval_ms;
+  run.cancellation = impl_->cancellation;
+  jobs_.push_back(runJob(job, config_, run));
 }
 
 void TableEnvironment::executeScript(std::string_view script) {
@@ -185,19 +226,11 @@ void TableEnvironment::executeScript(std::string_view script) {
     if (applyStatement(st, script, *catalog_, *factories_, config_, impl_->message)) continue;
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     if (st.kind == sql::StatementKind::kExplain) {
-      std::string text = explainJob(planner, *st.explained, false);
+      std::string text = explainJob(planner, planner.plan(*st.explained), false);
       if (impl_->message) impl_->message(text);
       continue;
     }
-    PlannedJob job = planner.plan(st);
-    auto transformations = planner.translate(job);
-    graph::StreamGraph sg = graph::StreamGraphGenerator(config_).generate(transformations, job.name);
-    graph::JobGraph jg = graph::StreamingJobGraphGenerator::createJobGraph(sg);
-    JobRunOptions run;
-    run.progress = impl_->progress;
-    run.progress_interval_ms = impl_->progress_interval_ms;
-    run.cancellation = impl_->cancellation;
-    jobs_.push_back(runJob(jg, config_, run));
+    runJobGraph(compile(planner, planner.plan(st)).job_graph);
   }
 }
 
@@ -208,10 +241,37 @@ std::string TableEnvironment::explainScript(std::string_view script, bool json) 
     if (applyStatement(st, script, *catalog_, *factories_, config_, nullptr)) continue;
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     const sql::Statement& target = st.kind == sql::StatementKind::kExplain ? *st.explained : st;
-    out += explainJob(planner, target, json);
+    out += explainJob(planner, planner.plan(target), json);
     if (!json) out += "\n";
   }
   return out;
+}
+
+StatementSet TableEnvironment::createStatementSet() { return StatementSet(*this); }
+
+StatementSet& StatementSet::addInsertSql(std::string statement) {
+  std::vector<sql::Statement> statements = sql::parseScript(statement);
+  if (statements.empty()) throw UserError("A statement set takes INSERT statements; the text has no statement");
+  if (statements.size() > 1)
+    sql::throwSqlError("A statement set takes one INSERT statement at a time", statement, statements[1].pos,
+                       "SQL validation error");
+  if (statements[0].kind != sql::StatementKind::kInsert)
+    sql::throwSqlError("Only INSERT statements can be added to a statement set", statement, statements[0].pos,
+                       "SQL validation error");
+  statements_.push_back(std::move(statement));
+  return *this;
+}
+
+std::string StatementSet::explain(bool json) const {
+  JobPlanner planner{*env_->catalog_, *env_->factories_, env_->config_, {}, env_->impl_->collect};
+  return explainJob(planner, planner.planInserts(statements_), json);
+}
+
+JobSummary StatementSet::execute() {
+  JobPlanner planner{*env_->catalog_, *env_->factories_, env_->config_, {}, env_->impl_->collect};
+  env_->runJobGraph(compile(planner, planner.planInserts(statements_)).job_graph);
+  statements_.clear();
+  return env_->jobs_.back();
 }
 
 }  // namespace sluice::table

@@ -22,11 +22,15 @@ struct RowType;
 namespace sluice::cluster {
 struct JobExecutionResult;
 }
+namespace sluice::graph {
+struct JobGraph;
+}
 
 namespace sluice::table {
 
 class Catalog;
 class FactoryRegistry;
+class StatementSet;
 
 /// What one job did (sums over subtasks).
 struct JobSummary {
@@ -86,13 +90,46 @@ class TableEnvironment {
   /// Summaries of the jobs run so far, in order.
   const std::vector<JobSummary>& jobs() const { return jobs_; }
 
+  /// An empty StatementSet whose INSERTs run as one job in this environment (Flink's
+  /// TableEnvironment#createStatementSet). The set refers to this environment, which must outlive it.
+  StatementSet createStatementSet();
+
  private:
+  friend class StatementSet;
+  /// Runs a compiled job to its end and appends its summary to jobs().
+  void runJobGraph(const graph::JobGraph& job);
+
   struct Impl;
   Configuration config_;
   std::shared_ptr<const FactoryRegistry> factories_;
   std::unique_ptr<Catalog> catalog_;
   std::unique_ptr<Impl> impl_;
   std::vector<JobSummary> jobs_;
+};
+
+/// Several INSERTs planned and run as one job (Flink's StatementSet; the API form of `EXECUTE STATEMENT SET`):
+/// they are optimized together, so INSERTs reading one table share one source and identical sub-plans
+/// (`table.optimizer.reuse-sub-plan-enabled`, `table.optimizer.reuse-source-enabled`). Tables are resolved
+/// against the environment's catalog and configuration when the set is explained or executed. Client thread
+/// only, like its TableEnvironment.
+class StatementSet {
+ public:
+  /// Adds one `INSERT INTO ... SELECT ...` (a trailing ';' is allowed). Throws SqlError with line:column
+  /// in `statement` when it does not parse or is not exactly one INSERT, UserError when it is empty.
+  StatementSet& addInsertSql(std::string statement);
+  /// EXPLAIN of the job: the optimized plan, StreamGraph and JobGraph as text, or the JobGraph as Flink's
+  /// JSON plan when `json`. Throws SqlError (line:column in the INSERT's own text) or UserError, also when
+  /// the set is empty.
+  std::string explain(bool json = false) const;
+  /// Plans the INSERTs as one job, runs it to its end (a job summary is appended to the environment's
+  /// jobs() and returned) and empties the set, as Flink's StatementSet#execute. Throws as explain().
+  JobSummary execute();
+
+ private:
+  friend class TableEnvironment;
+  explicit StatementSet(TableEnvironment& env) : env_(&env) {}
+  TableEnvironment* env_;
+  std::vector<std::string> statements_;
 };
 
 }  // namespace sluice::table

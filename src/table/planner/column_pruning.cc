@@ -55,6 +55,16 @@ void keepColumns(const RelNode& from, RelNode& to, const std::vector<bool>& keep
   }
 }
 
+// The watermark expression shown by explain, over the columns that survived pruning (`mapping`: old
+// column -> new, -1 when dropped); null when it reads a dropped column.
+ExprPtr remapExplainedWatermark(const ExprPtr& wm, const std::vector<int>& mapping) {
+  std::vector<bool> reads(mapping.size(), false);
+  markRefs(wm, reads);
+  for (size_t i = 0; i < reads.size(); ++i)
+    if (reads[i] && mapping[i] < 0) return nullptr;
+  return remap(wm, mapping);
+}
+
 bool all(const std::vector<bool>& v) {
   for (bool b : v)
     if (!b) return false;
@@ -221,14 +231,7 @@ class ColumnPruner {
         Pruned out;
         out.rel = copy;
         keepColumns(*rel, *copy, n.keep, out.mapping);
-        if (copy->watermark_expr) {
-          // Only for explain: keep it when every column it reads survived.
-          std::vector<bool> reads(n.keep.size(), false);
-          markRefs(copy->watermark_expr, reads);
-          bool ok = true;
-          for (size_t i = 0; i < reads.size(); ++i) ok = ok && (!reads[i] || out.mapping[i] >= 0);
-          copy->watermark_expr = ok ? remap(copy->watermark_expr, out.mapping) : nullptr;
-        }
+        if (copy->watermark_expr) copy->watermark_expr = remapExplainedWatermark(copy->watermark_expr, out.mapping);
         return out;
       }
       case RelKind::kGroupAggregate:
@@ -253,6 +256,7 @@ class ColumnPruner {
         Pruned out;
         out.rel = copy;
         keepColumns(*rel, *copy, n.keep, out.mapping);
+        if (copy->watermark_expr) copy->watermark_expr = remapExplainedWatermark(copy->watermark_expr, out.mapping);
         return out;
       }
     }

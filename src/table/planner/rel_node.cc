@@ -42,9 +42,11 @@ std::string RelNode::describe() const {
   const std::vector<std::string>* in_names = inputs.empty() ? nullptr : &inputs[0]->row_type.names;
   switch (kind) {
     case RelKind::kTableSourceScan:
-      return fmt::format("TableSourceScan(table=[[default_catalog, default_database, {}]], fields=[{}]{})", table_name,
-                         fmt::join(row_type.names, ", "),
-                         parallelism > 0 ? fmt::format(", parallelism=[{}]", parallelism) : "");
+      // A watermark pushed into the source shows inside the table's brackets, as Flink's digest does.
+      return fmt::format(
+          "TableSourceScan(table=[[default_catalog, default_database, {}{}]], fields=[{}]{})", table_name,
+          watermark_expr ? fmt::format(", watermark=[{}]", watermark_expr->toString(&row_type.names)) : "",
+          fmt::join(row_type.names, ", "), parallelism > 0 ? fmt::format(", parallelism=[{}]", parallelism) : "");
     case RelKind::kCalc: {
       std::vector<std::string> items;
       for (size_t i = 0; i < projections.size(); ++i) {
@@ -111,7 +113,7 @@ struct ReuseIds {
 
 void explainInto(const RelNode& n, const std::string& prefix, bool root, bool last, ReuseIds& reuse, std::string& out) {
   out += prefix;
-  if (!root) out += "+- ";
+  if (!root) out += last ? "+- " : ":- ";  // Flink's RelTreeWriterImpl: ":- " before a later sibling
   const bool shared = reuse.consumers[&n] > 1;
   if (shared && reuse.ids.count(&n)) {
     out += fmt::format("Reused(reference_id=[{}])\n", reuse.ids.at(&n));
@@ -134,7 +136,10 @@ std::string explainRoots(const std::vector<const RelNode*>& roots) {
   ReuseIds reuse;
   for (const RelNode* r : roots) reuse.count(*r);
   std::string out;
-  for (const RelNode* r : roots) explainInto(*r, "", true, true, reuse, out);
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (i > 0) out += '\n';  // a blank line between the sinks' trees, as Flink prints a statement set
+    explainInto(*roots[i], "", true, true, reuse, out);
+  }
   return out;
 }
 }  // namespace

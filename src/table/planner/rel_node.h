@@ -58,7 +58,7 @@ struct RelNode {
   // kWatermarkAssigner
   int rowtime_index = -1;
   int watermark_index = -1;
-  ExprPtr watermark_expr;           ///< for explain only
+  ExprPtr watermark_expr;  ///< for explain only (also on a scan: the watermark pushed into it)
   // kGroupAggregate / kWindowAggregate
   std::vector<int> group_keys;
   std::vector<AggregateCall> aggregates;
@@ -75,7 +75,8 @@ struct RelNode {
 /// several consumers (a reused sub-plan) is printed in full once with "(reuse_id=[N])" after its
 /// description, and as "Reused(reference_id=[N])" where it is read again, as Flink prints it.
 std::string explainPlan(const RelNode& root);
-/// The same for the sink roots of one job (a statement set), numbering reused nodes across them.
+/// The same for the sink roots of one job (a statement set), numbering reused nodes across them; the trees
+/// are separated by a blank line.
 std::string explainPlan(const std::vector<RelNodePtr>& roots);
 
 }  // namespace sluice::table

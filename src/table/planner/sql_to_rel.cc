@@ -240,6 +240,7 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
     const ExprPtr wm_expr = substitute(schema.watermark, schema.projections);
     watermark_pushed =
         source->applyWatermark(std::make_shared<RowtimeWatermarkGenerator>(scan->row_type, rowtime_expr, wm_expr));
+    if (watermark_pushed) scan->watermark_expr = wm_expr;
   }
   if (watermark_pushed) {
     auto with_rowtime = std::make_shared<RelNode>(*block(makeCalc(rel, nullptr, projections, names)));

@@ -114,8 +114,12 @@ class SubplanReuser {
   std::string digest(const RelNode& n) const {
     std::string d = fmt::format("{}|p{}|b{}|c{}|", static_cast<int>(n.kind), n.parallelism, n.in_source_block ? 1 : 0,
                                 static_cast<int>(n.changelog));
+    // A scan's column names are labels only (a view or alias renaming every column copies the scan with new
+    // names); consumers read columns by index, so renamed scans of one table are one scan.
+    const bool names = n.kind != RelKind::kTableSourceScan;
     for (size_t i = 0; i < n.row_type.size(); ++i) {
-      d += fmt::format("{}{}:", n.row_type.names[i], i < n.rowtime.size() && n.rowtime[i] ? "*" : "");
+      d += fmt::format("{}{}:", names ? n.row_type.names[i] : std::string(),
+                       i < n.rowtime.size() && n.rowtime[i] ? "*" : "");
       appendType(d, n.row_type.types[i]);
     }
     d += "|in";

@@ -4,7 +4,9 @@
 #include <limits>
 #include <string>
 
+#include "common/config.h"
 #include "common/error.h"
+#include "runtime/time/processing_time_service.h"
 #include "table/functions/calc_program.h"
 
 namespace sluice::table {
@@ -22,8 +24,57 @@ WatermarkAssignerOperator::WatermarkAssignerOperator(int rowtime_index, int wate
   }
 }
 
+int64_t WatermarkAssignerOperator::idleCheckIntervalMs(int64_t idle_timeout_ms) {
+  constexpr int64_t kAutoWatermarkIntervalMs = 200;
+  const int64_t smaller = std::min(kAutoWatermarkIntervalMs, idle_timeout_ms);
+  const int64_t larger = std::max(kAutoWatermarkIntervalMs, idle_timeout_ms);
+  // One check per smaller period when the two differ a lot; else five per smaller period.
+  const int64_t interval = smaller * 5 < larger ? smaller : smaller / 5;
+  return std::max<int64_t>(interval, 1);
+}
+
+void WatermarkAssignerOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  StreamOperator::open(ctx, output);
+  idle_timeout_ms_ = ctx.config != nullptr ? ctx.config->get(options::kIdleTimeout) : 0;
+  if (idle_timeout_ms_ <= 0) return;
+  runtime::ProcessingTimeService* timers = ctx.processing_time_service;
+  SLUICE_CHECK(timers != nullptr, "watermark assigner '{}': an idle timeout needs processing-time timers",
+               ctx.operator_name);
+  last_activity_ms_ = timers->currentProcessingTime();
+  scheduleIdleCheck(last_activity_ms_);
+}
+
+void WatermarkAssignerOperator::scheduleIdleCheck(int64_t now_ms) {
+  runtime::ProcessingTimeService* timers = ctx_.processing_time_service;
+  timers->registerTimer(now_ms + idleCheckIntervalMs(idle_timeout_ms_),
+                        [this, timers](int64_t) { onIdleCheck(timers->currentProcessingTime()); });
+}
+
+void WatermarkAssignerOperator::onIdleCheck(int64_t now_ms) {
+  if (closed_) return;
+  if (rows_seen_ != rows_seen_at_check_) {
+    last_activity_ms_ = now_ms;
+    rows_seen_at_check_ = rows_seen_;
+  }
+  if (status_ == runtime::WatermarkStatus::kActive && last_activity_ms_ + idle_timeout_ms_ <= now_ms) {
+    emitStatus(runtime::WatermarkStatus::kIdle);
+  }
+  scheduleIdleCheck(now_ms);
+}
+
+void WatermarkAssignerOperator::emitStatus(runtime::WatermarkStatus status) {
+  status_ = status;
+  output_->emitWatermarkStatus(status);
+}
+
+void WatermarkAssignerOperator::processWatermarkStatus(runtime::WatermarkStatus status) { emitStatus(status); }
+
+void WatermarkAssignerOperator::close() { closed_ = true; }
+
 void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
   const size_t rows = batch.numRows();
+  if (rows > 0) ++rows_seen_;
+  if (rows > 0 && status_ == runtime::WatermarkStatus::kIdle) emitStatus(runtime::WatermarkStatus::kActive);
   SLUICE_CHECK(static_cast<size_t>(std::max(rowtime_index_, watermark_index_)) < batch.numColumns(),
                "watermark assigner columns {} / {} beyond a batch of {} columns", rowtime_index_, watermark_index_,
                batch.numColumns());
@@ -32,7 +83,6 @@ void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
   SLUICE_CHECK(wm.type().isInt64Backed() && rowtime.type().isInt64Backed(),
                "watermark assigner: row-time {} and watermark {} columns must hold ms values",
                rowtime.type().toString(), wm.type().toString());
-  (void)rows;
   current_watermark_ = maxWatermarkOf(rowtime, wm, current_watermark_);
 
   if (output_columns_.empty()) {
@@ -72,6 +122,7 @@ void WatermarkAssignerOperator::endInput() { emitMax(); }
 
 void WatermarkAssignerOperator::emitMax() {
   if (current_watermark_ == runtime::Watermark::kMaxTimestamp) return;
+  if (status_ == runtime::WatermarkStatus::kIdle) emitStatus(runtime::WatermarkStatus::kActive);
   current_watermark_ = runtime::Watermark::kMaxTimestamp;
   last_watermark_ = current_watermark_;
   output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});

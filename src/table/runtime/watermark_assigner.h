@@ -27,7 +27,13 @@ class CalcProgram;
 ///  - a NULL watermark value is ignored; a NULL row time fails the job (UserError);
 ///  - watermarks from upstream are swallowed, except Watermark::kMaxTimestamp, which is forwarded once;
 ///  - endInput emits Watermark::kMaxTimestamp unless already forwarded (Flink's finish()), so the
-///    end of a bounded input fires every event-time window downstream whichever comes first.
+///    end of a bounded input fires every event-time window downstream whichever comes first;
+///  - idleness: with `table.exec.source.idle-timeout` > 0 (read from the job configuration at open), a
+///    processing-time timer checks whether rows arrived; after the timeout without rows the operator
+///    announces WatermarkStatus IDLE (its subtask no longer holds back event time downstream) and
+///    ACTIVE again before the next rows or the MAX watermark. The timer runs every
+///    min(timeout, 200 ms), or a fifth of the smaller when the two are close (Flink's interval rule with
+///    the default `pipeline.auto-watermark-interval` of 200 ms). A status from upstream is forwarded.
 /// The extra watermark column is usually dropped afterwards: pass `output_columns` to forward only
 /// those input columns (in that order), or leave it empty to forward the rows as they are.
 /// Threading: task thread only.
@@ -39,23 +45,40 @@ class WatermarkAssignerOperator : public runtime::StreamOperator {
 
   /// Throws UserError ("RowTime field should not be null, ...") on a NULL row time, and InternalError
   /// when a configured column index is beyond the batch.
+  /// Reads the idle timeout and starts the idleness timer (needs ctx.processing_time_service then).
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   void processBatch(types::RowBatch&& batch) override;
   void processWatermark(runtime::Watermark mark) override;
+  void processWatermarkStatus(runtime::WatermarkStatus status) override;
   void endInput() override;
+  void close() override;
 
   /// The largest watermark candidate seen (0 before any; kMaxTimestamp after the end of input).
   int64_t currentWatermark() const { return current_watermark_; }
   /// The last watermark emitted (0 before any).
   int64_t lastEmittedWatermark() const { return last_watermark_; }
+  /// The status last announced downstream.
+  runtime::WatermarkStatus currentStatus() const { return status_; }
+  /// The idleness timer's period for `idle_timeout_ms` > 0 (ms; see the class comment).
+  static int64_t idleCheckIntervalMs(int64_t idle_timeout_ms);
 
  private:
   void emitMax();
+  void emitStatus(runtime::WatermarkStatus status);
+  void onIdleCheck(int64_t now_ms);
+  void scheduleIdleCheck(int64_t now_ms);
 
   int rowtime_index_;
   int watermark_index_;
   std::vector<int> output_columns_;
   int64_t current_watermark_ = 0;
   int64_t last_watermark_ = 0;
+  int64_t idle_timeout_ms_ = 0;  ///< 0: idleness disabled (Flink's default)
+  runtime::WatermarkStatus status_ = runtime::WatermarkStatus::kActive;
+  int64_t rows_seen_ = 0;            ///< batches with rows so far
+  int64_t rows_seen_at_check_ = -1;  ///< rows_seen_ at the last idleness check
+  int64_t last_activity_ms_ = 0;     ///< processing time at which rows were last noticed
+  bool closed_ = false;              ///< stops the idleness timer
 };
 
 /// Folds one batch into a watermark candidate: the maximum of `current` and the non-NULL values of

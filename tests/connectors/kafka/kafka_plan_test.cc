@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../../table/planner/plan_vertices.h"
+#include "common/error.h"
 
 namespace sluice::connectors::kafka {
 namespace {
@@ -56,6 +57,48 @@ TEST(KafkaPlanTest, UpsertSourceIsHashedOnThePrimaryKeyIntoChangelogNormalize) {
   auto same = plan(upsertTable(", 'scan.parallelism' = '2'") + kSink + "INSERT INTO s SELECT k, v FROM t;", 2);
   ASSERT_GE(same.size(), 2u);
   EXPECT_EQ(same[1].inputs, std::vector<std::string>{"HASH"});
+}
+
+// The error planning `script` fails with ("no error" when it plans).
+std::string planError(const std::string& script) {
+  try {
+    plan(script, 1);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(KafkaPlanTest, BadTopicPatternFailsPlanningNamingOptionAndPattern) {
+  // Planning only: no broker listens at 127.0.0.1:1, so reaching the job would fail differently.
+  const std::string err = planError(
+      "CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic-pattern' = 'orders_(eu', "
+      "'properties.bootstrap.servers' = '127.0.0.1:1', 'format' = 'raw', 'scan.startup.mode' = 'earliest-offset');\n"
+      "CREATE TABLE s (v STRING) WITH ('connector' = 'print');\nINSERT INTO s SELECT v FROM t;");
+  EXPECT_NE(err.find("'topic-pattern'"), std::string::npos) << err;
+  EXPECT_NE(err.find("'orders_(eu'"), std::string::npos) << err;
+  EXPECT_NE(err.find("not a regular expression"), std::string::npos) << err;
+}
+
+TEST(KafkaPlanTest, RawFormatErrorsSayWhetherTheTableIsReadOrWritten) {
+  const std::string kafka2 =
+      "CREATE TABLE k (a STRING, b STRING) WITH ('connector' = 'kafka', 'topic' = 'x', "
+      "'properties.bootstrap.servers' = '127.0.0.1:1', 'format' = 'raw', "
+      "'scan.startup.mode' = 'earliest-offset');\n";
+  const std::string sink_err = planError(kafka2 +
+                                         "CREATE TABLE f (a STRING, b STRING) WITH ('connector' = 'datagen');\n"
+                                         "INSERT INTO k SELECT * FROM f;");
+  EXPECT_NE(sink_err.find("The 'raw' format writes exactly one STRING column"), std::string::npos) << sink_err;
+  EXPECT_NE(sink_err.find("option 'format'"), std::string::npos) << sink_err;
+  const std::string source_err = planError(
+      kafka2 + "CREATE TABLE p (a STRING, b STRING) WITH ('connector' = 'print');\nINSERT INTO p SELECT * FROM k;");
+  EXPECT_NE(source_err.find("The 'raw' format reads exactly one STRING column"), std::string::npos) << source_err;
+}
+
+TEST(KafkaPlanTest, OffsetCommitNeedsAGroupId) {
+  const std::string err =
+      planError(kafkaTable(", 'properties.enable.auto.commit' = 'true'") + kSink + "INSERT INTO s SELECT k, v FROM t;");
+  EXPECT_NE(err.find("group.id is required when offset commit is enabled"), std::string::npos) << err;
 }
 
 }  // namespace

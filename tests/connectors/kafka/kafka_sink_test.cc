@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "connectors/kafka/kafka_spec.h"
 #include "kafka_test_util.h"
 
 namespace sluice::connectors::kafka {
@@ -139,17 +140,108 @@ TEST(KafkaSinkTest, UpdatingInputIsRejectedAtPlanning) {
 
 TEST(KafkaSinkTest, UndeliverableRecordsFailTheJobNamingTheTopic) {
   TempFile input("1,a\n2,b\n");
-  try {
-    runSql(fmt::format("CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', "
-                       "'format' = 'csv');\n",
-                       input.path()) +
-           "CREATE TABLE o (id INT, k STRING) WITH ('connector' = 'kafka', 'topic' = 'out', "
-           "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.message.timeout.ms' = '500', "
-           "'format' = 'csv');\nINSERT INTO o SELECT * FROM src;");
-    FAIL() << "expected a delivery error";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("Writing to Kafka topic 'out'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+  // Both names of the delivery timeout are honoured (librdkafka's message.timeout.ms and the Kafka
+  // producer's delivery.timeout.ms), with each partitioner; the job ends with the error, no hang.
+  for (const std::string extra : {"'properties.message.timeout.ms' = '500'", "'properties.delivery.timeout.ms' = '600'",
+                                  "'properties.delivery.timeout.ms' = '700', 'sink.partitioner' = 'fixed'",
+                                  "'properties.delivery.timeout.ms' = '800', 'sink.partitioner' = 'round-robin'"}) {
+    try {
+      runSql(fmt::format("CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', "
+                         "'format' = 'csv');\n",
+                         input.path()) +
+             "CREATE TABLE o (id INT, k STRING) WITH ('connector' = 'kafka', 'topic' = 'out', "
+             "'properties.bootstrap.servers' = '127.0.0.1:1', " +
+             extra +
+             ", 'format' = 'csv');\n"
+             "INSERT INTO o SELECT * FROM src;");
+      ADD_FAILURE() << "expected a delivery error with " << extra;
+    } catch (const UserError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("Kafka topic 'out'"), std::string::npos) << what;
+      EXPECT_NE(what.find("'127.0.0.1:1'"), std::string::npos) << what;
+      EXPECT_EQ(what.find("partition -1"), std::string::npos) << what;
+      // The timeout the job waited, as configured (fixed / round-robin wait for the partitions first).
+      const std::string ms = extra.substr(extra.find("= '") + 3, 3);
+      EXPECT_NE(what.find("within " + ms + " ms"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(KafkaSinkTest, TopicTheBrokersRefuseFailsNamingIt) {
+  MockKafkaCluster c(1);
+  c.createTopic("gone", 2);
+  c.markTopicDeleted("gone");  // every request about it answers UNKNOWN_TOPIC_OR_PARTITION, none creates it
+  TempFile input("1,a\n");
+  for (const std::string partitioner : {"default", "fixed", "round-robin"}) {
+    try {
+      runSql(fmt::format("CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', "
+                         "'format' = 'csv');\n",
+                         input.path()) +
+             kafkaTable("o", "id INT, k STRING", c, "gone",
+                        ", 'format' = 'csv', 'properties.delivery.timeout.ms' = '500', 'sink.partitioner' = '" +
+                            partitioner + "'") +
+             "INSERT INTO o SELECT * FROM src;");
+      ADD_FAILURE() << "expected an error with " << partitioner;
+    } catch (const UserError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("Kafka topic 'gone'"), std::string::npos) << what;
+      EXPECT_NE(what.find(c.bootstrapServers()), std::string::npos) << what;
+      if (partitioner != "default") {
+        EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
+      }
+    }
+  }
+}
+
+TEST(KafkaSinkTest, DeliveryTimeoutDefaultsToTheKafkaProducers) {
+  table::ResolvedTable t;
+  t.name = "o";
+  t.physical_type = types::RowType{{"v"}, {types::LogicalType::string()}};
+  t.options = {{"connector", "kafka"}, {"topic", "out"}, {"properties.bootstrap.servers", "x:1"}, {"format", "raw"}};
+  // Kafka's producer config: delivery.timeout.ms defaults to 120000 (librdkafka's own default is 300000).
+  EXPECT_EQ(parseKafkaTable(t, false, false).delivery_timeout_ms, 120000);
+  t.options["properties.delivery.timeout.ms"] = "2500";
+  EXPECT_EQ(parseKafkaTable(t, false, false).delivery_timeout_ms, 2500);
+  t.options["properties.message.timeout.ms"] = "3500";  // librdkafka's alias, which wins as in librdkafka
+  EXPECT_EQ(parseKafkaTable(t, false, false).delivery_timeout_ms, 3500);
+  t.options["properties.message.timeout.ms"] = "0";
+  EXPECT_THROW(parseKafkaTable(t, false, false), UserError);
+}
+
+TEST(KafkaSinkTest, FixedAndRoundRobinCreateAMissingTopicAsTheDefaultPartitionerDoes) {
+  MockKafkaCluster c(1);
+  std::string csv;
+  for (int i = 0; i < 12; ++i) csv += fmt::format("{},k{}\n", i, i);
+  TempFile input(csv);
+  const std::string src = fmt::format(
+      "CREATE TABLE src (id INT, k STRING) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+      input.path());
+  for (const std::string partitioner : {"default", "fixed", "round-robin"}) {
+    const std::string topic = "new_" + partitioner;  // not created: the brokers auto-create it
+    runSql(src +
+           kafkaTable("o", "id INT, k STRING", c, topic,
+                      ", 'format' = 'csv', 'sink.partitioner' = '" + partitioner + "'") +
+           "INSERT INTO o SELECT * FROM src;");
+    std::vector<KafkaRecord> records = c.readAll(topic);
+    std::set<std::string> values;
+    std::map<int, int> per_partition;
+    for (const auto& r : records) {
+      values.insert(r.value.value_or("null"));
+      ++per_partition[r.partition];
+    }
+    std::set<std::string> want;
+    for (int i = 0; i < 12; ++i) want.insert(fmt::format("{},k{}", i, i));
+    EXPECT_EQ(records.size(), 12u) << partitioner;
+    EXPECT_EQ(values, want) << partitioner;
+    if (partitioner == "round-robin") {
+      // One subtask deals the 12 records over the partitions the auto-created topic got.
+      const int n = c.numPartitions(topic);
+      for (int p = 0; p < n; ++p) EXPECT_EQ(per_partition[p], 12 / n + (p < 12 % n ? 1 : 0)) << p;
+    }
+    if (partitioner == "fixed") {
+      EXPECT_EQ(per_partition.size(), 1u);  // subtask 0 writes partition 0 % n
+      EXPECT_EQ(per_partition.count(0), 1u);
+    }
   }
 }
 
@@ -220,12 +312,18 @@ TEST(UpsertKafkaTest, SinkWritesValuesAndTombstones) {
 {"before":{"id":2,"v":20},"after":null,"op":"d"}
 {"before":null,"after":{"id":3,"v":30},"op":"c"}
 )");
+  std::vector<table::JobSummary> jobs;
   runSql(fmt::format("CREATE TABLE src (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
                      "'filesystem', 'path' = '{}', 'format' = 'debezium-json');\n"
                      "CREATE TABLE dst (id INT, v INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = "
                      "'upsert-kafka', 'topic' = 'counts', 'properties.bootstrap.servers' = '{}', 'key.format' = "
                      "'json', 'value.format' = 'json');\nINSERT INTO dst SELECT * FROM src;",
-                     cdc.path(), c.bootstrapServers()));
+                     cdc.path(), c.bootstrapServers()),
+         1, &jobs);
+  // The changelog is +I1 +I2 -U1 +U1 -D2 +I3: the sink takes the 5 rows it writes; the -U is not
+  // counted as written (Flink drops it before the sink, so its numRecordsIn never sees it).
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].rows_written, 5);
   // Per key, in order: key 1: value 10, value 11 (the -U is dropped); key 2: value 20, tombstone; key 3: 30.
   std::map<std::string, std::vector<std::string>> per_key;
   for (const auto& r : c.readAll("counts")) per_key[r.key.value_or("?")].push_back(r.value.value_or("TOMBSTONE"));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <future>
 #include <mutex>
 #include <string>
@@ -64,6 +65,71 @@ TEST(KafkaSourceTest, StartupModes) {
   // A group without a committed offset: Flink's 'none' reset fails, 'earliest' reads everything.
   EXPECT_THROW(run(", 'properties.group.id' = 'g2'"), UserError);
   EXPECT_EQ(run(", 'properties.group.id' = 'g2', 'properties.auto.offset.reset' = 'earliest'"), idsFrom(0, 10));
+}
+
+TEST(KafkaSourceTest, SpecificOffsetOutOfRangeStartsAtTheEarliestAsFlinksResetStrategy) {
+  MockKafkaCluster c(1);
+  produceTen(c, "ten");  // offsets 0..9, so the log end is 10
+  auto run = [&](const std::string& offsets) {
+    return runSql(
+        csvTable(c, "ten",
+                 ", 'scan.startup.mode' = 'specific-offsets', 'scan.startup.specific-offsets' = '" + offsets + "'") +
+        "SELECT * FROM t;");
+  };
+  // Flink's OffsetsInitializer.offsets() resets to EARLIEST when the offset is out of range.
+  EXPECT_EQ(run("partition:0,offset:25"), idsFrom(0, 10));
+  EXPECT_EQ(run("partition:0,offset:11"), idsFrom(0, 10));
+  // The log end itself is in range: nothing left to read before the bounded end.
+  EXPECT_EQ(run("partition:0,offset:10"), idsFrom(0, 0));
+  EXPECT_EQ(run("partition:0,offset:9"), idsFrom(9, 10));
+}
+
+TEST(KafkaSourceTest, AutoCommitLetsTheNextJobOfTheGroupResume) {
+  MockKafkaCluster c(1);
+  c.createTopic("resume", 2);
+  // Record i ("i,n<i>") goes to partition i % 2 at offset i / 2.
+  auto produce = [&](int from, int to) {
+    std::vector<KafkaRecord> records;
+    for (int i = from; i < to; ++i) records.push_back(valueRecord(fmt::format("{},n{}", i, i), i % 2));
+    c.produce("resume", records);
+  };
+  produce(0, 10);
+  // The ids with from <= offset < to in every partition.
+  auto ids = [](int total, std::map<int, int> from, std::map<int, int> to) {
+    std::vector<std::string> out;
+    for (int i = 0; i < total; ++i)
+      if (i / 2 >= from[i % 2] && i / 2 < to[i % 2]) out.push_back(fmt::format("+I[{}, n{}]", i, i));
+    return out;
+  };
+  auto run = [&](const std::string& extra) {
+    auto lines = runSql(fmt::format("CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = "
+                                    "'resume', 'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+                                    "'properties.group.id' = 'g', 'properties.auto.offset.reset' = 'earliest', "
+                                    "'scan.parallelism' = '2'{});\nSELECT * FROM t;",
+                                    c.bootstrapServers(), extra),
+                        2);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  auto sorted = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const std::string commit = ", 'properties.enable.auto.commit' = 'true'";
+  const std::string to_latest = ", 'scan.bounded.mode' = 'latest-offset'";
+  // Job 1 commits where it stops: partition 0 at 2, partition 1 at 3.
+  EXPECT_EQ(run(commit + ", 'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = "
+                         "'partition:0,offset:2;partition:1,offset:3'"),
+            sorted(ids(10, {{0, 0}, {1, 0}}, {{0, 2}, {1, 3}})));
+  // Job 2 resumes there but commits nothing (auto commit off, Flink's default).
+  EXPECT_EQ(run(to_latest), sorted(ids(10, {{0, 2}, {1, 3}}, {{0, 5}, {1, 5}})));
+  // So job 3 reads the same again, and commits the end.
+  EXPECT_EQ(run(commit + to_latest), sorted(ids(10, {{0, 2}, {1, 3}}, {{0, 5}, {1, 5}})));
+  // Job 4 reads only what arrived since.
+  produce(10, 16);
+  EXPECT_EQ(run(commit + to_latest), sorted(ids(16, {{0, 5}, {1, 5}}, {{0, 8}, {1, 8}})));
+  // The group's offsets as any Kafka client sees them: the end of both partitions.
+  EXPECT_EQ(c.committedOffsets("g", "resume"), (std::map<int, int64_t>{{0, 8}, {1, 8}}));
 }
 
 TEST(KafkaSourceTest, BoundedModes) {
@@ -230,11 +296,28 @@ TEST(KafkaSourceTest, UnreachableBrokerAndMissingTopicFailInBoundedTime) {
   // A topic deleted before the job starts is missing too.
   c.createTopic("gone", 1);
   c.markTopicDeleted("gone");
-  EXPECT_THROW(runSql(fmt::format("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'gone', "
-                                  "'properties.bootstrap.servers' = '{}', 'format' = 'raw', "
-                                  "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
-                                  c.bootstrapServers())),
-               UserError);
+  try {
+    runSql(
+        fmt::format("CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic' = 'gone', "
+                    "'properties.bootstrap.servers' = '{}', 'format' = 'raw', "
+                    "'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;",
+                    c.bootstrapServers()));
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Kafka topic 'gone' does not exist"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.bootstrapServers()), std::string::npos) << e.what();
+  }
+  // A topic pattern names itself and the brokers it could not list.
+  try {
+    runSql(
+        "CREATE TABLE t (v STRING) WITH ('connector' = 'kafka', 'topic-pattern' = 'orders_.*', "
+        "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.default.api.timeout.ms' = '500', "
+        "'format' = 'raw', 'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;");
+    FAIL() << "expected an error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'orders_.*'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KafkaSourceTest, OptionErrorsNameTheKey) {
@@ -310,6 +393,80 @@ std::string failureWhileReading(MockKafkaCluster& c, const std::function<void()>
     return e.what();
   }
   return "no error";
+}
+
+// Runs an unbounded read of topic "live" (group 'g', auto commit every `interval_ms`) until `rows` rows
+// arrived, then calls `seen` (while the job runs) and cancels the job. Returns the values read, sorted.
+std::vector<int> readLiveThenCancel(MockKafkaCluster& c, size_t rows, int interval_ms,
+                                    const std::function<void()>& seen) {
+  Configuration config;
+  auto registry = std::make_shared<table::FactoryRegistry>();
+  registerBuiltinConnectors(*registry);
+  table::TableEnvironment env(config, registry);
+  std::promise<void> seen_all;
+  std::mutex mu;
+  std::vector<int> values;
+  env.setCollectCallback([&](const types::RowType&, const types::RowBatch& batch) {
+    std::lock_guard<std::mutex> lock(mu);
+    const size_t before = values.size();
+    for (size_t r = 0; r < batch.numRows(); ++r) values.push_back(static_cast<int>(batch.column(0).getLong(r)));
+    if (before < rows && values.size() >= rows) seen_all.set_value();
+  });
+  auto job = std::async(std::launch::async, [&] {
+    env.executeScript(
+        fmt::format("CREATE TABLE t (v INT) WITH ('connector' = 'kafka', 'topic' = 'live', "
+                    "'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+                    "'properties.group.id' = 'g', 'properties.auto.offset.reset' = 'earliest', "
+                    "'properties.enable.auto.commit' = 'true', "
+                    "'properties.auto.commit.interval.ms' = '{}');\nSELECT * FROM t;",
+                    c.bootstrapServers(), interval_ms));
+  });
+  // Generous guards against a hang.
+  if (seen_all.get_future().wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    env.cancel();
+    ADD_FAILURE() << "fewer than " << rows << " rows arrived";
+    return {};
+  }
+  seen();
+  env.cancel();
+  if (job.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
+    ADD_FAILURE() << "cancel did not end the job";
+  job.get();
+  std::lock_guard<std::mutex> lock(mu);
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+TEST(KafkaSourceTest, AutoCommitWhileRunningAndOnCancel) {
+  MockKafkaCluster c(1);
+  c.createTopic("live", 2);
+  auto produce = [&](int from, int to) {  // record i to partition i % 2
+    std::vector<KafkaRecord> records;
+    for (int i = from; i < to; ++i) records.push_back(testing::valueRecord(std::to_string(i), i % 2));
+    c.produce("live", records);
+  };
+  produce(0, 6);
+  // Every 10 ms while the job runs: the offsets reach the end (3 per partition) before it is cancelled.
+  EXPECT_EQ(
+      readLiveThenCancel(
+          c, 6, 10,
+          [&] {
+            const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+            std::map<int, int64_t> committed;
+            while (committed != std::map<int, int64_t>{{0, 3}, {1, 3}} && std::chrono::steady_clock::now() < deadline)
+              committed = c.committedOffsets("g", "live");  // each call waits for a broker round trip
+            EXPECT_EQ(committed, (std::map<int, int64_t>{{0, 3}, {1, 3}}));
+          }),
+      (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  // An hour between periodic commits: the group's offsets move only by the commit on cancel. The job
+  // resumes at 3 / 3 and reads the 4 new records only.
+  produce(6, 10);
+  EXPECT_EQ(readLiveThenCancel(c, 4, 3600000,
+                               [&] {
+                                 EXPECT_EQ(c.committedOffsets("g", "live"), (std::map<int, int64_t>{{0, 3}, {1, 3}}));
+                               }),
+            (std::vector<int>{6, 7, 8, 9}));
+  EXPECT_EQ(c.committedOffsets("g", "live"), (std::map<int, int64_t>{{0, 5}, {1, 5}}));
 }
 
 TEST(KafkaSourceTest, TopicDeletedWhileReadingFailsTheJob) {

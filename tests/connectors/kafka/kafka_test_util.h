@@ -19,25 +19,37 @@
 
 namespace sluice::connectors::kafka::testing {
 
-/// The changelog lines ("+I[1, a]") of the bare SELECTs of `script`, in arrival order, run at
-/// `parallelism`. Throws what executeScript throws.
-inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1) {
+/// A table environment with the built-in connectors, running jobs at `parallelism`.
+inline std::unique_ptr<table::TableEnvironment> newEnvironment(int parallelism = 1) {
   Configuration config;
   config.set("parallelism.default", std::to_string(parallelism));
   auto registry = std::make_shared<table::FactoryRegistry>();
   registerBuiltinConnectors(*registry);
-  table::TableEnvironment env(config, registry);
+  return std::make_unique<table::TableEnvironment>(config, registry);
+}
+
+/// Appends the changelog lines ("+I[1, a]") of `batch` to `lines`.
+inline void appendChangelog(const types::RowBatch& batch, std::vector<std::string>& lines) {
+  for (size_t r = 0; r < batch.numRows(); ++r) {
+    std::string line;
+    types::formatRow(batch, r, line);
+    lines.push_back(line);
+  }
+}
+
+/// The changelog lines ("+I[1, a]") of the bare SELECTs of `script`, in arrival order, run at
+/// `parallelism`; the summaries of its jobs go to `jobs` when given. Throws what executeScript throws.
+inline std::vector<std::string> runSql(const std::string& script, int parallelism = 1,
+                                       std::vector<table::JobSummary>* jobs = nullptr) {
+  auto env = newEnvironment(parallelism);
   std::mutex mu;
   std::vector<std::string> lines;
-  env.setCollectCallback([&](const types::RowType&, const types::RowBatch& batch) {
+  env->setCollectCallback([&](const types::RowType&, const types::RowBatch& batch) {
     std::lock_guard<std::mutex> lock(mu);
-    for (size_t r = 0; r < batch.numRows(); ++r) {
-      std::string line;
-      types::formatRow(batch, r, line);
-      lines.push_back(line);
-    }
+    appendChangelog(batch, lines);
   });
-  env.executeScript(script);
+  env->executeScript(script);
+  if (jobs != nullptr) *jobs = env->jobs();
   return lines;
 }
 

@@ -196,6 +196,30 @@ TEST_F(ReusePlanTest, PlanTextShowsReusedScan) {
   EXPECT_EQ(off.find("Reused"), std::string::npos) << off;
 }
 
+// A view that renames every column reads the same scan under other names: still one source.
+TEST_F(ReusePlanTest, RenamedScanIsReused) {
+  auto v = plan(ddl() + "CREATE TEMPORARY VIEW renamed (a, b, c) AS SELECT * FROM t;\n" +
+                    statementSet("SELECT k, v FROM t", "SELECT c, b FROM renamed"),
+                {kNoChaining});
+  auto src = sources(v);
+  ASSERT_EQ(src.size(), 1u);
+  EXPECT_EQ(consumers(v, src[0]->id).size(), 2u);
+}
+
+// Inside one query too: a UNION ALL of a query with itself computes it once (the Calc and its scan); the
+// first input is drawn with ":- " (a later sibling follows), the reference with "+- ".
+TEST_F(ReusePlanTest, SelfUnionReadsTheTableOnce) {
+  const std::string sql = ddl() + "INSERT INTO s1 SELECT k, v FROM t UNION ALL SELECT k, v FROM t;";
+  std::string t = text(sql);
+  t = t.substr(0, t.find("== Stream Graph =="));
+  EXPECT_NE(t.find("      :- Calc(select=[k, v])(reuse_id=[1])\n"
+                   "      :  +- TableSourceScan(table=[[default_catalog, default_database, t]], fields=[k, v])\n"
+                   "      +- Reused(reference_id=[1])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(sources(plan(sql)).size(), 1u);
+}
+
 // Identical sub-plans above the scan are reused too: one GROUP BY feeding both sinks.
 TEST_F(ReusePlanTest, IdenticalAggregateIsComputedOnce) {
   const std::string sql =

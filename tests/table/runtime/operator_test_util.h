@@ -1,6 +1,7 @@
 #pragma once
 /// Helpers to drive SQL operators directly: build input batches cell by cell and record everything an
-/// operator emits (rows as "+I[a, 1]", watermarks as "WM(5)") in order.
+/// operator emits (rows as "+I[a, 1]", watermarks as "WM(5)", watermark statuses as "IDLE" / "ACTIVE") in
+/// order.
 
 #include <cstdint>
 #include <string>
@@ -80,6 +81,9 @@ class CollectingOutput : public runtime::Output {
   void emitWatermark(runtime::Watermark mark) override {
     events.push_back("WM(" + std::to_string(mark.timestamp) + ")");
   }
+  void emitWatermarkStatus(runtime::WatermarkStatus status) override {
+    events.push_back(runtime::watermarkStatusName(status));
+  }
   /// Returns the events recorded so far and forgets them.
   std::vector<std::string> take() {
     std::vector<std::string> e = std::move(events);
@@ -91,12 +95,16 @@ class CollectingOutput : public runtime::Output {
   std::vector<types::RowBatch> batches;
 };
 
-/// Opens `op` on a one-subtask context writing to `out`.
-inline void openOperator(runtime::StreamOperator& op, runtime::Output& out, runtime::OperatorMetrics& metrics) {
+/// Opens `op` on a one-subtask context writing to `out`, with an optional job configuration and
+/// processing-time service.
+inline void openOperator(runtime::StreamOperator& op, runtime::Output& out, runtime::OperatorMetrics& metrics,
+                         const Configuration* config = nullptr, runtime::ProcessingTimeService* timers = nullptr) {
   runtime::OperatorContext ctx;
   ctx.task_name = "test";
   ctx.operator_name = "test";
   ctx.metrics = &metrics;
+  ctx.config = config;
+  ctx.processing_time_service = timers;
   op.open(ctx, &out);
 }
 

@@ -8,10 +8,12 @@
 #include <deque>
 #include <functional>
 
+#include "common/config.h"
 #include "common/error.h"
 #include "operator_test_util.h"
 #include "runtime/operators/row_source_reader_operator.h"
 #include "runtime/operators/split_watermarks.h"
+#include "runtime/time/processing_time_service.h"
 #include "table/functions/expression.h"
 #include "table/runtime/watermark_assigner.h"
 
@@ -97,8 +99,24 @@ TEST(SplitWatermarksTest, IdleSplitStopsHoldingBack) {
   EXPECT_EQ(w.nextWatermark(120), std::nullopt);  // min(6000, 3000) = 3000 < 4000
   w.onBatch("p1", 5000, 130);
   EXPECT_EQ(w.nextWatermark(130), 5000);  // min(6000, 5000)
-  // Both idle at 260 (last records at 120 and 130): nothing holds back, nothing to emit.
-  EXPECT_EQ(w.nextWatermark(260), std::nullopt);
+  EXPECT_FALSE(w.allIdle(229));           // p0 idle (229 - 120 >= 100), p1 not yet (99)
+  // Both idle at 260 (last records at 120 and 130): nothing holds back, so the maximum over the splits,
+  // max(6000, 5000), is the watermark (FLINK-38454) and the subtask is idle.
+  EXPECT_EQ(w.nextWatermark(260), 6000);
+  EXPECT_TRUE(w.allIdle(260));
+  EXPECT_EQ(w.nextWatermark(300), std::nullopt);  // nothing new
+  // p1 produces again: active, and below the emitted 6000 nothing is emitted.
+  w.onBatch("p1", 5500, 310);
+  EXPECT_FALSE(w.allIdle(310));
+  EXPECT_EQ(w.nextWatermark(310), std::nullopt);
+}
+
+TEST(SplitWatermarksTest, NoIdlenessWithoutTimeoutOrSplits) {
+  SplitWatermarks none;
+  EXPECT_FALSE(none.allIdle(1000000));  // no split: the operator decides (see RowSourceReaderOperator)
+  SplitWatermarks w;                    // timeout 0: idleness disabled (Flink's default)
+  w.onBatch("p0", 100, 0);
+  EXPECT_FALSE(w.allIdle(1000000));
 }
 
 // --- the operator -----------------------------------------------------------------------------------------
@@ -110,10 +128,15 @@ RowType rowType() { return RowType{{"ts", "v"}, {LogicalType::timestamp(3), Logi
 // One scripted step of the reader: a function of the output.
 using Step = std::function<void(runtime::ReaderOutput<types::RowBatch>&)>;
 
+// A source with one split (none with `has_split` false) whose reader runs one step per poll. When the
+// steps are done the reader ends (bounded) or has nothing available (unbounded).
 struct ScriptedSource final : runtime::Source<types::RowBatch, int> {
-  explicit ScriptedSource(std::deque<Step> steps) : steps_(std::move(steps)) {}
+  explicit ScriptedSource(std::deque<Step> steps, bool bounded = true, bool has_split = true)
+      : steps_(std::move(steps)), bounded_(bounded), has_split_(has_split) {}
+  bool isBounded() const override { return bounded_; }
   struct Enumerator final : runtime::SplitEnumerator<int> {
-    bool given = false;
+    explicit Enumerator(bool has) : given(!has) {}
+    bool given;
     std::optional<int> handleSplitRequest(int) override {
       if (given) return std::nullopt;
       given = true;
@@ -121,24 +144,27 @@ struct ScriptedSource final : runtime::Source<types::RowBatch, int> {
     }
   };
   struct Reader final : runtime::SourceReader<types::RowBatch, int> {
-    explicit Reader(std::deque<Step> s) : steps(std::move(s)) {}
+    Reader(std::deque<Step> s, bool b) : steps(std::move(s)), bounded(b) {}
     std::deque<Step> steps;
+    bool bounded;
     void addSplit(int) override {}
     runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& out) override {
-      if (steps.empty()) return runtime::InputStatus::kEndOfInput;
+      if (steps.empty()) return bounded ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kNothingAvailable;
       steps.front()(out);
       steps.pop_front();
       return runtime::InputStatus::kMoreAvailable;
     }
   };
   std::unique_ptr<runtime::SplitEnumerator<int>> createEnumerator(int) const override {
-    return std::make_unique<Enumerator>();
+    return std::make_unique<Enumerator>(has_split_);
   }
   std::unique_ptr<runtime::SourceReader<types::RowBatch, int>> createReader(
       const runtime::SourceReaderContext&) const override {
-    return std::make_unique<Reader>(steps_);
+    return std::make_unique<Reader>(steps_, bounded_);
   }
   std::deque<Step> steps_;
+  bool bounded_;
+  bool has_split_;
 };
 
 Step batchOf(std::string split, std::vector<int64_t> ts) {
@@ -202,6 +228,92 @@ TEST(RowSourceReaderWatermarkTest, NullRowtimeFailsTheJob) {
     out.collectForSplit("p0", makeBatch(rowType(), {ins({testing::kNull, int64_t{1}})}));
   }};
   EXPECT_THROW(run(steps, true), UserError);
+}
+
+// --- idleness of the operator -------------------------------------------------------------------------------
+
+// Opens `op` with `table.exec.source.idle-timeout` = `idle_timeout` and a clock read from `*now_ms`.
+struct IdleHarness {
+  explicit IdleHarness(const std::string& idle_timeout) : timers([this] { return now_ms; }) {
+    config.set("table.exec.source.idle-timeout", idle_timeout);
+  }
+  void open(runtime::StreamOperator& op) { testing::openOperator(op, out, metrics, &config, &timers); }
+  int64_t now_ms = 0;
+  Configuration config;
+  runtime::ProcessingTimeService timers;
+  runtime::OperatorMetrics metrics;
+  CollectingOutput out;
+};
+
+std::shared_ptr<const runtime::BatchWatermarkGenerator> rowtimeGenerator() {
+  ExprPtr ts = makeInputRef(0, LogicalType::timestamp(3));
+  return std::make_shared<RowtimeWatermarkGenerator>(rowType(), ts, ts);
+}
+
+TEST(RowSourceReaderIdlenessTest, UnboundedSubtaskWithoutSplitIsIdleAndRunsOn) {
+  IdleHarness h("0 ms");  // no timeout needed: a reader without splits is idle (as Flink's)
+  runtime::RowSourceReaderOperator<int> op(std::make_shared<ScriptedSource>(std::deque<Step>{}, false, false));
+  h.open(op);
+  EXPECT_EQ(op.emitNext(), runtime::InputStatus::kNothingAvailable);
+  EXPECT_EQ(op.emitNext(), runtime::InputStatus::kNothingAvailable);
+  EXPECT_THAT(h.out.take(), ElementsAre("IDLE"));  // announced once
+  op.close();
+}
+
+TEST(RowSourceReaderIdlenessTest, BoundedSubtaskWithoutSplitEnds) {
+  IdleHarness h("0 ms");
+  runtime::RowSourceReaderOperator<int> op(std::make_shared<ScriptedSource>(std::deque<Step>{}));
+  h.open(op);
+  // The scripted enumerator has one split: the reader ends it at once, then no split is left.
+  EXPECT_EQ(op.emitNext(), runtime::InputStatus::kMoreAvailable);
+  EXPECT_EQ(op.emitNext(), runtime::InputStatus::kEndOfInput);
+  EXPECT_THAT(h.out.take(), IsEmpty());
+  op.close();
+}
+
+TEST(RowSourceReaderIdlenessTest, AllSplitsIdleMarkTheSubtaskIdleUntilRowsCome) {
+  IdleHarness h("100 ms");
+  // Steps, one per emitNext: split p0 and p1 created; p0 gets rows up to 4000 at t=0; p1 stays empty.
+  std::deque<Step> steps = {create("p0"), create("p1"), batchOf("p0", {1000, 4000})};
+  runtime::RowSourceReaderOperator<int> op(std::make_shared<ScriptedSource>(std::move(steps), false), 0, nullptr,
+                                           rowtimeGenerator());
+  h.open(op);
+  op.emitNext();  // create p0 at 0
+  op.emitNext();  // create p1 at 0
+  op.emitNext();  // p0: 1000, 4000 -> p0 at 4000, p1 at Long.MIN holds the minimum
+  EXPECT_THAT(h.out.take(), ElementsAre("+I[1000, 1]", "+I[4000, 1]"));
+  h.now_ms = 99;
+  op.emitNext();
+  EXPECT_THAT(h.out.take(), IsEmpty());  // neither split idle yet
+  h.now_ms = 100;
+  // Both idle (100 - 0 >= 100): the maximum 4000 is flushed, then IDLE.
+  op.emitNext();
+  EXPECT_THAT(h.out.take(), ElementsAre("WM(4000)", "IDLE"));
+  h.now_ms = 500;
+  op.emitNext();
+  EXPECT_THAT(h.out.take(), IsEmpty());  // still idle, nothing repeated
+  op.close();
+}
+
+TEST(RowSourceReaderIdlenessTest, RowsAfterIdlenessAnnounceActiveFirst) {
+  IdleHarness h("100 ms");
+  std::deque<Step> steps = {create("p0"), batchOf("p0", {2000})};
+  for (int i = 0; i < 2; ++i) steps.push_back([](runtime::ReaderOutput<types::RowBatch>&) {});  // empty polls
+  steps.push_back(batchOf("p0", {9000}));
+  runtime::RowSourceReaderOperator<int> op(std::make_shared<ScriptedSource>(std::move(steps), false), 0, nullptr,
+                                           rowtimeGenerator());
+  h.open(op);
+  op.emitNext();
+  op.emitNext();
+  EXPECT_THAT(h.out.take(), ElementsAre("+I[2000, 1]", "WM(2000)"));
+  h.now_ms = 150;
+  op.emitNext();  // empty poll: p0 idle since 0
+  EXPECT_THAT(h.out.take(), ElementsAre("IDLE"));
+  op.emitNext();  // empty poll
+  h.now_ms = 160;
+  op.emitNext();  // p0: 9000
+  EXPECT_THAT(h.out.take(), ElementsAre("ACTIVE", "+I[9000, 1]", "WM(9000)"));
+  op.close();
 }
 
 }  // namespace

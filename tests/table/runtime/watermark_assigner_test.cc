@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/config.h"
 #include "common/error.h"
 #include "operator_test_util.h"
+#include "runtime/time/processing_time_service.h"
 
 namespace sluice::table {
 namespace {
@@ -92,6 +94,77 @@ TEST_F(WatermarkAssignerTest, NullRowTimeFails) {
   EXPECT_THROW(feed({ins({kNull, 1000, 1})}), UserError);
   EXPECT_THROW(WatermarkAssignerOperator(-1, 1), UserError);
   EXPECT_NE(makeWatermarkAssignerFactory(0, 1, {0, 2})->createOperator(), nullptr);
+}
+
+// --- idleness (`table.exec.source.idle-timeout`) ------------------------------------------------------------
+
+TEST(WatermarkAssignerIdlenessTest, CheckIntervalFollowsFlinksRule) {
+  // min/max of (200 ms auto-watermark interval, timeout): the smaller when 5x apart, else a fifth of it.
+  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(5000), 200);  // 1000 < 5000
+  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(1000), 40);   // 1000 !< 1000: 200 / 5
+  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(100), 20);    // 500 !< 200: 100 / 5
+  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(3), 3);       // 15 < 200
+  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(1), 1);
+}
+
+class WatermarkAssignerIdlenessFixture : public ::testing::Test {
+ protected:
+  void start(const std::string& timeout) {
+    config_.set("table.exec.source.idle-timeout", timeout);
+    op_ = std::make_unique<WatermarkAssignerOperator>(0, 1);
+    testing::openOperator(*op_, out_, metrics_, &config_, &timers_);
+  }
+  // Moves the clock to `t` ms and runs the timers that are due, as the task loop does.
+  std::vector<std::string> at(int64_t t) {
+    now_ = t;
+    timers_.fireDue();
+    return out_.take();
+  }
+  std::vector<std::string> feed(const std::vector<testing::InputRow>& rows) {
+    op_->processBatch(makeBatch(inputType(), rows));
+    return out_.take();
+  }
+
+  int64_t now_ = 0;
+  Configuration config_;
+  runtime::ProcessingTimeService timers_{[this] { return now_; }};
+  runtime::OperatorMetrics metrics_;
+  CollectingOutput out_;
+  std::unique_ptr<WatermarkAssignerOperator> op_;
+};
+
+TEST_F(WatermarkAssignerIdlenessFixture, DisabledByDefault) {
+  start("0 ms");
+  EXPECT_TRUE(timers_.empty());  // no idleness timer at all
+  EXPECT_THAT(at(1000000), IsEmpty());
+}
+
+TEST_F(WatermarkAssignerIdlenessFixture, IdleAfterTimeoutWithoutRowsActiveBeforeTheNextRows) {
+  start("100 ms");  // checks every 20 ms (see CheckIntervalFollowsFlinksRule)
+  now_ = 10;
+  EXPECT_THAT(feed({ins({3000, 1000, 1})}), ElementsAre("+I[3000, 1000, 1]", "WM(1000)"));
+  // The check at 20 sees the row: activity at 20. The next check, due at 40, runs with the clock at 100
+  // and sets the one after to 120.
+  EXPECT_THAT(at(20), IsEmpty());
+  EXPECT_THAT(at(100), IsEmpty());            // 20 + 100 > 100
+  EXPECT_THAT(at(120), ElementsAre("IDLE"));  // 20 + 100 <= 120
+  EXPECT_THAT(at(130), IsEmpty());            // announced once
+  // Rows again: ACTIVE comes before them and before the watermark they move.
+  EXPECT_THAT(feed({ins({9000, 7000, 2})}), ElementsAre("ACTIVE", "+I[9000, 7000, 2]", "WM(7000)"));
+  EXPECT_THAT(at(140), IsEmpty());  // the check at 140 sees the row: activity at 140; next check at 160
+  EXPECT_THAT(at(239), IsEmpty());  // the check at 160 runs late, at 239: 240 > 239; the next one at 259
+  EXPECT_THAT(at(258), IsEmpty());
+  EXPECT_THAT(at(259), ElementsAre("IDLE"));  // 140 + 100 <= 259
+  op_->processWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
+  EXPECT_THAT(out_.take(), ElementsAre("ACTIVE", "WM(9223372036854775807)"));
+  op_->close();
+}
+
+TEST_F(WatermarkAssignerIdlenessFixture, UpstreamStatusIsForwarded) {
+  start("0 ms");
+  op_->processWatermarkStatus(runtime::WatermarkStatus::kIdle);
+  op_->processWatermarkStatus(runtime::WatermarkStatus::kActive);
+  EXPECT_THAT(out_.take(), ElementsAre("IDLE", "ACTIVE"));
 }
 
 }  // namespace
