@@ -3,7 +3,7 @@
 // reader of blocking results' spill files (SpilledInputChannel in runtime/network/blocking_subpartition.h).
 //
 // The first byte picks the path:
-//   0: buffers of a rows-only channel, 1: buffers of a channel of `Leg` object batches (the rest of the input
+//   0: buffers of a rows-only channel, 1: buffers of a channel of `Leg` tuple batches (the rest of the input
 //      is a list of buffers: u8 flags (bit 0: event), u8 size, that many bytes);
 //   2: the rest of the input is a spill file of `Leg` batches, read through a SpilledInputChannel.
 // An InputError is the expected answer to bad bytes (and names where they came from on the spill path);
@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "common/error.h"
@@ -26,20 +27,14 @@
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/stream_element_codec.h"
 #include "runtime/serialization/object_batch_serializer.h"
-#include "runtime/serialization/type_traits.h"
 
 namespace {
 
 using namespace sluice;
 using namespace sluice::runtime;
 
-struct Leg {
-  std::string airline;
-  int64_t delay = 0;
-  std::optional<double> distance;
-  std::vector<std::string> stops;
-};
-SLUICE_TYPE(Leg, airline, delay, distance, stops)
+// Records with strings, numbers, optionals and vectors (airline, delay, distance, stops).
+using Leg = std::tuple<std::string, int64_t, std::optional<double>, std::vector<std::string>>;
 
 constexpr int32_t kSegmentSize = 256;
 

@@ -66,36 +66,14 @@ class GatedSink : public testing::CollectSink {
   std::chrono::milliseconds pause_;
 };
 
-// testing::NumberSource without its watermark after every batch: only row batches take buffers.
-class RowsOnlySource : public runtime::SourceOperator {
- public:
-  RowsOnlySource(int64_t n, size_t batch) : n_(n), batch_(batch) {}
-  runtime::InputStatus emitNext() override {
-    if (next_ > n_) return runtime::InputStatus::kEndOfInput;
-    types::RowBatch b(testing::bigintRow(1));
-    for (size_t i = 0; i < batch_ && next_ <= n_; ++i, ++next_) {
-      b.column(0).appendLong(next_);
-      b.kinds().push_back(types::RowKind::kInsert);
-    }
-    output_->collect(std::move(b));
-    return runtime::InputStatus::kMoreAvailable;
-  }
-
- private:
-  int64_t n_;
-  size_t batch_;
-  int64_t next_ = 1;
-};
-
 // Source(p=1, 1..n, batches of `batch`, a watermark after each unless `watermarks` is false) -> Map (v % 5, 2v)
 // -REBALANCE-> GatedSink(p=2).
 graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collected* out, Gate* gate,
                            std::chrono::milliseconds pause, bool watermarks = true) {
-  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
-                                   runtime::makeOperatorFactory([n, batch, watermarks]() -> std::unique_ptr<runtime::StreamOperator> {
-                                     if (!watermarks) return std::make_unique<RowsOnlySource>(n, batch);
-                                     return std::make_unique<testing::NumberSource>(n, batch);
-                                   }, true));
+  auto source = makeTransformation(
+      1, "numbers", TransformationKind::kSource, 1,
+      runtime::makeOperatorFactory(
+          [n, batch, watermarks] { return std::make_unique<testing::NumberSource>(n, batch, watermarks); }, true));
   auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
                                   return std::make_unique<testing::KeyAndDoubleMap>();
                                 }),
