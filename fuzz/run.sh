@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/CMakeLists.txt, clang 14, ASan + UBSan) in build/fuzz and runs each for
-# a fixed time on a temporary copy of its corpus (fuzz/corpus/<name>), so the repository is never written.
+# Builds the libFuzzer targets (fuzz/CMakeLists.txt, clang 14, ASan + UBSan) in build/fuzz and runs each on a
+# temporary copy of its corpus (fuzz/corpus/<name>), so the repository is never written.
+# By default (`make test`, CI) every run is the same one: a fixed seed and a fixed number of inputs per target
+# (the RUNS column below, about 20 s each on a 2-core machine), so a green run cannot turn red by chance and a
+# red one reproduces. With SLUICE_FUZZ_SECONDS set, each target explores for that long from a random seed instead.
 # Exits non-zero when a target fails to build or finds a crash, leak, sanitizer report or timeout; the
 # reproducer is kept in build/fuzz/artifacts/.
-# Environment: SLUICE_FUZZ_SECONDS (per target, default 20), SLUICE_FUZZ_BUILD_DIR (default build/fuzz).
+# Environment: SLUICE_FUZZ_SECONDS (per target; unset: fixed runs), SLUICE_FUZZ_RUNS (inputs per target, instead
+# of the RUNS column), SLUICE_FUZZ_SEED (default 1; random when exploring by time), SLUICE_FUZZ_BUILD_DIR
+# (default build/fuzz).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${SLUICE_FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
-SECONDS_PER_TARGET=${SLUICE_FUZZ_SECONDS:-20}
 CXX=${SLUICE_FUZZ_CXX:-clang++-14}
 export CCACHE_BASEDIR=$ROOT
 export CCACHE_NOHASHDIR=1
 
-# target name : corpus folder under fuzz/corpus
-TARGETS=(sql_parser_fuzz:sql csv_reader_fuzz:csv json_decode_fuzz:json network_frame_fuzz:frames
-         stream_element_fuzz:stream_elements)
+# target name : corpus folder under fuzz/corpus : RUNS (inputs executed, the seed corpus included)
+TARGETS=(sql_parser_fuzz:sql:6000 csv_reader_fuzz:csv:5000 json_decode_fuzz:json:9000
+         network_frame_fuzz:frames:40000 stream_element_fuzz:stream_elements:12000)
 
 if ! command -v "$CXX" >/dev/null; then
   echo "fuzz: $CXX not found (scripts/install-deps.sh installs clang-14 and libclang-rt-14-dev)" >&2
@@ -54,15 +58,28 @@ mkdir -p "$BUILD/artifacts"
 status=0
 for t in "${present[@]}"; do
   name=${t%%:*}
+  rest=${t#*:}
+  folder=${rest%%:*}
   corpus=$WORK/corpus-$name
   mkdir -p "$corpus" "$WORK/artifacts-$name"
-  if [ -d "$ROOT/fuzz/corpus/${t##*:}" ]; then
-    cp -R "$ROOT/fuzz/corpus/${t##*:}/." "$corpus/"
+  if [ -d "$ROOT/fuzz/corpus/$folder" ]; then
+    cp -R "$ROOT/fuzz/corpus/$folder/." "$corpus/"
   fi
-  echo "fuzz: running $name for ${SECONDS_PER_TARGET}s on $(find "$corpus" -type f | wc -l) seed inputs"
+  if [ -n "${SLUICE_FUZZ_SECONDS:-}" ]; then
+    limit=(-max_total_time="$SLUICE_FUZZ_SECONDS")
+    [ -z "${SLUICE_FUZZ_SEED:-}" ] || limit+=(-seed="$SLUICE_FUZZ_SEED")
+    what="for ${SLUICE_FUZZ_SECONDS}s"
+  else
+    runs=${SLUICE_FUZZ_RUNS:-${rest#*:}}
+    # -reload=0: no timed re-reading of the corpus folder, whose extra runs would land at a different
+    # point of every run.
+    limit=(-runs="$runs" -seed="${SLUICE_FUZZ_SEED:-1}" -reload=0)
+    what="for $runs inputs (seed ${SLUICE_FUZZ_SEED:-1})"
+  fi
+  echo "fuzz: running $name $what on $(find "$corpus" -type f | wc -l) seed inputs"
   set +e
   # -timeout: one input running over 10 s is a hang; -rss_limit_mb bounds memory per input.
-  "$BUILD/$name" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+  "$BUILD/$name" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$WORK/artifacts-$name/" "$corpus" >"$WORK/$name.log" 2>&1
   rc=$?
   set -e
@@ -73,7 +90,7 @@ for t in "${present[@]}"; do
     echo "fuzz: reproducers in $BUILD/artifacts: $(ls "$WORK/artifacts-$name" | tr '\n' ' ')" >&2
     status=1
   else
-    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$WORK/$name.log" | sed "s/^/fuzz: $name /" || true
+    grep -E '^stat::(number_of_executed_units|new_units_added|peak_rss_mb)' "$WORK/$name.log" | sed "s/^/fuzz: $name /" || true
     echo "fuzz: $name ok"
   fi
 done

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,9 @@ class CollectingOutput final : public runtime::Output {
   void collect(types::RowBatch&&) override { ADD_FAILURE() << "DataStream operator emitted SQL rows"; }
   void collectObjects(runtime::ObjectBatchPtr&& batch) override { batches.push_back(std::move(batch)); }
   void emitWatermark(runtime::Watermark mark) override { watermarks.push_back(mark.timestamp); }
+  void emitWatermarkStatus(runtime::WatermarkStatus status) override {
+    statuses.push_back(runtime::watermarkStatusName(status));
+  }
 
   /// Records of output `tag` (0: main) so far, with their timestamps, in emission order.
   template <typename T>
@@ -42,6 +46,7 @@ class CollectingOutput final : public runtime::Output {
 
   std::vector<runtime::ObjectBatchPtr> batches;
   std::vector<int64_t> watermarks;
+  std::vector<std::string> statuses;  ///< "IDLE" / "ACTIVE", in emission order
 };
 
 class Harness {
@@ -71,6 +76,7 @@ class Harness {
     else op_->processObjects2(std::move(b));
   }
   void watermark(int64_t ts) { op_->processWatermark(runtime::Watermark{ts}); }
+  void watermarkStatus(runtime::WatermarkStatus status) { op_->processWatermarkStatus(status); }
   /// Sets the processing-time clock (ms) and runs the timers that are due.
   void setProcessingTime(int64_t now) {
     now_ = now;

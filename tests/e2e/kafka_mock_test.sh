@@ -24,7 +24,10 @@ KV="$E2E_TMP/status.tsv"
 printf 'k1\t{"s":"boarding"}\nk2\t{"s":"delayed"}\nk1\t{"s":"departed"}\nk2\t\n' > "$KV"
 
 # --- start the tool and wait for its lines ------------------------------------------------------------------
-exec 3< <(exec timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --brokers 2 \
+# Each tool runs under `timeout --foreground`: the test stops it with SIGINT sent to `timeout`, which then
+# forwards it to the tool only; without --foreground it would also signal its whole process group, so the
+# tool would get the signal twice.
+exec 3< <(exec timeout --foreground --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --brokers 2 \
   --topic orders:3 --load orders="$CSV" --key-column 1 2>"$E2E_TMP/mock.err")
 MOCK_PID=$!
 trap 'kill -INT $MOCK_PID 2>/dev/null || true; rm -rf "$E2E_TMP"' EXIT
@@ -71,7 +74,7 @@ set -e
 grep -q 'stopping on signal' "$E2E_TMP/mock.err" || fail "no stop message on stderr"
 
 # --- key/value lines with a tombstone, --exit-after-load --------------------------------------------------------
-exec 4< <(exec timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load status="$KV" \
+exec 4< <(exec timeout --foreground --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load status="$KV" \
   --key-delimiter "$(printf '\t')" --null-empty 2>"$E2E_TMP/mock2.err")
 MOCK_PID=$!
 BOOTSTRAP=""
@@ -92,7 +95,7 @@ wait "$MOCK_PID" || fail "second run did not stop cleanly"
 # JSON lines keyed by a field: a string key unescaped, a number as its text, a missing field: no key (%K = -1).
 JL="$E2E_TMP/events.jsonl"
 printf '{"id":"a\\u00e9","n":1}\n{"n":2,"id":7}\n{"n":3}\n' > "$JL"
-exec 5< <(exec timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load events="$JL" \
+exec 5< <(exec timeout --foreground --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load events="$JL" \
   --key-field id 2>"$E2E_TMP/mock3.err")
 MOCK_PID=$!
 while IFS= read -r line <&5; do
@@ -109,7 +112,7 @@ kill -INT "$MOCK_PID"
 wait "$MOCK_PID" || fail "third run did not stop cleanly"
 
 # Keys per load: --key-column without a topic keys the CSV load; --key-delimiter status=TAB keys only topic status.
-exec 6< <(exec timeout --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load orders="$CSV" \
+exec 6< <(exec timeout --foreground --kill-after=10 "${SLUICE_TIMEOUT:-300}" "$SLUICE" kafka-mock --load orders="$CSV" \
   --load status="$KV" --key-column 1 --key-delimiter "status=$(printf '\t')" --null-empty 2>"$E2E_TMP/mock7.err")
 MOCK_PID=$!
 while IFS= read -r line <&6; do

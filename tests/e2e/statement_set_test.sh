@@ -8,7 +8,8 @@
 #  - long_haul (insert-only filter + projection): the rows equal awk's over the CSV;
 #  - the job summary's rows read: the file's line count once with reuse, twice without (each source reads
 #    every line, so a source read twice would show here even if results could not tell);
-#  - the JSON plan: one source vertex reading the five columns both branches use, or two without reuse.
+#  - the JSON plan: one source vertex reading the five columns both branches use, or two without reuse;
+#  - the same with reuse over a named pipe, which can be read only once.
 source "$(dirname "$0")/lib.sh"
 PARALLELISM=${3:-2}
 command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (scripts/install-deps.sh installs it)"
@@ -47,11 +48,11 @@ awk -F, '$18 >= 2500 { print "+I[" $8 ", " $9 ", " $6 ", " $18 "]" }' "$FLIGHTS_
 [ "$(wc -l <"$E2E_TMP/long_haul.expected")" -gt 100 ] || fail "the long_haul oracle selects too few rows to test"
 rows=$(wc -l <"$FLIGHTS_CSV")
 
-# run_mode NAME SOURCES ROWS_READ [ARGS...]: plan and run the job, check plan, summary and both sinks.
+# run_mode NAME JOB SOURCES ROWS_READ [ARGS...]: plan and run the job, check plan, summary and both sinks.
 run_mode() {
-  local name=$1 want_sources=$2 want_read=$3
-  shift 3
-  run_sluice "$E2E_TMP/plan.json" "$E2E_TMP/err" explain --format=json -p "$PARALLELISM" "$@" "$E2E_TMP/job.sql"
+  local name=$1 job=$2 want_sources=$3 want_read=$4
+  shift 4
+  run_sluice "$E2E_TMP/plan.json" "$E2E_TMP/err" explain --format=json -p "$PARALLELISM" "$@" "$job"
   expect_success "$E2E_TMP/plan.json" "$E2E_TMP/err"
   [ "$(jq '.jobs | length' "$E2E_TMP/plan.json")" = 1 ] || fail "$name: the statement set is not one job"
   local sources
@@ -64,7 +65,7 @@ run_mode() {
       fail "$name: the shared scan does not read the union of the columns: $(cat "$E2E_TMP/plan.json")"
   fi
 
-  run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p "$PARALLELISM" "$@" "$E2E_TMP/job.sql"
+  run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p "$PARALLELISM" "$@" "$job"
   expect_success "$E2E_TMP/out" "$E2E_TMP/err"
   local read
   read=$(sed -n -E "s/^Job '[^']*' finished: ([0-9]+) rows read, .*/\1/p" "$E2E_TMP/err")
@@ -77,6 +78,18 @@ run_mode() {
   compare_rows "long_haul, $name, -p $PARALLELISM" "$E2E_TMP/long_haul.expected" "$E2E_TMP/long_haul.actual"
 }
 
-run_mode reuse 1 "$rows"
-run_mode no-source-reuse 2 $((2 * rows)) -D table.optimizer.reuse-source-enabled=false
-run_mode no-subplan-reuse 2 $((2 * rows)) -D table.optimizer.reuse-sub-plan-enabled=false
+run_mode reuse "$E2E_TMP/job.sql" 1 "$rows"
+run_mode no-source-reuse "$E2E_TMP/job.sql" 2 $((2 * rows)) -D table.optimizer.reuse-source-enabled=false
+run_mode no-subplan-reuse "$E2E_TMP/job.sql" 2 $((2 * rows)) -D table.optimizer.reuse-sub-plan-enabled=false
+
+# A source that cannot be read twice: the same job over a named pipe fed once with the file (the filesystem
+# source reads a pipe whole, in one subtask). The one shared source drains it and both sinks get every row.
+# (Without reuse the second source would wait for a writer that never comes.)
+mkfifo "$E2E_TMP/flights.pipe"
+sed "s#'path' = '$FLIGHTS_CSV'#'path' = '$E2E_TMP/flights.pipe'#" "$E2E_TMP/job.sql" >"$E2E_TMP/pipe.sql"
+grep -q "flights.pipe" "$E2E_TMP/pipe.sql" || fail "could not point the flights table at the pipe"
+timeout 300 cat "$FLIGHTS_CSV" >"$E2E_TMP/flights.pipe" &
+WRITER=$!
+trap 'kill "$WRITER" 2>/dev/null || true; rm -rf "$E2E_TMP"' EXIT
+run_mode pipe "$E2E_TMP/pipe.sql" 1 "$rows"
+wait "$WRITER" || fail "the writer of the pipe failed (the job did not read it to its end)"

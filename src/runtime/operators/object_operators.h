@@ -15,6 +15,7 @@
 #include "runtime/object_batch.h"
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/functions.h"
+#include "runtime/operators/idleness_timer.h"
 #include "runtime/operators/stream_operator.h"
 #include "runtime/time/processing_time_service.h"
 
@@ -314,6 +315,20 @@ struct WatermarkStrategy {
   /// No watermarks (only the final one at the end of a bounded input).
   static WatermarkStrategy noWatermarks() { return WatermarkStrategy(); }
 
+  /// After `idle_timeout_ms` (processing time) without records the input is marked idle (WatermarkStatus
+  /// IDLE): it no longer holds back event time downstream until records come again (Flink's
+  /// WatermarkStrategy#withIdleness). A source checks on every poll, assignTimestampsAndWatermarks every
+  /// IdlenessTimer::checkIntervalMs(timeout). 0 (the default) disables it.
+  WatermarkStrategy withIdleness(int64_t idle_timeout_ms) const {
+    WatermarkStrategy s = *this;
+    s.idle_timeout_ms = idle_timeout_ms;
+    return s;
+  }
+  template <typename Rep, typename Period>
+  WatermarkStrategy withIdleness(std::chrono::duration<Rep, Period> timeout) const {
+    return withIdleness(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count());
+  }
+
   /// Takes timestamps from `fn`: `int64_t(const T&)` or `int64_t(const T&, int64_t record_timestamp)`.
   template <typename Fn>
   WatermarkStrategy withTimestampAssigner(Fn fn) const {
@@ -329,6 +344,7 @@ struct WatermarkStrategy {
   TimestampAssigner assigner;       ///< null: keep the records' timestamps
   bool generate = false;            ///< false: no watermarks
   int64_t out_of_orderness_ms = 0;
+  int64_t idle_timeout_ms = 0;  ///< withIdleness; 0: never idle
 };
 
 /// Generates watermarks for a WatermarkStrategy as records pass (Flink's WatermarkGenerator). The
@@ -361,26 +377,80 @@ class WatermarkGeneratorState {
   int64_t last_ = Watermark::kMinTimestamp;
 };
 
+/// The WatermarkStatus an operator that generates watermarks announces: IDLE once, ACTIVE again once.
+class WatermarkStatusOutput {
+ public:
+  void markIdle(Output* out) {
+    if (idle_) return;
+    idle_ = true;
+    out->emitWatermarkStatus(WatermarkStatus::kIdle);
+  }
+  void markActive(Output* out) {
+    if (!idle_) return;
+    idle_ = false;
+    out->emitWatermarkStatus(WatermarkStatus::kActive);
+  }
+
+ private:
+  bool idle_ = false;
+};
+
 /// assignTimestampsAndWatermarks (Flink's TimestampsAndWatermarksOperator): stamps records and emits
-/// watermarks; upstream watermarks are swallowed except the final Long.MAX_VALUE one. In BATCH runtime
-/// mode no intermediate watermarks are emitted (Flink processes batch jobs with a perfect watermark).
+/// watermarks; upstream watermarks are swallowed except the final Long.MAX_VALUE one, and upstream
+/// watermark statuses are swallowed too (this operator decides its own, see withIdleness: IDLE after the
+/// timeout without records, checked by a processing-time timer; ACTIVE before the next records or the
+/// final watermark). In BATCH runtime mode no intermediate watermarks are emitted (Flink processes batch
+/// jobs with a perfect watermark), and no status.
 template <typename T>
 class TimestampsAndWatermarksOperator final : public ObjectOperator {
  public:
   TimestampsAndWatermarksOperator(WatermarkStrategy<T> strategy, bool batch_mode)
-      : generator_(strategy), batch_mode_(batch_mode) {}
+      : generator_(strategy), idleness_(batch_mode ? 0 : strategy.idle_timeout_ms), batch_mode_(batch_mode) {}
+  void open(const OperatorContext& ctx, Output* output) override {
+    ObjectOperator::open(ctx, output);
+    if (!idleness_.enabled()) return;
+    SLUICE_CHECK(ctx.processing_time_service != nullptr, "'{}': withIdleness needs processing-time timers",
+                 ctx.operator_name);
+    const int64_t now = ctx.processing_time_service->currentProcessingTime();
+    idleness_.start(now);
+    scheduleIdleCheck(now);
+  }
   void processObjects(ObjectBatchPtr&& batch) override {
+    if (!batch->empty()) {
+      idleness_.activity();
+      status_.markActive(output_);
+    }
     generator_.onBatch(batch->as<T>());
     emit(std::move(batch));
     if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) output_->emitWatermark(Watermark{*wm});
   }
   void processWatermark(Watermark mark) override {
-    if (mark.timestamp == Watermark::kMaxTimestamp) output_->emitWatermark(mark);
+    if (mark.timestamp != Watermark::kMaxTimestamp) return;
+    status_.markActive(output_);
+    output_->emitWatermark(mark);
+  }
+  void processWatermarkStatus(WatermarkStatus) override {}
+  void close() override {
+    closed_ = true;
+    ObjectOperator::close();
   }
 
  private:
+  void scheduleIdleCheck(int64_t now_ms) {
+    ProcessingTimeService* timers = ctx_.processing_time_service;
+    timers->registerTimer(now_ms + IdlenessTimer::checkIntervalMs(idleness_.timeoutMs()), [this, timers](int64_t) {
+      if (closed_) return;
+      const int64_t now = timers->currentProcessingTime();
+      if (idleness_.checkIfIdle(now)) status_.markIdle(output_);
+      scheduleIdleCheck(now);
+    });
+  }
+
   WatermarkGeneratorState<T> generator_;
+  IdlenessTimer idleness_;
+  WatermarkStatusOutput status_;
   bool batch_mode_;
+  bool closed_ = false;
 };
 
 }  // namespace sluice::runtime

@@ -127,13 +127,20 @@ class EnumeratorCoordinator {
 };
 
 /// Runs a Source's reader in a source task (Flink's SourceOperator), applying a WatermarkStrategy.
-/// Records are cut into batches of `sluice.batch.size`.
+/// Records are cut into batches of `sluice.batch.size`. Idleness (WatermarkStatus, not in BATCH mode): the
+/// subtask announces IDLE after the strategy's withIdleness timeout without records (checked on every
+/// poll), or at once when an unbounded source has no split for it (Flink: a reader without splits is
+/// idle; it waits for splits instead of ending); ACTIVE again before its next records or final watermark.
 template <typename T, typename SplitT>
 class SourceReaderOperator final : public SourceOperator {
  public:
   SourceReaderOperator(std::shared_ptr<const Source<T, SplitT>> source, WatermarkStrategy<T> strategy, int source_id,
                        bool batch_mode, std::shared_ptr<ExecutionScopeSlot> slot)
-      : source_(std::move(source)), generator_(strategy), source_id_(source_id), batch_mode_(batch_mode),
+      : source_(std::move(source)),
+        generator_(strategy),
+        idleness_(batch_mode ? 0 : strategy.idle_timeout_ms),
+        source_id_(source_id),
+        batch_mode_(batch_mode),
         scope_slot_(std::move(slot)) {}
 
   void open(const OperatorContext& ctx, Output* output) override {
@@ -147,12 +154,21 @@ class SourceReaderOperator final : public SourceOperator {
     if (ctx.config != nullptr) batch_size_ = static_cast<size_t>(std::max(1, ctx.config->get(options::kBatchSize)));
     reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
     reader_->start();
+    if (idleness_.enabled()) {
+      SLUICE_CHECK(ctx.processing_time_service != nullptr, "'{}': withIdleness needs processing-time timers",
+                   ctx.operator_name);
+      idleness_.start(ctx.processing_time_service->currentProcessingTime());
+    }
   }
 
   InputStatus emitNext() override {
     if (!has_split_) {
       auto split = coordinator_->request(ctx_.subtask_index);
-      if (!split) return InputStatus::kEndOfInput;
+      if (!split) {
+        if (source_->isBounded() || batch_mode_) return InputStatus::kEndOfInput;
+        status_.markIdle(output_);
+        return InputStatus::kNothingAvailable;
+      }
       reader_->addSplit(std::move(*split));
       has_split_ = true;
     }
@@ -165,9 +181,14 @@ class SourceReaderOperator final : public SourceOperator {
     if (!output_batch_.batch->empty()) {
       auto batch = std::move(output_batch_.batch);
       output_batch_.batch = makeObjectBatch<T>();
+      idleness_.activity();
+      status_.markActive(output_);
       generator_.onBatch(*batch);
       output_->collectObjects(std::move(batch));
       if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) output_->emitWatermark(Watermark{*wm});
+    }
+    if (idleness_.enabled() && idleness_.checkIfIdle(ctx_.processing_time_service->currentProcessingTime())) {
+      status_.markIdle(output_);
     }
     return status == InputStatus::kNothingAvailable ? InputStatus::kNothingAvailable : InputStatus::kMoreAvailable;
   }
@@ -185,6 +206,8 @@ class SourceReaderOperator final : public SourceOperator {
 
   std::shared_ptr<const Source<T, SplitT>> source_;
   WatermarkGeneratorState<T> generator_;
+  IdlenessTimer idleness_;
+  WatermarkStatusOutput status_;
   int source_id_;
   bool batch_mode_;
   std::shared_ptr<ExecutionScopeSlot> scope_slot_;

@@ -24,39 +24,27 @@ WatermarkAssignerOperator::WatermarkAssignerOperator(int rowtime_index, int wate
   }
 }
 
-int64_t WatermarkAssignerOperator::idleCheckIntervalMs(int64_t idle_timeout_ms) {
-  constexpr int64_t kAutoWatermarkIntervalMs = 200;
-  const int64_t smaller = std::min(kAutoWatermarkIntervalMs, idle_timeout_ms);
-  const int64_t larger = std::max(kAutoWatermarkIntervalMs, idle_timeout_ms);
-  // One check per smaller period when the two differ a lot; else five per smaller period.
-  const int64_t interval = smaller * 5 < larger ? smaller : smaller / 5;
-  return std::max<int64_t>(interval, 1);
-}
-
 void WatermarkAssignerOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
   StreamOperator::open(ctx, output);
-  idle_timeout_ms_ = ctx.config != nullptr ? ctx.config->get(options::kIdleTimeout) : 0;
-  if (idle_timeout_ms_ <= 0) return;
+  idleness_ = runtime::IdlenessTimer(ctx.config != nullptr ? ctx.config->get(options::kIdleTimeout) : 0);
+  if (!idleness_.enabled()) return;
   runtime::ProcessingTimeService* timers = ctx.processing_time_service;
   SLUICE_CHECK(timers != nullptr, "watermark assigner '{}': an idle timeout needs processing-time timers",
                ctx.operator_name);
-  last_activity_ms_ = timers->currentProcessingTime();
-  scheduleIdleCheck(last_activity_ms_);
+  const int64_t now = timers->currentProcessingTime();
+  idleness_.start(now);
+  scheduleIdleCheck(now);
 }
 
 void WatermarkAssignerOperator::scheduleIdleCheck(int64_t now_ms) {
   runtime::ProcessingTimeService* timers = ctx_.processing_time_service;
-  timers->registerTimer(now_ms + idleCheckIntervalMs(idle_timeout_ms_),
+  timers->registerTimer(now_ms + runtime::IdlenessTimer::checkIntervalMs(idleness_.timeoutMs()),
                         [this, timers](int64_t) { onIdleCheck(timers->currentProcessingTime()); });
 }
 
 void WatermarkAssignerOperator::onIdleCheck(int64_t now_ms) {
   if (closed_) return;
-  if (rows_seen_ != rows_seen_at_check_) {
-    last_activity_ms_ = now_ms;
-    rows_seen_at_check_ = rows_seen_;
-  }
-  if (status_ == runtime::WatermarkStatus::kActive && last_activity_ms_ + idle_timeout_ms_ <= now_ms) {
+  if (idleness_.checkIfIdle(now_ms) && status_ == runtime::WatermarkStatus::kActive) {
     emitStatus(runtime::WatermarkStatus::kIdle);
   }
   scheduleIdleCheck(now_ms);
@@ -73,7 +61,7 @@ void WatermarkAssignerOperator::close() { closed_ = true; }
 
 void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
   const size_t rows = batch.numRows();
-  if (rows > 0) ++rows_seen_;
+  if (rows > 0) idleness_.activity();
   if (rows > 0 && status_ == runtime::WatermarkStatus::kIdle) emitStatus(runtime::WatermarkStatus::kActive);
   SLUICE_CHECK(static_cast<size_t>(std::max(rowtime_index_, watermark_index_)) < batch.numColumns(),
                "watermark assigner columns {} / {} beyond a batch of {} columns", rowtime_index_, watermark_index_,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/operators/idleness_timer.h"
 #include "runtime/operators/split_watermarks.h"
 #include "runtime/operators/stream_operator.h"
 #include "table/functions/expression.h"
@@ -32,8 +33,7 @@ class CalcProgram;
 ///    processing-time timer checks whether rows arrived; after the timeout without rows the operator
 ///    announces WatermarkStatus IDLE (its subtask no longer holds back event time downstream) and
 ///    ACTIVE again before the next rows or the MAX watermark. The timer runs every
-///    min(timeout, 200 ms), or a fifth of the smaller when the two are close (Flink's interval rule with
-///    the default `pipeline.auto-watermark-interval` of 200 ms). A status from upstream is forwarded.
+///    IdlenessTimer::checkIntervalMs(timeout). A status from upstream is forwarded.
 /// The extra watermark column is usually dropped afterwards: pass `output_columns` to forward only
 /// those input columns (in that order), or leave it empty to forward the rows as they are.
 /// Threading: task thread only.
@@ -59,8 +59,6 @@ class WatermarkAssignerOperator : public runtime::StreamOperator {
   int64_t lastEmittedWatermark() const { return last_watermark_; }
   /// The status last announced downstream.
   runtime::WatermarkStatus currentStatus() const { return status_; }
-  /// The idleness timer's period for `idle_timeout_ms` > 0 (ms; see the class comment).
-  static int64_t idleCheckIntervalMs(int64_t idle_timeout_ms);
 
  private:
   void emitMax();
@@ -73,12 +71,9 @@ class WatermarkAssignerOperator : public runtime::StreamOperator {
   std::vector<int> output_columns_;
   int64_t current_watermark_ = 0;
   int64_t last_watermark_ = 0;
-  int64_t idle_timeout_ms_ = 0;  ///< 0: idleness disabled (Flink's default)
+  runtime::IdlenessTimer idleness_;  ///< disabled (timeout 0) unless the configuration sets one
   runtime::WatermarkStatus status_ = runtime::WatermarkStatus::kActive;
-  int64_t rows_seen_ = 0;            ///< batches with rows so far
-  int64_t rows_seen_at_check_ = -1;  ///< rows_seen_ at the last idleness check
-  int64_t last_activity_ms_ = 0;     ///< processing time at which rows were last noticed
-  bool closed_ = false;              ///< stops the idleness timer
+  bool closed_ = false;  ///< stops the idleness timer
 };
 
 /// Folds one batch into a watermark candidate: the maximum of `current` and the non-NULL values of

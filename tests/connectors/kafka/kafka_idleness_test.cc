@@ -55,10 +55,13 @@ std::string windowQuery(const MockKafkaCluster& c, const std::string& topic, int
       topic, c.bootstrapServers(), scan_parallelism);
 }
 
-// Runs the unbounded `script` at `parallelism` until it has emitted `expected` rows (or 60 s passed, a guard
-// against a hang), cancels it, and returns every row it emitted, sorted.
-std::vector<std::string> runUntilRows(const std::string& script, size_t expected, int parallelism) {
+// Runs the unbounded `script` at `parallelism` on `task_managers` TaskManagers until it has emitted
+// `expected` rows (or 60 s passed, a guard against a hang), cancels it, and returns every row it emitted,
+// sorted.
+std::vector<std::string> runUntilRows(const std::string& script, size_t expected, int parallelism,
+                                      int task_managers = 1) {
   auto env = testing::newEnvironment(parallelism);
+  env->config().set("local.number-taskmanager", std::to_string(task_managers));
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::string> lines;
@@ -89,6 +92,15 @@ TEST(KafkaIdlenessTest, SubtaskWhosePartitionsAreEmptyDoesNotHoldBackTheWindows)
   ASSERT_NE(kafkaSplitOwner("four", 0, 2), kafkaSplitOwner("four", 1, 2));
   produceRows(c, "four", 0);
   EXPECT_EQ(runUntilRows(windowQuery(c, "four", 2), kFired.size(), 2), kFired);
+}
+
+TEST(KafkaIdlenessTest, IdleStatusCrossesTaskManagers) {
+  MockKafkaCluster c(1);
+  c.createTopic("four", 4);
+  produceRows(c, "four", 0);
+  // Two TaskManagers: the source subtasks and the window subtasks talk over TCP (subtask i in
+  // TaskManager i mod 2), so the IDLE of the subtask reading partitions 1 and 3 travels as a network event.
+  EXPECT_EQ(runUntilRows(windowQuery(c, "four", 2), kFired.size(), 2, 2), kFired);
 }
 
 TEST(KafkaIdlenessTest, SubtaskWithoutPartitionStaysIdle) {

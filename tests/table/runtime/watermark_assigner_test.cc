@@ -98,13 +98,13 @@ TEST_F(WatermarkAssignerTest, NullRowTimeFails) {
 
 // --- idleness (`table.exec.source.idle-timeout`) ------------------------------------------------------------
 
-TEST(WatermarkAssignerIdlenessTest, CheckIntervalFollowsFlinksRule) {
+TEST(IdlenessTimerTest, CheckIntervalFollowsFlinksRule) {
   // min/max of (200 ms auto-watermark interval, timeout): the smaller when 5x apart, else a fifth of it.
-  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(5000), 200);  // 1000 < 5000
-  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(1000), 40);   // 1000 !< 1000: 200 / 5
-  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(100), 20);    // 500 !< 200: 100 / 5
-  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(3), 3);       // 15 < 200
-  EXPECT_EQ(WatermarkAssignerOperator::idleCheckIntervalMs(1), 1);
+  EXPECT_EQ(runtime::IdlenessTimer::checkIntervalMs(5000), 200);  // 1000 < 5000
+  EXPECT_EQ(runtime::IdlenessTimer::checkIntervalMs(1000), 40);   // 1000 !< 1000: 200 / 5
+  EXPECT_EQ(runtime::IdlenessTimer::checkIntervalMs(100), 20);    // 500 !< 200: 100 / 5
+  EXPECT_EQ(runtime::IdlenessTimer::checkIntervalMs(3), 3);       // 15 < 200
+  EXPECT_EQ(runtime::IdlenessTimer::checkIntervalMs(1), 1);
 }
 
 class WatermarkAssignerIdlenessFixture : public ::testing::Test {
