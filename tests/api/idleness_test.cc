@@ -4,7 +4,10 @@
 // expected status sequence is worked out in the comments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -145,6 +148,91 @@ TEST(IdlenessTest, SourceIsIdleAfterTheTimeoutWithoutRecordsActiveBeforeTheNext)
   EXPECT_EQ(h.out.statuses, (Statuses{"IDLE", "ACTIVE"}));
   EXPECT_EQ(h.out.values<int64_t>(), (std::vector<int64_t>{1, 2, 3}));
   EXPECT_EQ(h.out.watermarks, (std::vector<int64_t>{1999, 4999}));
+}
+
+// --- a whole job ------------------------------------------------------------------------------------------------
+
+using P = std::pair<std::string, int64_t>;  // (key, value); the timestamp is the record's
+
+// Unbounded; every subtask gets a split of its own; only split 0 has records (its reader emits them in one
+// poll), the others stay silent forever, like empty partitions.
+struct SilentSplits final : Source<P, int> {
+  bool isBounded() const override { return false; }
+  std::unique_ptr<SplitEnumerator<int>> createEnumerator(int) const override {
+    struct E : SplitEnumerator<int> {
+      std::vector<int> given;
+      std::optional<int> handleSplitRequest(int subtask) override {
+        if (std::find(given.begin(), given.end(), subtask) != given.end()) return std::nullopt;
+        given.push_back(subtask);
+        return subtask;
+      }
+    };
+    return std::make_unique<E>();
+  }
+  std::unique_ptr<SourceReader<P, int>> createReader(const SourceReaderContext&) const override {
+    struct R : SourceReader<P, int> {
+      bool pending = false;
+      void addSplit(int split) override { pending = split == 0; }
+      InputStatus pollNext(ReaderOutput<P>& out) override {
+        if (!pending) return InputStatus::kNothingAvailable;
+        pending = false;
+        for (const auto& [v, ts] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 5}, {2, 12}, {9, 25}})
+          out.collect(P{"k", v}, ts);
+        return InputStatus::kNothingAvailable;
+      }
+    };
+    return std::make_unique<R>();
+  }
+};
+
+// Signals once `expected` records were written.
+struct CountingSink final : Sink<P> {
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<P> rows;
+  };
+  std::shared_ptr<State> state = std::make_shared<State>();
+  std::unique_ptr<SinkWriter<P>> createWriter(const SinkWriterContext&) const override {
+    struct W : SinkWriter<P> {
+      std::shared_ptr<State> s;
+      void write(const P& v, std::optional<int64_t>) override {
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->rows.push_back(v);
+        s->cv.notify_all();
+      }
+    };
+    auto w = std::make_unique<W>();
+    w->s = state;
+    return w;
+  }
+};
+
+TEST(IdlenessTest, SilentSourceSubtaskDoesNotHoldBackTheWindows) {
+  // Split 0: 1@1, 3@5, 2@12, 9@25; watermark 25 - 1 = 24 (monotonous): [0, 10) = 1 + 3 = 4 and
+  // [10, 20) = 2 fire; [20, 30) (29 > 24) does not. Subtask 1 has a split but no records: without
+  // withIdleness it holds every window back forever; with it, it is idle after 200 ms.
+  auto env = makeEnv(2);
+  auto sink = std::make_shared<CountingSink>();
+  env.fromSource(std::make_shared<SilentSplits>(),
+                 WatermarkStrategy<P>::forMonotonousTimestamps().withIdleness(std::chrono::milliseconds(200)), "silent")
+      .keyBy([](const P& p) { return p.first; })
+      .window(TumblingEventTimeWindows::of(10))
+      .reduce([](const P& a, const P& b) {
+        return P{a.first, a.second + b.second};
+      })
+      .sinkTo(sink);
+  auto client = env.executeAsync("idle");
+  {
+    std::unique_lock<std::mutex> lock(sink->state->mu);
+    sink->state->cv.wait_for(lock, std::chrono::seconds(60), [&] { return sink->state->rows.size() >= 2; });
+  }
+  client->cancel();
+  EXPECT_TRUE(client->getJobExecutionResult().wasCancelled());
+  std::lock_guard<std::mutex> lock(sink->state->mu);
+  std::vector<P> rows = sink->state->rows;
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<P>{{"k", 2}, {"k", 4}}));
 }
 
 }  // namespace

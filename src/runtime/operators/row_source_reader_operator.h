@@ -109,16 +109,8 @@ class RowSourceReaderOperator : public SourceOperator {
     output_->collect(std::move(batch));
   }
 
-  void markIdle() {
-    if (idle_) return;
-    idle_ = true;
-    output_->emitWatermarkStatus(WatermarkStatus::kIdle);
-  }
-  void markActive() {
-    if (!idle_) return;
-    idle_ = false;
-    output_->emitWatermarkStatus(WatermarkStatus::kActive);
-  }
+  void markIdle() { status_.markIdle(output_); }
+  void markActive() { status_.markActive(output_); }
 
   struct Forward final : ReaderOutput<types::RowBatch> {
     explicit Forward(RowSourceReaderOperator* o) : op(o) {}
@@ -143,7 +135,7 @@ class RowSourceReaderOperator : public SourceOperator {
   SplitWatermarks split_watermarks_;
   Forward forward_{this};
   bool has_split_ = false;
-  bool idle_ = false;  ///< the status last announced downstream is IDLE
+  WatermarkStatusOutput status_;
 };
 
 }  // namespace sluice::runtime
