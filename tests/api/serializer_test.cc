@@ -167,13 +167,17 @@ TEST(NetworkSerializationTest, UnregisteredStructAcrossTheNetworkFailsAtSubmissi
 TEST(NetworkSerializationTest, DeclaredAndUserSerializedTypesCrossKeyByAndRebalance) {
   auto env = testing::makeEnv(3);
   // Flights 1..30: airline "A<i mod 3>", delay i, distance only for even i, stops i mod 2.
+  // The source and the first map run at parallelism 1 so each key's flights reach the reduce in
+  // increasing order: the running sums below depend on that order.
   auto sums = env.fromSequence(1, 30)
+                  .setParallelism(1)
                   .map([](int64_t i) {
                     Flight f{"A" + std::to_string(i % 3), i, std::nullopt, {}};
                     if (i % 2 == 0) f.distance = static_cast<double>(i) / 2;
                     if (i % 2 == 1) f.stops.push_back("S" + std::to_string(i));
                     return f;
                   })
+                  .setParallelism(1)
                   .keyBy([](const Flight& f) { return f.airline; })
                   .reduce([](const Flight& a, const Flight& b) {
                     return Flight{a.airline, a.delay + b.delay,
