@@ -6,6 +6,8 @@
 // Usage: sluice_bench [--copies N] [--datagen-rows N] [--repeat N] [--flights CSV]
 // Each figure is the best of --repeat runs (default 2). Wall time includes planning and job start-up.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,21 +19,13 @@
 #include <string>
 #include <vector>
 
-#include <sys/resource.h>
-
-#include <fmt/format.h>
-
+#include "bench_util.h"
 #include "common/config.h"
 #include "common/error.h"
-#include "connectors/builtin.h"
 #include "flights_baseline.h"
 #include "flights_data.h"
-#include "table/api/table_environment.h"
-#include "table/catalog/table_factory.h"
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The main job's source DDL (examples/flights.sql) with the path left open, and its hourly query into a
 // blackhole sink.
@@ -86,89 +80,40 @@ struct Row {
   double cpu_seconds = 0;  ///< CPU time (user + system, all threads) of that run
 };
 
-// CPU time of the whole process so far (user + system, every thread), in seconds.
-double processCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-struct Options {
-  int copies = 91;
+struct Options : sluice::bench::FlightsOptions {
+  Options() : FlightsOptions(91, std::string(SLUICE_SOURCE_DIR) + "/examples/data/flights_2015-01-01_to_04.csv") {}
   int64_t datagen_rows = 20'000'000;
-  int repeat = 2;
-  std::string flights_csv = std::string(SLUICE_SOURCE_DIR) + "/examples/data/flights_2015-01-01_to_04.csv";
 };
 
 Options parseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
-      return argv[++i];
-    };
-    if (arg == "--copies") {
-      o.copies = std::stoi(value());
-    } else if (arg == "--datagen-rows") {
-      o.datagen_rows = std::stoll(value());
-    } else if (arg == "--repeat") {
-      o.repeat = std::max(1, std::stoi(value()));
-    } else if (arg == "--flights") {
-      o.flights_csv = value();
-    } else {
-      throw std::runtime_error("usage: sluice_bench [--copies N] [--datagen-rows N] [--repeat N] [--flights CSV]");
-    }
-  }
-  if (o.copies < 1 || o.copies > 91) throw std::runtime_error("--copies must be within 1..91 (dates stay in 2015)");
+  sluice::bench::parseFlags(argc, argv,
+                            "usage: sluice_bench [--copies N] [--datagen-rows N] [--repeat N] [--flights CSV]",
+                            [&](const std::string& flag, const std::string& value) {
+                              if (flag != "--datagen-rows") return o.set(flag, value);
+                              o.datagen_rows = std::stoll(value);
+                              return true;
+                            });
   return o;
 }
 
-// Runs `script` on a fresh TableEnvironment at `parallelism`; best wall time of `repeat` runs, with the
-// last run's row counts (sums over subtasks of the job's sources and sinks).
+// Runs `script` at `parallelism`: best wall time of `repeat` runs, with the last run's row counts (sums over
+// subtasks of the job's sources and sinks).
 Row runEngine(const std::string& name, const std::string& script, int64_t rows, int parallelism, int repeat) {
-  auto factories = std::make_shared<sluice::table::FactoryRegistry>();
-  sluice::connectors::registerBuiltinConnectors(*factories);
-  Row row{name, rows};
-  row.seconds = 1e300;
-  for (int r = 0; r < repeat; ++r) {
-    sluice::Configuration conf;
-    conf.set("parallelism.default", std::to_string(parallelism));
-    conf.set("taskmanager.numberOfTaskSlots", std::to_string(parallelism));
-    sluice::table::TableEnvironment env(conf, factories);
-    const double cpu_start = processCpuSeconds();
-    const auto start = Clock::now();
-    env.executeScript(script);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (seconds < row.seconds) {
-      row.seconds = seconds;
-      row.cpu_seconds = processCpuSeconds() - cpu_start;
-    }
-    if (env.jobs().empty()) throw std::runtime_error("the benchmark script ran no job");
-    row.engine_in = env.jobs().back().rows_read;
-    row.engine_out = env.jobs().back().rows_written;
-  }
-  return row;
+  sluice::Configuration conf;
+  conf.set("parallelism.default", std::to_string(parallelism));
+  conf.set("taskmanager.numberOfTaskSlots", std::to_string(parallelism));
+  const sluice::bench::ScriptRun run = sluice::bench::runScriptBestOf(script, conf, repeat);
+  return Row{name, rows, run.rows_read, run.rows_written, run.best.seconds, run.best.cpu_seconds};
 }
 
 Row runBaseline(const std::string& path, int repeat, sluice::bench::BaselineResult& result) {
-  Row row{"hourly agg, C++ loop baseline"};
-  row.seconds = 1e300;
-  for (int r = 0; r < repeat; ++r) {
-    // Reading the file (from the page cache) is part of the work, as the engine's source reads it too.
-    const double cpu_start = processCpuSeconds();
-    const auto start = Clock::now();
+  // Reading the file (from the page cache) is part of the work, as the engine's source reads it too.
+  const sluice::bench::Timing best = sluice::bench::bestOf(repeat, [&] {
     const std::string data = sluice::bench::readWholeFile(path);
     result = sluice::bench::hourlyAggregateBaseline(data);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (seconds < row.seconds) {
-      row.seconds = seconds;
-      row.cpu_seconds = processCpuSeconds() - cpu_start;
-    }
-  }
-  row.rows = result.rows;
-  return row;
+  });
+  return Row{"hourly agg, C++ loop baseline", result.rows, -1, -1, best.seconds, best.cpu_seconds};
 }
 
 void printTable(const std::vector<Row>& rows) {
@@ -184,16 +129,8 @@ void printTable(const std::vector<Row>& rows) {
 
 int run(const Options& opts) {
   namespace fs = std::filesystem;
-  std::string tmpl = (fs::temp_directory_path() / "sluice-bench.XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
-  const fs::path dir = tmpl;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  const sluice::bench::ScratchDirectory scratch("sluice-bench");
+  const fs::path& dir = scratch.path();
 
   const std::string big = (dir / "flights.csv").string();
   std::fprintf(stderr, "writing %d copies of %s ...\n", opts.copies, opts.flights_csv.c_str());
@@ -241,10 +178,5 @@ int run(const Options& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(parseArgs(argc, argv));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sluice_bench: %s\n", e.what());
-    return 2;
-  }
+  return sluice::bench::runMain("sluice_bench", [&] { return run(parseArgs(argc, argv)); });
 }

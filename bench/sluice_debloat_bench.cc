@@ -16,6 +16,9 @@
 //   load             steady | bursty
 //   debloat          off | flink (stable-periods 0) | sluice (stable-periods 10)
 //   KB/s             bytes the sink's gate read per second after the warm-up (numBytesIn)
+//   1st s B          mean bytes waiting in the sink's gate during the first second: before the first
+//                    announcement producers fill taskmanager.memory.starting-segment-size (1 kb; FLINK-36556)
+//                    of each buffer with debloating on, the whole 32 kb segment with it off
 //   in-flight B      mean bytes waiting in the sink's gate (handed over, not yet read) after the warm-up
 //   thr x target B   KB/s x target: what FLIP-183 aims the in-flight data at
 //   size B           debloatedBufferSize at the end of the run (32768 = full segments: debloating off)
@@ -27,7 +30,9 @@
 // scenario (1,000 rows/s, steady by default).
 //
 // Usage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] [--seconds S] [--warmup S]
-//                             [--target-ms T] [--columns C] [--batch B]
+//                             [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE]
+// --starting-size sets taskmanager.memory.starting-segment-size (e.g. 32kb: start at full segments, as
+// before FLINK-36556).
 // Defaults: rates 1000,4000 rows/s, steady load, 5 s per run of which 3 s warm-up, target 100 ms, 32 columns,
 // 16 rows per batch: 6 runs, about 30 s.
 
@@ -123,6 +128,7 @@ struct Options {
   int64_t target_ms = 100;
   int columns = 32;
   size_t batch = 16;
+  std::string starting_size;  // taskmanager.memory.starting-segment-size; empty: the default (1 kb)
 };
 
 enum class Mode { kOff, kFlink, kSluice };
@@ -140,6 +146,7 @@ const char* modeName(Mode m) {
 }
 
 struct RunResult {
+  double startup_in_flight_bytes = 0;
   double bytes_per_second = 0;
   double in_flight_bytes = 0;
   int32_t last_size = 0;
@@ -159,6 +166,7 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   conf.set("taskmanager.network.memory.buffer-debloat.period",
            fmt::format("{} ms", std::max<int64_t>(1, o.target_ms / 5)));
   if (mode == Mode::kFlink) conf.set("sluice.network.buffer-debloat.stable-periods", "0");
+  if (!o.starting_size.empty()) conf.set("taskmanager.memory.starting-segment-size", o.starting_size);
 
   auto source = std::make_shared<graph::Transformation>();
   source->id = 1;
@@ -190,9 +198,12 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   const auto start = Clock::now();
   const auto warm = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
   const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  const auto first_second = start + std::chrono::seconds(1);
   RunResult res;
   int64_t samples = 0;
   double in_flight_sum = 0;
+  int64_t startup_samples = 0;
+  double startup_sum = 0;
   std::vector<int64_t> estimated;
   int64_t bytes_at_warm = -1;
   int64_t announcements_at_warm = 0;
@@ -205,6 +216,10 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
     const cluster::SubtaskProgress& s = p.vertices.at(1).subtasks.at(0);
     if (s.io.gates.empty()) continue;
     last = s.io.gates[0];
+    if (Clock::now() < first_second) {
+      ++startup_samples;
+      startup_sum += static_cast<double>(last.in_flight_bytes);
+    }
     if (Clock::now() < warm) continue;
     if (bytes_at_warm < 0) {
       bytes_at_warm = last.num_bytes_in;
@@ -225,6 +240,7 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   const double measured = std::chrono::duration<double>(Clock::now() - warm_time).count();
   res.bytes_per_second = static_cast<double>(last.num_bytes_in - bytes_at_warm) / std::max(1e-3, measured);
   res.in_flight_bytes = in_flight_sum / static_cast<double>(samples);
+  res.startup_in_flight_bytes = startup_samples > 0 ? startup_sum / static_cast<double>(startup_samples) : 0;
   std::nth_element(estimated.begin(), estimated.begin() + static_cast<std::ptrdiff_t>(estimated.size() / 2),
                    estimated.end());
   res.estimated_ms = static_cast<double>(estimated[estimated.size() / 2]);
@@ -254,7 +270,7 @@ Options parseArgs(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     static const char* const kFlags[] = {"--rates",     "--loads",   "--seconds", "--warmup",
-                                         "--target-ms", "--columns", "--batch"};
+                                         "--target-ms", "--columns", "--batch",   "--starting-size"};
     if (std::find(std::begin(kFlags), std::end(kFlags), a) == std::end(kFlags)) {
       throw std::invalid_argument("unknown option " + a);
     }
@@ -283,6 +299,8 @@ Options parseArgs(int argc, char** argv) {
       o.columns = static_cast<int>(parseCount(a, v));
     } else if (a == "--batch") {
       o.batch = static_cast<size_t>(parseCount(a, v));
+    } else if (a == "--starting-size") {
+      o.starting_size = v;
     }
   }
   if (o.warmup >= o.seconds) throw std::invalid_argument("--warmup must be shorter than --seconds");
@@ -298,19 +316,20 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr,
                  "sluice_debloat_bench: %s\nusage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] "
-                 "[--seconds S] [--warmup S] [--target-ms T] [--columns C] [--batch B]\n",
+                 "[--seconds S] [--warmup S] [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE]\n",
                  e.what());
     return 2;
   }
   fmt::print("Buffer debloating under backpressure: fast source -> REBALANCE -> sink throttled to R rows/s\n");
   fmt::print(
-      "({} BIGINT columns, {} rows per batch, 32 kb segments, debloat target {} ms, period {} ms; "
+      "({} BIGINT columns, {} rows per batch, 32 kb segments, starting size {}, debloat target {} ms, period {} ms; "
       "{:.1f} s per run, measured after {:.1f} s)\n\n",
-      o.columns, o.batch, o.target_ms, std::max<int64_t>(1, o.target_ms / 5), o.seconds, o.warmup);
-  fmt::print("{:>11} | {:>6} | {:>7} | {:>8} | {:>11} | {:>14} | {:>7} | {:>13} | {:>7} | {:>7} | {:>11}\n",
-             "sink rows/s", "load", "debloat", "KB/s", "in-flight B", "thr x target B", "size B", "size min..max",
-             "changes", "est. ms", "src bp ms/s");
-  fmt::print("{}\n", std::string(130, '-'));
+      o.columns, o.batch, o.starting_size.empty() ? std::string("1 kb (default)") : o.starting_size, o.target_ms,
+      std::max<int64_t>(1, o.target_ms / 5), o.seconds, o.warmup);
+  fmt::print("{:>11} | {:>6} | {:>7} | {:>8} | {:>9} | {:>11} | {:>14} | {:>7} | {:>13} | {:>7} | {:>7} | {:>11}\n",
+             "sink rows/s", "load", "debloat", "KB/s", "1st s B", "in-flight B", "thr x target B", "size B",
+             "size min..max", "changes", "est. ms", "src bp ms/s");
+  fmt::print("{}\n", std::string(142, '-'));
   double ratio = 0;
   try {
     for (bool bursty : o.bursty) {
@@ -320,11 +339,11 @@ int main(int argc, char** argv) {
           const RunResult r = runOnce(o, o.rates[k], bursty, mode);
           const double target_bytes = r.bytes_per_second * static_cast<double>(o.target_ms) / 1000.0;
           fmt::print(
-              "{:>11} | {:>6} | {:>7} | {:>8.1f} | {:>11.0f} | {:>14.0f} | {:>7} | {:>13} | {:>7} | {:>7.0f} | "
-              "{:>11.0f}\n",
-              o.rates[k], bursty ? "bursty" : "steady", modeName(mode), r.bytes_per_second / 1024.0, r.in_flight_bytes,
-              target_bytes, r.last_size, fmt::format("{}..{}", r.min_size, r.max_size), r.changes, r.estimated_ms,
-              r.source_back_pressured);
+              "{:>11} | {:>6} | {:>7} | {:>8.1f} | {:>9.0f} | {:>11.0f} | {:>14.0f} | {:>7} | {:>13} | {:>7} | "
+              "{:>7.0f} | {:>11.0f}\n",
+              o.rates[k], bursty ? "bursty" : "steady", modeName(mode), r.bytes_per_second / 1024.0,
+              r.startup_in_flight_bytes, r.in_flight_bytes, target_bytes, r.last_size,
+              fmt::format("{}..{}", r.min_size, r.max_size), r.changes, r.estimated_ms, r.source_back_pressured);
           std::fflush(stdout);
           if (mode == Mode::kOff) off_in_flight = r.in_flight_bytes;
           // The ratio of the first scenario (the issue's: 1,000 rows/s, steady) with Sluice's rule.

@@ -12,7 +12,6 @@
 // Usage: sluice_kafka_bench [--copies N] [--json-copies N] [--repeat N] [--flights CSV]
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -25,16 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "common/config.h"
-#include "connectors/builtin.h"
 #include "connectors/kafka/mock_cluster.h"
 #include "flights_data.h"
-#include "table/api/table_environment.h"
-#include "table/catalog/table_factory.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using sluice::connectors::kafka::KafkaRecord;
 using sluice::connectors::kafka::MockKafkaCluster;
 
@@ -114,43 +110,24 @@ struct Row {
   double cpu_seconds = 0;
 };
 
-double processCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 constexpr int kPartitions = 32;
 
-struct Options {
-  int copies = 10;
+struct Options : sluice::bench::FlightsOptions {
+  Options() : FlightsOptions(10, std::string(SLUICE_SOURCE_DIR) + "/examples/data/flights_2015-01-01_to_04.csv") {}
   int json_copies = 2;
-  int repeat = 2;
-  std::string flights_csv = std::string(SLUICE_SOURCE_DIR) + "/examples/data/flights_2015-01-01_to_04.csv";
 };
 
 Options parseArgs(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
-      return argv[++i];
-    };
-    if (arg == "--copies")
-      o.copies = std::stoi(value());
-    else if (arg == "--json-copies")
-      o.json_copies = std::stoi(value());
-    else if (arg == "--repeat")
-      o.repeat = std::max(1, std::stoi(value()));
-    else if (arg == "--flights")
-      o.flights_csv = value();
-    else
-      throw std::runtime_error("usage: sluice_kafka_bench [--copies N] [--json-copies N] [--repeat N] [--flights CSV]");
-  }
-  if (o.copies < 1 || o.copies > 91 || o.json_copies < 1 || o.json_copies > 91)
-    throw std::runtime_error("--copies and --json-copies must be within 1..91 (dates stay in 2015)");
+  sluice::bench::parseFlags(argc, argv,
+                            "usage: sluice_kafka_bench [--copies N] [--json-copies N] [--repeat N] [--flights CSV]",
+                            [&](const std::string& flag, const std::string& value) {
+                              if (flag != "--json-copies") return o.set(flag, value);
+                              o.json_copies = std::stoi(value);
+                              return true;
+                            });
+  if (o.json_copies < 1 || o.json_copies > 91)
+    throw std::runtime_error("--json-copies must be within 1..91 (dates stay in 2015)");
   return o;
 }
 
@@ -176,40 +153,15 @@ std::string toJson(const std::string& line) {
 }
 
 Row runJob(const std::string& name, const std::string& script, int64_t rows, int64_t bytes, int repeat) {
-  auto factories = std::make_shared<sluice::table::FactoryRegistry>();
-  sluice::connectors::registerBuiltinConnectors(*factories);
-  Row row{name, rows, bytes};
-  row.seconds = 1e300;
-  for (int r = 0; r < repeat; ++r) {
-    sluice::Configuration conf;
-    conf.set("parallelism.default", "2");
-    sluice::table::TableEnvironment env(conf, factories);
-    const double cpu_start = processCpuSeconds();
-    const auto start = Clock::now();
-    env.executeScript(script);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (seconds < row.seconds) {
-      row.seconds = seconds;
-      row.cpu_seconds = processCpuSeconds() - cpu_start;
-    }
-    if (env.jobs().empty()) throw std::runtime_error("the benchmark script ran no job");
-    row.engine_in = env.jobs().back().rows_read;
-  }
-  return row;
+  sluice::Configuration conf;
+  conf.set("parallelism.default", "2");
+  const sluice::bench::ScriptRun run = sluice::bench::runScriptBestOf(script, conf, repeat);
+  return Row{name, rows, bytes, run.rows_read, run.best.seconds, run.best.cpu_seconds};
 }
 
 int run(const Options& opts) {
-  namespace fs = std::filesystem;
-  std::string tmpl = (fs::temp_directory_path() / "sluice-kafka-bench.XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a temporary directory");
-  const fs::path dir = tmpl;
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{dir};
+  const sluice::bench::ScratchDirectory scratch("sluice-kafka-bench");
+  const std::filesystem::path& dir = scratch.path();
   MockKafkaCluster cluster(1);
   struct Topic {
     std::string name, format;
@@ -270,10 +222,5 @@ int run(const Options& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(parseArgs(argc, argv));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sluice_kafka_bench: %s\n", e.what());
-    return 2;
-  }
+  return sluice::bench::runMain("sluice_kafka_bench", [&] { return run(parseArgs(argc, argv)); });
 }

@@ -430,6 +430,9 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   auto blocking = [](const graph::JobEdge& edge) { return edge.exchange_mode == graph::ExchangeMode::kBatch; };
   auto networked = [&](const graph::JobEdge& edge) { return !blocking(edge); };
   const int32_t spill_read_buffers = std::max(1, net.buffers_per_channel);
+  // Producers' buffers until the first debloat announcement (FLINK-36556).
+  const int32_t starting_buffer_size =
+      runtime::network::BufferDebloatConfiguration::fromConfiguration(st->config).initialBufferSize();
   // Placement: every slot sharing group takes as many slots as its largest parallelism, groups one after
   // another in vertex order; subtask i of a vertex sits in slot (its group's first slot + i), and slot s
   // in TaskManager s mod local.number-taskmanager. With one group, subtask i runs in TaskManager i mod N.
@@ -623,14 +626,14 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                                  target.name, j + 1, target.parallelism);
             if (producer_tm == consumer_tm) {
               sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
-                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects, static_cast<int32_t>(k));
+                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects, static_cast<int32_t>(k),
+                  starting_buffer_size);
               sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
               continue;
             }
             // The PartitionRequest brings the consumer's credit: the subpartition starts with none.
-            sp.pipelined =
-                std::make_shared<runtime::PipelinedSubpartition>(partition.pool, 0, /*remote=*/true, name, objects,
-                                                                static_cast<int32_t>(k));
+            sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
+                partition.pool, 0, /*remote=*/true, name, objects, static_cast<int32_t>(k), starting_buffer_size);
             const std::string partition_id = fmt::format("{}@{}", e, i);
             st->partition_managers[static_cast<size_t>(producer_tm)]->registerSubpartition(
                 partition_id, static_cast<int32_t>(k), sp.pipelined);

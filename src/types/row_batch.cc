@@ -97,13 +97,55 @@ void put(std::string& out, T v) {
   out.append(buf, sizeof(T));
 }
 
-template <typename T>
-T get(std::string_view& in) {
-  SLUICE_CHECK(in.size() >= sizeof(T), "truncated RowBatch bytes");
-  T v;
-  std::memcpy(&v, in.data(), sizeof(T));
-  in.remove_prefix(sizeof(T));
-  return v;
+// Reads serialized RowBatch bytes from a peer or a spill file: every read is bounds-checked and a failure is
+// an InputError with the byte offset in the batch.
+class BatchReader {
+ public:
+  explicit BatchReader(std::string_view& in) : in_(in), total_(in.size()) {}
+  template <typename T>
+  T get(const char* what) {
+    at_ = total_ - in_.size();
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, in_.data(), sizeof(T));
+    in_.remove_prefix(sizeof(T));
+    return v;
+  }
+  std::string_view take(uint64_t n, const char* what) {
+    at_ = total_ - in_.size();
+    need(n, what);
+    std::string_view s = in_.substr(0, n);
+    in_.remove_prefix(n);
+    return s;
+  }
+  // `why` concerns the field read last, which starts at offset at_ (or the byte at `at`).
+  [[noreturn]] void fail(const std::string& why) const { failAt(at_, why); }
+  [[noreturn]] void failAt(size_t at, const std::string& why) const {
+    throw InputError(fmt::format("corrupt RowBatch bytes at offset {}: {}", at, why));
+  }
+  size_t offset() const { return total_ - in_.size(); }
+
+ private:
+  void need(uint64_t n, const char* what) {
+    if (n > in_.size()) fail(fmt::format("{} needs {} bytes, only {} left", what, n, in_.size()));
+  }
+  std::string_view& in_;
+  size_t total_;
+  size_t at_ = 0;
+};
+
+// The type ranges the engine creates (parser and planner): anything else is corruption, and would break the
+// formatting and arithmetic downstream.
+bool validType(const LogicalType& t) {
+  switch (t.id) {
+    case TypeId::kDecimal:
+      return t.precision >= 0 && t.precision <= kMaxDecimalPrecision && t.scale >= 0 && t.scale <= kMaxDecimalPrecision;
+    case TypeId::kTimestamp:
+    case TypeId::kIntervalDayTime:
+      return t.precision >= 0 && t.precision <= 9 && t.scale == 0;
+    default:
+      return t.precision >= 0 && t.scale == 0;
+  }
 }
 }  // namespace
 
@@ -134,52 +176,58 @@ void RowBatch::serialize(std::string& out) const {
 }
 
 RowBatch RowBatch::deserialize(std::string_view& in) {
+  BatchReader r(in);
   RowBatch b;
-  const uint32_t rows = get<uint32_t>(in);
-  const uint32_t cols = get<uint32_t>(in);
-  SLUICE_CHECK(cols <= in.size(), "corrupt RowBatch header");
+  const uint32_t rows = r.get<uint32_t>("the row count");
+  const uint32_t cols = r.get<uint32_t>("the column count");
+  // Each row takes at least its kind byte, each column at least its 10-byte type: bounds the allocations.
+  if (rows > in.size() || cols > in.size() / 10) {
+    r.fail(fmt::format("{} rows and {} columns do not fit in the {} bytes left", rows, cols, in.size()));
+  }
   b.columns_.reserve(cols);
   for (uint32_t ci = 0; ci < cols; ++ci) {
     LogicalType t;
-    uint8_t id = get<uint8_t>(in);
-    SLUICE_CHECK(id <= static_cast<uint8_t>(TypeId::kIntervalDayTime), "corrupt type id {}", id);
+    const uint8_t id = r.get<uint8_t>("a column type");
+    if (id > static_cast<uint8_t>(TypeId::kIntervalDayTime)) r.fail(fmt::format("unknown type id {}", id));
     t.id = static_cast<TypeId>(id);
-    t.nullable = get<uint8_t>(in) != 0;
-    t.precision = get<int32_t>(in);
-    t.scale = get<int32_t>(in);
+    const uint8_t nullable = r.get<uint8_t>("a nullable flag");
+    if (nullable > 1) r.fail(fmt::format("nullable flag {} (0 or 1)", nullable));
+    t.nullable = nullable == 1;
+    t.precision = r.get<int32_t>("a precision");
+    t.scale = r.get<int32_t>("a scale");
+    if (!validType(t)) {
+      r.fail(fmt::format("type id {} with precision {} and scale {} is no type the engine writes", id, t.precision,
+                         t.scale));
+    }
     Column c(t);
-    SLUICE_CHECK(in.size() >= rows, "truncated RowBatch validity");
-    c.validity().assign(in.begin(), in.begin() + rows);
-    in.remove_prefix(rows);
+    const std::string_view validity = r.take(rows, "the validity bytes");
+    c.validity().assign(validity.begin(), validity.end());
     if (t.isString()) {
-      for (uint32_t r = 0; r < rows; ++r) {
-        uint32_t len = get<uint32_t>(in);
-        SLUICE_CHECK(in.size() >= len, "truncated RowBatch string");
+      for (uint32_t row = 0; row < rows; ++row) {
+        const uint32_t len = r.get<uint32_t>("a string length");
+        const std::string_view value = r.take(len, "a string");
         c.strings().push_back({static_cast<uint32_t>(c.arena().size()), len});
-        c.arena().append(in.data(), len);
-        in.remove_prefix(len);
+        c.arena().append(value.data(), value.size());
       }
     } else if (t.id == TypeId::kDouble) {
-      SLUICE_CHECK(in.size() >= rows * sizeof(double), "truncated RowBatch values");
+      const std::string_view values = r.take(uint64_t{rows} * sizeof(double), "the values");
       c.doubles().resize(rows);
-      std::memcpy(c.doubles().data(), in.data(), rows * sizeof(double));
-      in.remove_prefix(rows * sizeof(double));
+      std::memcpy(c.doubles().data(), values.data(), values.size());
     } else {
-      SLUICE_CHECK(in.size() >= rows * sizeof(int64_t), "truncated RowBatch values");
+      const std::string_view values = r.take(uint64_t{rows} * sizeof(int64_t), "the values");
       c.longs().resize(rows);
-      std::memcpy(c.longs().data(), in.data(), rows * sizeof(int64_t));
-      in.remove_prefix(rows * sizeof(int64_t));
+      std::memcpy(c.longs().data(), values.data(), values.size());
     }
     b.columns_.push_back(std::move(c));
   }
-  SLUICE_CHECK(in.size() >= rows, "truncated RowBatch kinds");
+  const size_t kinds_at = r.offset();
+  const std::string_view kinds = r.take(rows, "the row kinds");
   b.kinds_.resize(rows);
-  for (uint32_t r = 0; r < rows; ++r) {
-    uint8_t k = static_cast<uint8_t>(in[r]);
-    SLUICE_CHECK(k <= 3, "corrupt RowKind {}", k);
-    b.kinds_[r] = static_cast<RowKind>(k);
+  for (uint32_t row = 0; row < rows; ++row) {
+    const auto k = static_cast<uint8_t>(kinds[row]);
+    if (k > 3) r.failAt(kinds_at + row, fmt::format("row kind {} of row {} (0 to 3)", k, row));
+    b.kinds_[row] = static_cast<RowKind>(k);
   }
-  in.remove_prefix(rows);
   return b;
 }
 

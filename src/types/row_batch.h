@@ -100,7 +100,9 @@ class RowBatch {
   /// its type (id u8, nullable u8, precision i32, scale i32), validity bytes, then values (8 bytes each,
   /// or u32 length + bytes for strings); then one byte per row for the RowKind.
   void serialize(std::string& out) const;
-  /// Reads a batch written by serialize from `data`, advancing it. Throws InternalError on truncated input.
+  /// Reads a batch written by serialize from `data` (bytes from a peer or a spill file: untrusted), advancing
+  /// it. Throws InputError ("corrupt RowBatch bytes at offset N: ...") on truncated or invalid bytes; the
+  /// caller adds where they came from. Allocates at most a small multiple of `data.size()`.
   static RowBatch deserialize(std::string_view& data);
 
  private:

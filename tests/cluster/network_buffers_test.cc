@@ -66,13 +66,14 @@ class GatedSink : public testing::CollectSink {
   std::chrono::milliseconds pause_;
 };
 
-// Source(p=1, 1..n, batches of `batch`) -> Map (v % 5, 2v) -REBALANCE-> GatedSink(p=2).
+// Source(p=1, 1..n, batches of `batch`, a watermark after each unless `watermarks` is false) -> Map (v % 5, 2v)
+// -REBALANCE-> GatedSink(p=2).
 graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collected* out, Gate* gate,
-                           std::chrono::milliseconds pause) {
-  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 1,
-                                   runtime::makeOperatorFactory([n, batch] {
-                                     return std::make_unique<testing::NumberSource>(n, batch);
-                                   }, true));
+                           std::chrono::milliseconds pause, bool watermarks = true) {
+  auto source = makeTransformation(
+      1, "numbers", TransformationKind::kSource, 1,
+      runtime::makeOperatorFactory(
+          [n, batch, watermarks] { return std::make_unique<testing::NumberSource>(n, batch, watermarks); }, true));
   auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 1, runtime::makeOperatorFactory([] {
                                   return std::make_unique<testing::KeyAndDoubleMap>();
                                 }),
@@ -190,9 +191,60 @@ TEST(NetworkBuffersTest, AnotherSlotSharingGroupTakesTheNextTaskManager) {
   EXPECT_EQ(r.remote_channels, 1);
 }
 
-TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions) {
+// Gated jobs (buildGated) run with 16-row batches on `task_managers` TaskManagers, with network segments of
+// `segment_size` (empty: the default 32 kb).
+Configuration gatedConf(int task_managers, const std::string& segment_size) {
   Configuration conf;
-  conf.set("local.number-taskmanager", "2");
+  conf.set("local.number-taskmanager", std::to_string(task_managers));
+  if (!segment_size.empty()) conf.set("taskmanager.memory.segment-size", segment_size);
+  conf.set("sluice.batch.size", "16");
+  return conf;
+}
+
+// A started gated job of `n` rows (-1: endless) whose sinks wait at the gate (pause 0) or pause per batch;
+// the gate opens on destruction, whatever happened, before the handle joins the tasks.
+struct GatedJob {
+  GatedJob(Configuration& conf, int64_t n, std::chrono::milliseconds pause = std::chrono::milliseconds(0),
+           bool watermarks = true)
+      : rows(n) {
+    handle = MiniCluster(conf).start(buildGated(conf, n, 16, &collected, &gate, pause, watermarks), conf);
+  }
+  ~GatedJob() {
+    gate.release();
+    if (handle) handle->waitFor(std::chrono::seconds(20));  // failure guard only
+  }
+  // Waits until the source is back pressured; the rows it emitted by then (-1: it never was).
+  int64_t rowsOutOnceBackPressured() {
+    if (!waitForProgress(*handle,
+                         [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }))
+      return -1;
+    return handle->progress().vertices[0].records_out;
+  }
+  // The source stops, back pressured, having emitted at most `bound` rows (the buffers' capacity).
+  void expectBackPressuredWithin(int64_t bound) {
+    const int64_t emitted = rowsOutOnceBackPressured();
+    EXPECT_GE(emitted, 0) << "the source was never back pressured";
+    EXPECT_LE(emitted, bound);
+  }
+  // Opens the gate, waits for the job and checks that every row arrived once: the Map doubles v, so the
+  // values sum to 2 (1 + ... + n) = n (n + 1).
+  void expectAllRows() {
+    gate.release();
+    handle->wait();  // throws if the job failed
+    ASSERT_EQ(collected.rows.size(), static_cast<size_t>(rows));
+    int64_t sum = 0;
+    for (const auto& r : collected.rows) sum += r[1];
+    EXPECT_EQ(sum, rows * (rows + 1));
+  }
+
+  const int64_t rows;
+  Collected collected;
+  Gate gate;
+  std::unique_ptr<JobHandle> handle;
+};
+
+TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions) {
+  Configuration conf = gatedConf(2, "");
   // 2 segments of 32 kb per TaskManager: not even one partition pool with its remote receivers fits.
   conf.set("taskmanager.memory.network.min", "64kb");
   conf.set("taskmanager.memory.network.max", "64kb");
@@ -211,48 +263,26 @@ TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions)
 }
 
 TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
-  Configuration conf;
-  conf.set("local.number-taskmanager", "2");
-  conf.set("taskmanager.memory.segment-size", "256b");
-  conf.set("sluice.batch.size", "16");
-  Collected collected;
-  Gate gate;
-  // Map (1/1) runs in TaskManager 1, Sink (2/2) in TaskManager 2: half the rows cross TCP.
-  graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
-  auto handle = MiniCluster(conf).start(job, conf);
-  // Both sinks block on their first batch: credit runs out on both channels and the source stops.
-  ASSERT_TRUE(
-      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
+  Configuration conf = gatedConf(2, "256b");
+  // Map (1/1) runs in TaskManager 1, Sink (2/2) in TaskManager 2: half the rows cross TCP. Both sinks block
+  // on their first batch: credit runs out on both channels and the source stops.
+  GatedJob job(conf, 5000);
   // Bound: 20 pool buffers of 256 b (2 subpartitions x 10), the local sink's 2 credits and the remote sink's
   // 2 exclusive + 8 floating buffers: 32 buffers = 8192 b, at most 512 rows of 16 b; plus 16 rows being
   // processed per sink, 16 coalesced per target and the 16-row batch in hand: 512 + 32 + 32 + 16 = 592 < 5000.
-  EXPECT_LE(handle->progress().vertices[0].records_out, 592);
-  gate.release();
-  handle->wait();
-  ASSERT_EQ(collected.rows.size(), 5000u);
-  int64_t sum = 0;
-  for (const auto& r : collected.rows) sum += r[1];
-  EXPECT_EQ(sum, 25005000);  // 2v over 1..5000
+  job.expectBackPressuredWithin(592);
+  job.expectAllRows();
 }
 
 TEST(NetworkBuffersTest, GarbageOnADataPortOnlyClosesThatConnection) {
   // As Flink's network server: a connection that requested no partition carries nothing of the job, so
   // garbage on it closes it (logged on stderr) and the job goes on. Failures of connections that do carry
   // channels fail the job: tests/runtime/transport_test.cc.
-  Configuration conf;
-  conf.set("local.number-taskmanager", "2");
-  conf.set("sluice.batch.size", "16");
-  Collected collected;
-  Gate gate;
+  Configuration conf = gatedConf(2, "");
   // Map (1/1) runs in TaskManager 1, Sink (2/2) in TaskManager 2: half the rows cross TCP. The sinks wait
   // at the gate until both data ports have seen the garbage.
-  graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
-  auto handle = MiniCluster(conf).start(job, conf);
-  struct ReleaseAtExit {
-    Gate& gate;
-    ~ReleaseAtExit() { gate.release(); }
-  } release_at_exit{gate};  // before the handle joins the tasks, whatever happens
-  const std::vector<uint16_t> ports = handle->dataPorts();
+  GatedJob job(conf, 5000);
+  const std::vector<uint16_t> ports = job.handle->dataPorts();
   ASSERT_EQ(ports.size(), 2u);
   for (const uint16_t port : ports) {
     // A peer (a plain POSIX socket) sends an HTTP request to the data port; the server closes it.
@@ -273,84 +303,86 @@ TEST(NetworkBuffersTest, GarbageOnADataPortOnlyClosesThatConnection) {
     EXPECT_TRUE(n == 0 || (n < 0 && recv_errno == ECONNRESET)) << n << " " << recv_errno;  // not a timeout
     ::close(fd);
   }
-  gate.release();
-  handle->wait();  // throws if the job failed
-  ASSERT_EQ(collected.rows.size(), 5000u);
-  int64_t sum = 0;
-  for (const auto& r : collected.rows) sum += r[1];
-  EXPECT_EQ(sum, 25005000);  // 2v over 1..5000
+  job.expectAllRows();
 }
 
 TEST(NetworkBuffersTest, SlowSinkKeepsMemoryBoundedAndLosesNothing) {
-  Configuration conf;
-  conf.set("taskmanager.memory.segment-size", "256b");
-  conf.set("sluice.batch.size", "16");
-  Collected collected;
-  Gate gate;
-  graph::JobGraph job = buildGated(conf, 5000, 16, &collected, &gate, std::chrono::milliseconds(0));
-  auto handle = MiniCluster(conf).start(job, conf);
+  Configuration conf = gatedConf(1, "256b");
   // The sink blocks on its first batch, so the source fills a subpartition up to its cap and stops.
-  ASSERT_TRUE(
-      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
-  const int64_t emitted = handle->progress().vertices[0].records_out;
+  GatedJob job(conf, 5000);
   // Bound: the pool holds 2 subpartitions * 10 = 20 buffers of 256 b; each sink may have read its
   // 2 credits more: 24 buffers = 6144 b. A row takes at least 16 b (two int64 values), so at most 384 rows
   // sit in buffers; add 16 rows being processed per sink (32), 16 coalesced per target (32) and the
   // 16-row batch in hand: 384 + 32 + 32 + 16 = 464 < 5000 rows of the source.
-  EXPECT_LE(emitted, 464);
-  gate.release();
-  handle->wait();
-  ASSERT_EQ(collected.rows.size(), 5000u);
-  int64_t sum = 0;
-  for (const auto& r : collected.rows) sum += r[1];
-  // Sum of 2v over 1..5000 = 5000 * 5001 = 25005000.
-  EXPECT_EQ(sum, 25005000);
+  job.expectBackPressuredWithin(464);
+  job.expectAllRows();
 }
 
 // An endless source into sinks pausing 5 ms per batch, cancelled once backpressured.
 void cancelBackpressuredJob(int task_managers) {
-  Configuration conf;
-  conf.set("local.number-taskmanager", std::to_string(task_managers));
-  conf.set("taskmanager.memory.segment-size", "256b");
-  conf.set("sluice.batch.size", "16");
-  Collected collected;
-  Gate gate;
-  graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
-  auto handle = MiniCluster(conf).start(job, conf);
-  ASSERT_TRUE(
-      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[0].subtasks.at(0).io.is_back_pressured; }));
+  Configuration conf = gatedConf(task_managers, "256b");
+  GatedJob job(conf, -1, std::chrono::milliseconds(5));
+  ASSERT_GE(job.rowsOutOnceBackPressured(), 0) << "the source was never back pressured";
   const auto start = std::chrono::steady_clock::now();
-  handle->cancel();
+  job.handle->cancel();
   // The producer waits for a buffer and the sinks pause 5 ms per batch: all end within a few batches.
-  ASSERT_TRUE(handle->waitFor(std::chrono::seconds(5)));
+  ASSERT_TRUE(job.handle->waitFor(std::chrono::seconds(5)));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_EQ(handle->wait().status, JobStatus::kCanceled);
+  EXPECT_EQ(job.handle->wait().status, JobStatus::kCanceled);
 }
 
 TEST(NetworkBuffersTest, CancellingABackpressuredJobIsPrompt) { cancelBackpressuredJob(1); }
 
 TEST(NetworkBuffersTest, CancellingABackpressuredJobWithRemoteChannelsIsPrompt) { cancelBackpressuredJob(2); }
 
+// Debloating enabled with a period (1 h) that never elapses: only the starting size limits the producer's
+// 32 kb buffers. No watermarks: event buffers would fill the pool whatever their size.
+TEST(NetworkBuffersTest, DebloatingStartsProducersAtTheStartingSegmentSize) {
+  Configuration conf = gatedConf(1, "");
+  conf.set("taskmanager.network.memory.buffer-debloat.enabled", "true");
+  conf.set("taskmanager.network.memory.buffer-debloat.period", "1 h");
+  GatedJob job(conf, 5000, std::chrono::milliseconds(0), /*watermarks=*/false);
+  // Bound: 20 pool buffers (2 subpartitions x 10) and the sinks' 2 credits each, 24 buffers of at most
+  // 1024 b (taskmanager.memory.starting-segment-size) = 24576 b, at most 1536 rows of 16 b; plus 16 rows
+  // being processed per sink, 16 coalesced per target and the 16-row batch in hand: 1536 + 80 = 1616 < 5000.
+  // With whole 32 kb segments the source is not back pressured at all (next test).
+  job.expectBackPressuredWithin(1616);
+  // The gauge shows the size the producers use before the first period (Flink's debloatedBufferSize).
+  EXPECT_EQ(job.handle->progress().vertices[1].debloated_buffer_size, 1024);
+  job.expectAllRows();
+}
+
+TEST(NetworkBuffersTest, WithoutDebloatingProducersFillWholeSegments) {
+  // The same job with debloating off: a 16-row batch of two BIGINT columns is a record of 337 bytes (u32
+  // length, kind, 8-byte header, 2 x (10-byte type, 16 validity bytes, 128 value bytes), 16 row kinds), so
+  // the 2500 rows of a subpartition take 157 x 337 = 52909 b, 2 segments of 32 kb of its 10: the source
+  // finishes while both sinks still wait.
+  Configuration conf = gatedConf(1, "");
+  GatedJob job(conf, 5000, std::chrono::milliseconds(0), /*watermarks=*/false);
+  EXPECT_TRUE(waitForProgress(*job.handle, [](const JobProgress& p) { return p.vertices[0].records_out == 5000; }));
+  {
+    std::lock_guard<std::mutex> lock(job.collected.mu);
+    EXPECT_TRUE(job.collected.rows.empty());
+  }
+  job.expectAllRows();
+}
+
 TEST(NetworkBuffersTest, DebloatingShrinksTheBufferSizeOfABackpressuredJob) {
-  Configuration conf;
-  conf.set("sluice.batch.size", "16");
+  Configuration conf = gatedConf(1, "");
   conf.set("taskmanager.network.memory.buffer-debloat.enabled", "true");
   conf.set("taskmanager.network.memory.buffer-debloat.period", "10 ms");
   conf.set("taskmanager.network.memory.buffer-debloat.target", "1 ms");
   conf.set("taskmanager.network.memory.buffer-debloat.samples", "1");
   conf.set("sluice.network.buffer-debloat.stable-periods", "0");
-  Collected collected;
-  Gate gate;
-  graph::JobGraph job = buildGated(conf, -1, 16, &collected, &gate, std::chrono::milliseconds(5));
-  auto handle = MiniCluster(conf).start(job, conf);
+  GatedJob job(conf, -1, std::chrono::milliseconds(5));
   // A sink pausing 5 ms per batch of at most 16 rows (a few hundred bytes) reads well below 256 kb/s, so
   // 1 ms of in-flight data is below 256 b, and with samples = 1 (alpha = 2 / 2 = 1) the size drops at once
   // to the minimum, taskmanager.memory.min-segment-size = 256 b (from the starting 1024 b).
   EXPECT_TRUE(
-      waitForProgress(*handle, [](const JobProgress& p) { return p.vertices[1].debloated_buffer_size == 256; }));
-  EXPECT_EQ(handle->progress().vertices[0].debloated_buffer_size, 0);  // a source debloats nothing
-  handle->cancel();
-  EXPECT_EQ(handle->wait().status, JobStatus::kCanceled);
+      waitForProgress(*job.handle, [](const JobProgress& p) { return p.vertices[1].debloated_buffer_size == 256; }));
+  EXPECT_EQ(job.handle->progress().vertices[0].debloated_buffer_size, 0);  // a source debloats nothing
+  job.handle->cancel();
+  EXPECT_EQ(job.handle->wait().status, JobStatus::kCanceled);
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ inline types::RowType bigintRow(int columns) {
 // as one BIGINT column; a watermark equal to the last value after every batch.
 class NumberSource : public runtime::SourceOperator {
  public:
-  NumberSource(int64_t n, size_t batch) : n_(n), batch_(batch) {}
+  /// `watermarks` false: no watermark after each batch (only row batches take network buffers).
+  NumberSource(int64_t n, size_t batch, bool watermarks = true) : n_(n), batch_(batch), watermarks_(watermarks) {}
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
     SourceOperator::open(ctx, output);
     next_ = 1 + ctx.subtask_index;
@@ -42,13 +43,14 @@ class NumberSource : public runtime::SourceOperator {
     }
     const int64_t last = b.column(0).getLong(b.numRows() - 1);
     output_->collect(std::move(b));
-    output_->emitWatermark(runtime::Watermark{last});
+    if (watermarks_) output_->emitWatermark(runtime::Watermark{last});
     return runtime::InputStatus::kMoreAvailable;
   }
 
  private:
   int64_t n_;
   size_t batch_;
+  bool watermarks_;
   int64_t next_ = 1;
 };
 

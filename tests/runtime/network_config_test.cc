@@ -1,8 +1,10 @@
+#include "runtime/network/network_config.h"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/config.h"
 #include "common/error.h"
-#include "runtime/network/network_config.h"
 
 namespace sluice::runtime::network {
 namespace {
@@ -145,11 +147,41 @@ TEST(NetworkConfigTest, ErrorsBlameTheKeyTheUserSet) {
   }
 }
 
-TEST(NetworkConfigTest, StartingSizeIsClampedToTheBounds) {
-  Configuration c;
-  c.set("taskmanager.memory.starting-segment-size", "64 b");
-  // 64 < min 256: starts at 256.
-  EXPECT_EQ(BufferDebloatConfiguration::fromConfiguration(c).starting_buffer_size, 256);
+TEST(NetworkConfigTest, StartingSizeMustLieBetweenTheMinimumAndTheSegmentSize) {
+  {
+    Configuration c;  // the defaults: 1 kb, between 256 b and 32 kb
+    const BufferDebloatConfiguration d = BufferDebloatConfiguration::fromConfiguration(c);
+    EXPECT_EQ(d.starting_buffer_size, 1024);
+    EXPECT_EQ(d.initialBufferSize(), 32768);  // debloating off: producers fill whole segments
+    c.set("taskmanager.network.memory.buffer-debloat.enabled", "true");
+    EXPECT_EQ(BufferDebloatConfiguration::fromConfiguration(c).initialBufferSize(), 1024);
+  }
+  {
+    Configuration c;  // the bounds themselves are valid
+    c.set("taskmanager.memory.starting-segment-size", "256 b");
+    EXPECT_EQ(BufferDebloatConfiguration::fromConfiguration(c).starting_buffer_size, 256);
+    c.set("taskmanager.memory.starting-segment-size", "32 kb");
+    EXPECT_EQ(BufferDebloatConfiguration::fromConfiguration(c).starting_buffer_size, 32768);
+  }
+  for (const char* bad : {"64 b", "64 kb"}) {
+    Configuration c;  // below min-segment-size, above segment-size: rejected as Flink, enabled or not
+    c.set("taskmanager.memory.starting-segment-size", bad);
+    const std::string e = configErrorOf(c);
+    EXPECT_NE(
+        e.find(fmt::format("Invalid value '{}' for configuration key 'taskmanager.memory.starting-segment-size'", bad)),
+        std::string::npos)
+        << e;
+    EXPECT_NE(e.find("between 'taskmanager.memory.min-segment-size' (256 bytes) and 'taskmanager.memory.segment-size' "
+                     "(32768 bytes)"),
+              std::string::npos)
+        << e;
+  }
+  {
+    Configuration c;  // left at its default, the starting size follows a smaller segment size
+    c.set("taskmanager.memory.segment-size", "512 b");
+    c.set("taskmanager.network.memory.buffer-debloat.enabled", "true");
+    EXPECT_EQ(BufferDebloatConfiguration::fromConfiguration(c).initialBufferSize(), 512);
+  }
 }
 
 }  // namespace

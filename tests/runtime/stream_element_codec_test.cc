@@ -8,6 +8,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -15,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/network/blocking_subpartition.h"
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/input_channel.h"
 #include "runtime/network/pipelined_subpartition.h"
@@ -271,6 +274,113 @@ TEST(PipelinedSubpartitionTest, ASlowConsumerHoldsAtMostMaxBuffersPerChannel) {
               std::string(236, want));
   }
   EXPECT_LE(pool->peakBuffersInUse(), 11);  // 10 of the slow subpartition + 1 of the fast one
+}
+
+types::RowBatch bigints(int64_t count) {
+  types::RowType t;
+  t.names = {"v"};
+  t.types = {types::LogicalType::bigint()};
+  types::RowBatch b(t);
+  for (int64_t v = 0; v < count; ++v) {
+    b.column(0).appendLong(v);
+    b.kinds().push_back(types::RowKind::kInsert);
+  }
+  return b;
+}
+
+// Spills `rows` and the end of the partition through 256-byte buffers, lets `corrupt` change the file, then
+// reads it back: the InputError of the reader ("(read)" when it reads it all).
+std::string readCorruptedSpillFile(const types::RowBatch& rows, const std::function<void(std::string&)>& corrupt,
+                                   std::string* path) {
+  SpillDirectory dir({}, "corrupt-spill-test");
+  NetworkBufferPool global(8, 256);
+  auto pool = global.createBufferPool(2, 2, "producer");
+  *path = dir.path() + "/0-0-0.spill";
+  auto subpartition = std::make_shared<BlockingSubpartition>(pool, *path, nullptr);
+  subpartition->write(types::RowBatch(rows));
+  subpartition->write(EndOfPartition{});
+  std::string bytes;
+  {
+    std::ifstream in(*path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  corrupt(bytes);
+  std::ofstream(*path, std::ios::binary | std::ios::trunc) << bytes;
+  SpilledInputChannel channel(subpartition, global, 2);
+  std::deque<InputEntry> out;
+  try {
+    while (channel.hasAvailable()) channel.drain(0, out);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(read)";
+}
+
+TEST(SpilledInputChannelTest, CorruptSpillFilesAreDataErrorsNamingTheFile) {
+  std::string path;
+  std::string error;
+  EXPECT_EQ(readCorruptedSpillFile(
+                bigints(3), [](std::string&) {}, &path),
+            "(read)");
+  // Entry = u8 kind + u32 size + buffer; the buffer holds the record length (u32), the record kind (1 for
+  // rows) and the RowBatch bytes: they start at 5 + 4 + 1 = 10, the first column's type id at 10 + 8 = 18.
+  error = readCorruptedSpillFile(
+      bigints(3), [](std::string& b) { b[18] = 42; }, &path);
+  EXPECT_EQ(error, "the spill file '" + path + "': corrupt RowBatch bytes at offset 8: unknown type id 42");
+  // 40 rows: a record of 4 + 1 + 8 + 10 + 40 + 320 + 40 = 423 bytes, two buffers; the second entry starts at
+  // 5 + 256 = 261. Marked as an event, it cuts the record.
+  error = readCorruptedSpillFile(
+      bigints(40), [](std::string& b) { b[261] = 1; }, &path);
+  EXPECT_EQ(error, "the spill file '" + path + "': an event buffer in the middle of a record");
+  // The second entry's size (423 - 256 = 167, u32 little endian at 262) raised by 256 to 423: more than a
+  // 256-byte buffer holds.
+  error = readCorruptedSpillFile(
+      bigints(40), [](std::string& b) { b[263] = 1; }, &path);
+  EXPECT_EQ(error, "the spill file '" + path +
+                       "': corrupt entry at offset 261: kind 0 (0 or 1), 423 bytes (a buffer holds "
+                       "at most 256)");
+  // The file cut inside the second buffer.
+  error = readCorruptedSpillFile(
+      bigints(40), [](std::string& b) { b.resize(300); }, &path);
+  EXPECT_EQ(error, "the spill file '" + path + "': truncated at offset 266: the entry there needs 167 bytes");
+}
+
+// The byte sizes of the data buffers queued in `view`, taken out in order.
+std::vector<int32_t> dataBufferSizes(CreditBasedSubpartitionView& view) {
+  std::vector<int32_t> sizes;
+  while (std::optional<BufferAndBacklog> next = view.pollNext()) {
+    if (next->buffer.isBuffer()) sizes.push_back(next->buffer.size());
+  }
+  return sizes;
+}
+
+TEST(PipelinedSubpartitionTest, BuffersStartAtTheStartingSizeUntilASizeIsAnnounced) {
+  NetworkBufferPool global(64, 4096);
+  auto pool = global.createBufferPool(1, 64, "partition");
+  auto serializer = objectBatchSerializer<std::string>();
+  // One string of 2980 bytes: record = 4 (length) + 1 (kind) + 4 (tag) + 1 (count) + 8 (timestamp)
+  // + 2 (string length varint) + 2980 = 3000 bytes.
+  auto batch = [] {
+    auto b = makeObjectBatch<std::string>();
+    b->add(std::string(2980, 'x'), 1);
+    return b;
+  };
+  // No starting size (debloating off): the whole 4096-byte segment, so the record fits in one buffer.
+  PipelinedSubpartition full(pool, 100, false, "full", serializer, -1, /*starting_buffer_size=*/0);
+  full.write(batch());
+  full.flush();
+  EXPECT_EQ(dataBufferSizes(full.view()), (std::vector<int32_t>{3000}));
+  // Starting at 1024 bytes (FLINK-36556): 3000 = 1024 + 1024 + 952.
+  PipelinedSubpartition start(pool, 100, false, "start", serializer, -1, /*starting_buffer_size=*/1024);
+  EXPECT_EQ(start.view().bufferSize(), 1024);
+  start.write(batch());
+  start.flush();
+  EXPECT_EQ(dataBufferSizes(start.view()), (std::vector<int32_t>{1024, 1024, 952}));
+  // An announcement replaces the starting size for buffers started afterwards: 3000 = 5 * 512 + 440.
+  start.view().notifyNewBufferSize(512);
+  start.write(batch());
+  start.flush();
+  EXPECT_EQ(dataBufferSizes(start.view()), (std::vector<int32_t>{512, 512, 512, 512, 512, 440}));
 }
 
 }  // namespace

@@ -328,6 +328,28 @@ TEST(TcpTransportFaultTest, PeerClosingWithAnUnfinishedChannelFailsIt) {
   EXPECT_NE(error.find("closed the connection while 1 channel(s) on it were unfinished"), std::string::npos) << error;
 }
 
+TEST(TcpTransportFaultTest, CorruptRowsFailTheReaderNamingThePeer) {
+  FakeProducer fake;
+  ConsumerTm consumer(256);
+  consumer.connect(fake.port());
+  fake.acceptAndReadRequest();
+  // A well-formed frame whose buffer holds one record: u32 length, kind 1 (rows), RowBatch bytes whose first
+  // column type id (offset 8) is no type.
+  std::string rows;
+  numbers(0, 3).serialize(rows);
+  rows[8] = 42;
+  const std::string record = std::string(1, '\x01') + rows;
+  std::string buffer;
+  for (int i = 0; i < 4; ++i) buffer.push_back(static_cast<char>((record.size() >> (8 * i)) & 0xff));
+  buffer += record;
+  fake.send(network::encodeFrame(network::BufferResponse{fake.request.receiver, 0, 0, buffer}));
+  std::vector<int64_t> got, watermarks;
+  ASSERT_FALSE(consumer.readAll(got, watermarks));
+  EXPECT_EQ(consumer.error, fmt::format("remote channel test channel from TaskManager 1 (127.0.0.1:{}): corrupt "
+                                        "RowBatch bytes at offset 8: unknown type id 42",
+                                        fake.port()));
+}
+
 TEST(TcpTransportFaultTest, UnreachablePeerFailsTheChannel) {
   // A port bound by a socket that never listens: connecting is refused, and nobody else can take the port.
   asio::io_context io;

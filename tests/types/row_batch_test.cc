@@ -1,5 +1,6 @@
 #include "types/row_batch.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -79,14 +80,53 @@ TEST(RowBatchTest, SerializationRoundTrip) {
   EXPECT_EQ(r.column(4).getLong(0), 1420070400000);
 }
 
-TEST(RowBatchTest, TruncatedBytesAreAnErrorNotACrash) {
-  RowBatch b = sample();
-  std::string bytes;
-  b.serialize(bytes);
-  for (size_t cut = 0; cut < bytes.size(); cut += 7) {
-    std::string_view in(bytes.data(), cut);
-    EXPECT_THROW(RowBatch::deserialize(in), InternalError) << "cut at " << cut;
+// The InputError deserialize throws for `bytes` ("(accepted)" when it throws none).
+std::string corruptionOf(const std::string& bytes) {
+  std::string_view in(bytes);
+  try {
+    RowBatch::deserialize(in);
+  } catch (const InputError& e) {
+    return e.what();
   }
+  return "(accepted)";
+}
+
+TEST(RowBatchTest, TruncatedBytesAreADataErrorNotACrash) {
+  std::string bytes;
+  sample().serialize(bytes);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    const std::string e = corruptionOf(bytes.substr(0, cut));
+    EXPECT_EQ(e.rfind("corrupt RowBatch bytes at offset ", 0), 0u) << "cut at " << cut << ": " << e;
+  }
+}
+
+TEST(RowBatchTest, InvalidFieldsNameTheirOffset) {
+  std::string bytes;
+  sample().serialize(bytes);
+  // Layout: u32 rows (offset 0), u32 columns (4), column 0's type id (8), nullable (9), precision (10), scale
+  // (14), then its 3 validity bytes and values; the last 3 bytes are the row kinds.
+  std::string bad = bytes;
+  bad[8] = 42;
+  EXPECT_EQ(corruptionOf(bad), "corrupt RowBatch bytes at offset 8: unknown type id 42");
+  bad = bytes;
+  bad[9] = 2;
+  EXPECT_EQ(corruptionOf(bad), "corrupt RowBatch bytes at offset 9: nullable flag 2 (0 or 1)");
+  bad = bytes;
+  bad[bytes.size() - 2] = 9;
+  EXPECT_EQ(corruptionOf(bad),
+            fmt::format("corrupt RowBatch bytes at offset {}: row kind 9 of row 1 (0 to 3)", bytes.size() - 2));
+  bad = bytes;
+  bad[0] = bad[1] = bad[2] = bad[3] = '\xff';  // 4294967295 rows
+  EXPECT_NE(corruptionOf(bad).find("4294967295 rows and 5 columns do not fit"), std::string::npos);
+  // Column 3 is DECIMAL(10, 2). A column is its 10-byte type, 3 validity bytes and its values: the string
+  // column 0 ("AA", null, "") 10 + 3 + 3 * 4 + 2 = 27 bytes from offset 8, INT column 1 10 + 3 + 3 * 8 = 37,
+  // DOUBLE column 2 37: column 3 starts at 8 + 27 + 37 + 37 = 109, its precision at 111, its scale at 115.
+  ASSERT_EQ(bytes[109], static_cast<char>(TypeId::kDecimal));
+  bad = bytes;
+  bad[111] = 39;  // DECIMAL(39, 2): above Flink's maximum precision 38 (little endian: the low byte first)
+  EXPECT_EQ(corruptionOf(bad),
+            "corrupt RowBatch bytes at offset 115: type id 5 with precision 39 and scale 2 is no type the engine "
+            "writes");
 }
 
 TEST(LogicalTypeTest, FlinkSummaryStrings) {

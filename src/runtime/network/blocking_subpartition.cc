@@ -152,10 +152,10 @@ void SpilledInputChannel::recycle(network::MemorySegment* segment) {
 
 Buffer SpilledInputChannel::nextBuffer() {
   if (!subpartition_->isFinished() || eof_.load(std::memory_order_acquire)) return Buffer();
-  const std::string& path = subpartition_->path();
   if (file_ == nullptr) {
-    file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr) throw InputError(fmt::format("cannot open the spill file '{}': {}", path, errnoText()));
+    file_ = std::fopen(subpartition_->path().c_str(), "rb");
+    // InputChannel::drain puts "the spill file '<path>': " before every InputError of this channel.
+    if (file_ == nullptr) throw InputError(fmt::format("cannot open it: {}", errnoText()));
   }
   network::MemorySegment* segment = nullptr;
   {
@@ -173,11 +173,14 @@ Buffer SpilledInputChannel::nextBuffer() {
   }
   const uint32_t size = static_cast<uint32_t>(header[1]) | static_cast<uint32_t>(header[2]) << 8 |
                         static_cast<uint32_t>(header[3]) << 16 | static_cast<uint32_t>(header[4]) << 24;
-  if (got != kEntryHeader || header[0] > 1 || size > static_cast<uint32_t>(segment->size())) {
-    throw InputError(fmt::format("corrupt spill file '{}' at offset {}", path, offset_));
+  if (got != kEntryHeader) throw InputError(fmt::format("truncated entry header at offset {}", offset_));
+  if (header[0] > 1 || size > static_cast<uint32_t>(segment->size())) {
+    throw InputError(fmt::format("corrupt entry at offset {}: kind {} (0 or 1), {} bytes (a buffer holds at most {})",
+                                 offset_, header[0], size, segment->size()));
   }
   if (std::fread(buffer.data(), 1, size, file_) != size) {
-    throw InputError(fmt::format("spill file '{}' truncated at offset {}", path, offset_ + kEntryHeader));
+    throw InputError(
+        fmt::format("truncated at offset {}: the entry there needs {} bytes", offset_ + kEntryHeader, size));
   }
   offset_ += static_cast<int64_t>(kEntryHeader + size);
   buffer.setDataType(header[0] == 0 ? BufferDataType::kData : BufferDataType::kEvent);

@@ -6,8 +6,10 @@
 
 namespace sluice::runtime::network {
 
-CreditBasedSubpartitionView::CreditBasedSubpartitionView(int32_t initial_credit) : credit_(initial_credit) {
+CreditBasedSubpartitionView::CreditBasedSubpartitionView(int32_t initial_credit, int32_t starting_buffer_size)
+    : credit_(initial_credit), buffer_size_(starting_buffer_size) {
   SLUICE_CHECK(initial_credit >= 0, "negative initial credit {}", initial_credit);
+  SLUICE_CHECK(starting_buffer_size >= 0, "negative starting buffer size {}", starting_buffer_size);
 }
 
 bool CreditBasedSubpartitionView::availableLocked() const {

@@ -38,7 +38,9 @@ struct BufferAndBacklog {
 class CreditBasedSubpartitionView {
  public:
   /// `initial_credit` is the receiver's exclusive buffer count, sent with the partition request.
-  explicit CreditBasedSubpartitionView(int32_t initial_credit);
+  /// `starting_buffer_size` (bytes, 0 = the full segment) limits the writer's buffers until a size is
+  /// announced (Flink's `PipelinedSubpartition` starting buffer size, FLINK-36556).
+  explicit CreditBasedSubpartitionView(int32_t initial_credit, int32_t starting_buffer_size = 0);
 
   /// Queues a finished buffer (data or event) from the writer.
   void add(Buffer buffer);
@@ -55,7 +57,8 @@ class CreditBasedSubpartitionView {
   /// Sets the size for buffers the writer starts from now on (FLIP-183, Flink's
   /// `PipelinedSubpartition.bufferSize`). Throws InputError when `size` <= 0.
   void notifyNewBufferSize(int32_t size);
-  /// The announced buffer size in bytes, 0 when none was announced.
+  /// The size in bytes for buffers the writer starts now: the last announced one, else the starting size
+  /// (0: the full segment).
   int32_t bufferSize() const;
   /// Called (without locks) when the view turns from unavailable to available, e.g. to enqueue it for
   /// the network thread (Flink's `notifyReaderNonEmpty`).

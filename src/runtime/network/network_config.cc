@@ -41,7 +41,19 @@ BufferDebloatConfiguration BufferDebloatConfiguration::fromConfiguration(const C
             fmt::format("must not exceed '{}' ({} bytes)", options::kMemorySegmentSize.key(), c.max_buffer_size));
   }
   const int32_t starting = sizeAsInt(config, options::kStartingSegmentSize);
-  c.starting_buffer_size = std::clamp(starting, c.min_buffer_size, c.max_buffer_size);
+  if (config.contains(options::kStartingSegmentSize.key())) {
+    // Flink's BufferDebloatConfiguration: min-segment-size <= starting-segment-size <= segment-size.
+    if (starting < c.min_buffer_size || starting > c.max_buffer_size) {
+      invalid(options::kStartingSegmentSize.key(), config.getString(options::kStartingSegmentSize.key()),
+              fmt::format("must be between '{}' ({} bytes) and '{}' ({} bytes)", options::kMinSegmentSize.key(),
+                          c.min_buffer_size, options::kMemorySegmentSize.key(), c.max_buffer_size));
+    }
+    c.starting_buffer_size = starting;
+  } else {
+    // The default (1 kb) outside the bounds: Flink rejects the configuration until starting-segment-size is set
+    // too; Sluice starts at the nearest bound, so a small segment-size alone stays valid.
+    c.starting_buffer_size = std::clamp(starting, c.min_buffer_size, c.max_buffer_size);
+  }
   c.samples = config.get(options::kBufferDebloatSamples);
   if (c.samples <= 0) {
     invalid(options::kBufferDebloatSamples.key(), config.getString(options::kBufferDebloatSamples.key()),

@@ -18,13 +18,22 @@ struct BufferDebloatConfiguration {
   int32_t threshold_percentages = 25;
   int32_t max_buffer_size = 32768;   ///< bytes (taskmanager.memory.segment-size)
   int32_t min_buffer_size = 256;     ///< bytes (taskmanager.memory.min-segment-size)
-  int32_t starting_buffer_size = 1024;  ///< bytes, clamped to [min, max]
+  /// bytes (taskmanager.memory.starting-segment-size, FLINK-36556): where the debloater's moving average
+  /// starts and the size producers' buffers start with when debloating is enabled
+  int32_t starting_buffer_size = 1024;
   int32_t stable_periods = 10;       ///< Sluice's anti-oscillation window (periods); 0 = Flink's exact rule
 
   /// Reads and validates the options, like Flink's `BufferDebloatConfiguration.fromConfiguration`:
-  /// max > 0, min > 0, samples > 0, max >= min, target > 0 ms; also period > 0 ms, threshold in
-  /// [0, 100], stable-periods >= 0 and sizes that fit an int. Throws ConfigError naming the key.
+  /// max > 0, min > 0, samples > 0, max >= min, target > 0 ms, min <= starting <= max (checked whether
+  /// or not debloating is enabled, as Flink); also period > 0 ms, threshold in [0, 100], stable-periods >= 0
+  /// and sizes that fit an int. Throws ConfigError naming the key. Unlike Flink, a starting-segment-size left
+  /// at its default is moved into [min, max] instead of rejected (so `segment-size: 256b` alone is valid).
   static BufferDebloatConfiguration fromConfiguration(const Configuration& config);
+
+  /// Bytes a producer's buffers hold until the consumer announces a size (Flink's
+  /// `NettyShuffleEnvironmentConfiguration.startingBufferSize`): the starting size with debloating enabled,
+  /// else the full segment.
+  int32_t initialBufferSize() const { return enabled ? starting_buffer_size : max_buffer_size; }
 };
 
 /// Buffer counts and network memory of a TaskManager (Flink's `NettyShuffleEnvironmentConfiguration`).

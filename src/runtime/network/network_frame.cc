@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <type_traits>
+#include <utility>
+
 namespace sluice::runtime::network {
 namespace {
 
@@ -9,19 +12,102 @@ void putU(std::string& out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-void putI32(std::string& out, int32_t v) { putU(out, static_cast<uint32_t>(v), 4); }
-
-void putId(std::string& out, const InputChannelId& id) {
-  putU(out, id.upper, 8);
-  putU(out, id.lower, 8);
+// Each message's fields in wire order, written by FrameWriter and read by PayloadReader: the one place a
+// message's layout is spelled out. `M` is the message, const when encoding.
+template <class IO, class M>
+void fieldsOf(IO& io, M& m) {
+  using T = std::remove_const_t<M>;
+  if constexpr (std::is_same_v<T, PartitionRequest>) {
+    io.bytes(m.partition_id, 2, "partition id");
+    io.nonNegative(m.subpartition, "subpartition index");
+    io.id(m.receiver);
+    io.nonNegative(m.credit, "initial credit");
+  } else if constexpr (std::is_same_v<T, BufferResponse> || std::is_same_v<T, EventResponse>) {
+    io.id(m.receiver);
+    io.nonNegative(m.sequence_number, "sequence number");
+    io.nonNegative(m.backlog, "backlog");
+    if constexpr (std::is_same_v<T, BufferResponse>) {
+      io.bytes(m.data, 4, "buffer data");
+    } else {
+      io.bytes(m.event, 4, "event data");
+    }
+  } else if constexpr (std::is_same_v<T, AddCredit>) {
+    io.id(m.receiver);
+    io.positive(m.credit, "credit");
+  } else if constexpr (std::is_same_v<T, NewBufferSize>) {
+    io.id(m.receiver);
+    io.positive(m.buffer_size, "buffer size");
+  } else if constexpr (std::is_same_v<T, CancelPartitionRequest>) {
+    io.id(m.receiver);
+  } else if constexpr (std::is_same_v<T, ErrorResponse>) {
+    io.id(m.receiver);
+    io.flag(m.fatal, "fatal flag");
+    io.bytes(m.message, 4, "error message");
+  } else {
+    static_assert(std::is_same_v<T, CloseRequest>, "a Frame alternative without its fields");
+  }
 }
 
-void checkNonNegative(int32_t v, const char* field) { SLUICE_CHECK(v >= 0, "frame field {} is negative: {}", field, v); }
+// Appends fields; values out of range are the engine's bug (InternalError).
+class FrameWriter {
+ public:
+  explicit FrameWriter(std::string& out) : out_(out) {}
+  void id(const InputChannelId& v) {
+    putU(out_, v.upper, 8);
+    putU(out_, v.lower, 8);
+  }
+  void nonNegative(int32_t v, const char* field) {
+    SLUICE_CHECK(v >= 0, "frame field {} is negative: {}", field, v);
+    putU(out_, static_cast<uint32_t>(v), 4);
+  }
+  void positive(int32_t v, const char* field) {
+    SLUICE_CHECK(v > 0, "frame field {} must be positive, got {}", field, v);
+    putU(out_, static_cast<uint32_t>(v), 4);
+  }
+  void flag(bool v, const char*) { out_.push_back(v ? 1 : 0); }
+  void bytes(std::string_view v, int length_bytes, const char* field) {
+    SLUICE_CHECK(v.size() < (uint64_t{1} << (8 * length_bytes)), "frame field {} of {} bytes", field, v.size());
+    putU(out_, v.size(), length_bytes);
+    out_.append(v.data(), v.size());
+  }
+
+ private:
+  std::string& out_;
+};
 
 // Reads the payload of one frame; every read is bounds-checked and failures name the field.
 class PayloadReader {
  public:
   PayloadReader(std::string_view data, const char* frame) : data_(data), frame_(frame) {}
+  void id(InputChannelId& v) {
+    v.upper = u(8, "receiver id");
+    v.lower = u(8, "receiver id");
+  }
+  void nonNegative(int32_t& v, const char* field) {
+    v = i32(field);
+    if (v < 0) fail(fmt::format("{} is negative ({})", field, v));
+  }
+  void positive(int32_t& v, const char* field) {
+    v = i32(field);
+    if (v <= 0) fail(fmt::format("{} must be positive, got {}", field, v));
+  }
+  void flag(bool& v, const char* field) {
+    const uint64_t b = u(1, field);
+    if (b > 1) fail(fmt::format("{} must be 0 or 1, got {}", field, b));
+    v = b == 1;
+  }
+  void bytes(std::string& v, int length_bytes, const char* field) {
+    const uint64_t n = u(length_bytes, field);
+    need(n, field);
+    v.assign(data_.substr(pos_, n));
+    pos_ += n;
+  }
+  void end() {
+    if (pos_ != data_.size()) fail(fmt::format("{} trailing bytes after the payload", data_.size() - pos_));
+  }
+  [[noreturn]] void fail(const std::string& why) const { throw NetworkFrameError(fmt::format("{} frame: {}", frame_, why)); }
+
+ private:
   uint64_t u(int bytes, const char* field) {
     need(static_cast<size_t>(bytes), field);
     uint64_t v = 0;
@@ -30,35 +116,6 @@ class PayloadReader {
     return v;
   }
   int32_t i32(const char* field) { return static_cast<int32_t>(static_cast<uint32_t>(u(4, field))); }
-  int32_t nonNegative(const char* field) {
-    const int32_t v = i32(field);
-    if (v < 0) fail(fmt::format("{} is negative ({})", field, v));
-    return v;
-  }
-  int32_t positive(const char* field) {
-    const int32_t v = i32(field);
-    if (v <= 0) fail(fmt::format("{} must be positive, got {}", field, v));
-    return v;
-  }
-  InputChannelId id() {
-    InputChannelId r;
-    r.upper = u(8, "receiver id");
-    r.lower = u(8, "receiver id");
-    return r;
-  }
-  std::string bytes(int length_bytes, const char* field) {
-    const uint64_t n = u(length_bytes, field);
-    need(n, field);
-    std::string s(data_.substr(pos_, n));
-    pos_ += n;
-    return s;
-  }
-  void end() {
-    if (pos_ != data_.size()) fail(fmt::format("{} trailing bytes after the payload", data_.size() - pos_));
-  }
-  [[noreturn]] void fail(const std::string& why) const { throw NetworkFrameError(fmt::format("{} frame: {}", frame_, why)); }
-
- private:
   void need(uint64_t n, const char* field) {
     if (n > data_.size() - pos_) {
       fail(fmt::format("{} needs {} bytes at payload offset {}, only {} left", field, n, pos_, data_.size() - pos_));
@@ -69,73 +126,40 @@ class PayloadReader {
   size_t pos_ = 0;
 };
 
+// Frame alternative I from its payload.
+template <size_t I>
+Frame decodeAs(PayloadReader& r) {
+  std::variant_alternative_t<I, Frame> m;
+  fieldsOf(r, m);
+  return m;
+}
+
+template <size_t... I>
+Frame decodePayload(size_t type, PayloadReader& r, std::index_sequence<I...>) {
+  static constexpr Frame (*kDecoders[])(PayloadReader&) = {&decodeAs<I>...};
+  return kDecoders[type](r);
+}
+
 Frame decodePayload(FrameType type, std::string_view payload) {
   PayloadReader r(payload, frameTypeName(type));
-  Frame f;
-  switch (type) {
-    case FrameType::kPartitionRequest: {
-      PartitionRequest m;
-      m.partition_id = r.bytes(2, "partition id");
-      m.subpartition = r.nonNegative("subpartition index");
-      m.receiver = r.id();
-      m.credit = r.nonNegative("initial credit");
-      f = std::move(m);
-      break;
-    }
-    case FrameType::kBufferResponse: {
-      BufferResponse m;
-      m.receiver = r.id();
-      m.sequence_number = r.nonNegative("sequence number");
-      m.backlog = r.nonNegative("backlog");
-      m.data = r.bytes(4, "buffer data");
-      f = std::move(m);
-      break;
-    }
-    case FrameType::kEventResponse: {
-      EventResponse m;
-      m.receiver = r.id();
-      m.sequence_number = r.nonNegative("sequence number");
-      m.backlog = r.nonNegative("backlog");
-      m.event = r.bytes(4, "event data");
-      f = std::move(m);
-      break;
-    }
-    case FrameType::kAddCredit: {
-      AddCredit m;
-      m.receiver = r.id();
-      m.credit = r.positive("credit");
-      f = m;
-      break;
-    }
-    case FrameType::kNewBufferSize: {
-      NewBufferSize m;
-      m.receiver = r.id();
-      m.buffer_size = r.positive("buffer size");
-      f = m;
-      break;
-    }
-    case FrameType::kCancelPartitionRequest: {
-      CancelPartitionRequest m;
-      m.receiver = r.id();
-      f = m;
-      break;
-    }
-    case FrameType::kErrorResponse: {
-      ErrorResponse m;
-      m.receiver = r.id();
-      const uint64_t fatal = r.u(1, "fatal flag");
-      if (fatal > 1) r.fail(fmt::format("fatal flag must be 0 or 1, got {}", fatal));
-      m.fatal = fatal == 1;
-      m.message = r.bytes(4, "error message");
-      f = std::move(m);
-      break;
-    }
-    case FrameType::kCloseRequest:
-      f = CloseRequest{};
-      break;
-  }
+  Frame f = decodePayload(static_cast<size_t>(type), r, std::make_index_sequence<std::variant_size_v<Frame>>());
   r.end();
   return f;
+}
+
+// The frame header with a length patched by endFrame.
+size_t beginFrame(std::string& out, FrameType type) {
+  const size_t start = out.size();
+  putU(out, 0, 4);
+  putU(out, kFrameMagic, 4);
+  out.push_back(static_cast<char>(type));
+  return start;
+}
+
+void endFrame(std::string& out, size_t start) {
+  const size_t length = out.size() - start;
+  SLUICE_CHECK(length <= 0xffffffffu, "frame of {} bytes", length);
+  for (int i = 0; i < 4; ++i) out[start + static_cast<size_t>(i)] = static_cast<char>((length >> (8 * (3 - i))) & 0xff);
 }
 
 uint32_t readU32(const char* p) {
@@ -161,66 +185,23 @@ const char* frameTypeName(FrameType type) {
 }
 
 void encodeFrame(const Frame& frame, std::string& out) {
-  const size_t start = out.size();
-  putU(out, 0, 4);  // length, patched below
-  putU(out, kFrameMagic, 4);
-  out.push_back(static_cast<char>(frame.index()));
-  std::visit(
-      [&](const auto& m) {
-        using M = std::decay_t<decltype(m)>;
-        if constexpr (std::is_same_v<M, PartitionRequest>) {
-          SLUICE_CHECK(m.partition_id.size() <= 0xffff, "partition id of {} bytes", m.partition_id.size());
-          checkNonNegative(m.subpartition, "subpartition");
-          checkNonNegative(m.credit, "credit");
-          putU(out, m.partition_id.size(), 2);
-          out += m.partition_id;
-          putI32(out, m.subpartition);
-          putId(out, m.receiver);
-          putI32(out, m.credit);
-        } else if constexpr (std::is_same_v<M, BufferResponse>) {
-          out.resize(start);
-          encodeBufferFrame(false, m.receiver, m.sequence_number, m.backlog, m.data, out);
-        } else if constexpr (std::is_same_v<M, EventResponse>) {
-          out.resize(start);
-          encodeBufferFrame(true, m.receiver, m.sequence_number, m.backlog, m.event, out);
-        } else if constexpr (std::is_same_v<M, AddCredit>) {
-          SLUICE_CHECK(m.credit > 0, "AddCredit needs positive credit, got {}", m.credit);
-          putId(out, m.receiver);
-          putI32(out, m.credit);
-        } else if constexpr (std::is_same_v<M, NewBufferSize>) {
-          SLUICE_CHECK(m.buffer_size > 0, "NewBufferSize needs a positive size, got {}", m.buffer_size);
-          putId(out, m.receiver);
-          putI32(out, m.buffer_size);
-        } else if constexpr (std::is_same_v<M, CancelPartitionRequest>) {
-          putId(out, m.receiver);
-        } else if constexpr (std::is_same_v<M, ErrorResponse>) {
-          putId(out, m.receiver);
-          out.push_back(m.fatal ? 1 : 0);
-          putU(out, m.message.size(), 4);
-          out += m.message;
-        }
-      },
-      frame);
-  const size_t length = out.size() - start;
-  SLUICE_CHECK(length <= 0xffffffffu, "frame of {} bytes", length);
-  for (int i = 0; i < 4; ++i) out[start + static_cast<size_t>(i)] = static_cast<char>((length >> (8 * (3 - i))) & 0xff);
+  const size_t start = beginFrame(out, static_cast<FrameType>(frame.index()));
+  FrameWriter w(out);
+  std::visit([&](const auto& m) { fieldsOf(w, m); }, frame);
+  endFrame(out, start);
 }
 
 void encodeBufferFrame(bool is_event, const InputChannelId& receiver, int32_t sequence_number, int32_t backlog,
                        std::string_view bytes, std::string& out) {
-  checkNonNegative(sequence_number, "sequence number");
-  checkNonNegative(backlog, "backlog");
-  const size_t length = kFrameHeaderLength + 16 + 4 + 4 + 4 + bytes.size();
-  SLUICE_CHECK(length <= 0xffffffffu, "frame of {} bytes", length);
-  out.reserve(out.size() + length);
-  putU(out, length, 4);
-  putU(out, kFrameMagic, 4);
-  out.push_back(static_cast<char>(is_event ? FrameType::kEventResponse : FrameType::kBufferResponse));
-  putId(out, receiver);
-  putI32(out, sequence_number);
-  putI32(out, backlog);
-  putU(out, bytes.size(), 4);
-  out.append(bytes.data(), bytes.size());
+  // The fields of BufferResponse / EventResponse without building the message (no copy of `bytes`).
+  out.reserve(out.size() + kFrameHeaderLength + 16 + 4 + 4 + 4 + bytes.size());
+  const size_t start = beginFrame(out, is_event ? FrameType::kEventResponse : FrameType::kBufferResponse);
+  FrameWriter w(out);
+  w.id(receiver);
+  w.nonNegative(sequence_number, "sequence number");
+  w.nonNegative(backlog, "backlog");
+  w.bytes(bytes, 4, is_event ? "event data" : "buffer data");
+  endFrame(out, start);
 }
 
 std::string encodeFrame(const Frame& frame) {
@@ -271,7 +252,7 @@ std::optional<Frame> FrameDecoder::next() {
                                           max_frame_length_));
     }
     const uint8_t type = static_cast<uint8_t>(p[8]);
-    if (type > static_cast<uint8_t>(FrameType::kCloseRequest)) {
+    if (type >= std::variant_size_v<Frame>) {
       throw NetworkFrameError(fmt::format("unknown frame type {}", type));
     }
     if (avail < length) return std::nullopt;

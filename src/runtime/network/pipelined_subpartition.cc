@@ -10,9 +10,10 @@ using network::Buffer;
 
 PipelinedSubpartition::PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit,
                                              bool remote, std::string name,
-                                             std::shared_ptr<const ObjectBatchSerializer> objects, int32_t index)
+                                             std::shared_ptr<const ObjectBatchSerializer> objects, int32_t index,
+                                             int32_t starting_buffer_size)
     : pool_(std::move(pool)),
-      view_(initial_credit),
+      view_(initial_credit, starting_buffer_size),
       remote_(remote),
       index_(index),
       name_(std::move(name)),

@@ -8,7 +8,9 @@
 /// of the partition as events). Backpressure is the producer waiting for a free buffer of its pool.
 ///
 /// Buffer debloating (FLIP-183): `view().notifyNewBufferSize` (a direct call for a local consumer, a
-/// NewBufferSize message for a remote one) limits the buffers the producer starts afterwards.
+/// NewBufferSize message for a remote one) limits the buffers the producer starts afterwards; before the
+/// first announcement they hold the starting size (`taskmanager.memory.starting-segment-size` with
+/// debloating enabled, as Flink since FLINK-36556; the full segment without).
 ///
 /// Threading: `write`, `flush`, `hasPendingBytes` on the producer's task thread; `view()` on the reading
 /// side; metrics from any thread.
@@ -41,10 +43,11 @@ class PipelinedSubpartition {
   /// another TaskManager. `name` appears in error messages. `objects`: the edge's object batch serializer
   /// (network::edgeRecordSerializer; nullptr when the edge carries SQL rows). `index`: this subpartition's
   /// index in a pool capped per channel (LocalBufferPool::setMaxBuffersPerChannel), or -1 for an uncapped
-  /// pool.
+  /// pool. `starting_buffer_size`: bytes per buffer until the consumer announces a size
+  /// (BufferDebloatConfiguration::initialBufferSize; 0 = the full segment).
   PipelinedSubpartition(std::shared_ptr<network::LocalBufferPool> pool, int32_t initial_credit, bool remote,
                         std::string name, std::shared_ptr<const ObjectBatchSerializer> objects = nullptr,
-                        int32_t index = -1);
+                        int32_t index = -1, int32_t starting_buffer_size = 0);
   ~PipelinedSubpartition();
   PipelinedSubpartition(const PipelinedSubpartition&) = delete;
   PipelinedSubpartition& operator=(const PipelinedSubpartition&) = delete;

@@ -60,8 +60,8 @@ class StreamElementDeserializer {
 
   /// Reads `buffer` (data or event) and calls `emit(StreamElement&&)` for every element it completes, in
   /// order; a record spanning buffers is emitted with its last buffer. The data buffer is released (and
-  /// its credit can go back) before this returns. Throws InputError on corrupt bytes or an event that
-  /// does not belong in a channel's data stream, InternalError for an event inside a record.
+  /// its credit can go back) before this returns. Throws InputError on corrupt bytes, an event that does
+  /// not belong in a channel's data stream or an event between the buffers of one record.
   template <typename Emit>
   void read(Buffer buffer, Emit&& emit) {
     if (!buffer.isBuffer()) {

@@ -328,6 +328,8 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::checkDebloat() 
   const auto period = std::chrono::milliseconds(debloat_config_.period_ms);
   if (!debloater_) {
     debloater_ = std::make_unique<network::BufferDebloater>(debloat_config_);
+    // The producers start at the starting size (FLINK-36556): the metric shows it until the first period.
+    debloated_buffer_size_.store(debloater_->lastBufferSize(), std::memory_order_relaxed);
     debloat_deadline_ = now + period;
     return debloat_deadline_;
   }

@@ -21,7 +21,8 @@ struct GateIOMetrics {
   /// Bytes its producers handed to the gate's channels that the gate has not read yet: the in-flight data
   /// FLIP-183 keeps near throughput × target.
   int64_t in_flight_bytes = 0;
-  int32_t debloated_buffer_size = 0;                 ///< `debloatedBufferSize`, bytes (0: never debloated)
+  int32_t debloated_buffer_size =
+      0;  ///< `debloatedBufferSize`, bytes (the starting size until the first period; 0: off)
   int64_t estimated_time_to_consume_buffers_ms = 0;  ///< `estimatedTimeToConsumeBuffersMs`
   int64_t buffer_size_announcements = 0;             ///< sizes announced upstream so far
 };
