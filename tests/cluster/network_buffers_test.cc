@@ -390,8 +390,10 @@ TEST(NetworkBuffersTest, DebloatingStartsProducersAtTheStartingSegmentSize) {
   // being processed per sink, 16 coalesced per target and the 16-row batch in hand: 1536 + 80 = 1616 < 5000.
   // With whole 32 kb segments the source is not back pressured at all (next test).
   job.expectBackPressuredWithin(1616);
-  // The gauge shows the size the producers use before the first period (Flink's debloatedBufferSize).
-  EXPECT_EQ(job.handle->progress().vertices[1].debloated_buffer_size, 1024);
+  // The gauge shows the size the producers use before the first period (Flink's debloatedBufferSize), once
+  // the sinks' task loops have started (the source may be back pressured before).
+  EXPECT_TRUE(
+      waitForProgress(*job.handle, [](const JobProgress& p) { return p.vertices[1].debloated_buffer_size == 1024; }));
   job.expectAllRows();
 }
 
