@@ -481,8 +481,12 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       }
     }
   }
-  // Receivers of remote channels: exclusive buffers per channel, floating buffers per gate.
-  const int32_t exclusive_per_channel = std::max(1, net.buffers_per_channel);
+  // Receivers of remote channels: buffers-per-channel exclusive buffers per channel (0: floating buffers only,
+  // FLINK-16641) and a pool of floating buffers per gate that always holds one (Flink's required floating
+  // buffer, GateBuffersSpec). A local channel's credit is at least 1: Flink's local channels read without
+  // credit, Sluice's read against the exclusive count.
+  const int32_t exclusive_per_channel = net.buffers_per_channel;
+  const int32_t local_credit = std::max(1, net.buffers_per_channel);
   const int32_t floating_per_gate = std::max(1, net.floating_buffers_per_gate);
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
@@ -499,7 +503,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       }
       if (remote > 0) {
         segments_needed[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel + floating_per_gate;
-        segments_required[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel;
+        segments_required[static_cast<size_t>(taskManagerOf(v, j))] += remote * exclusive_per_channel + 1;
       }
     }
   }
@@ -512,7 +516,8 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       // Fail the submission before any task starts (Flink fails the deployment with the same advice).
       throw ConfigError(fmt::format(
           "Insufficient number of network buffers: the job needs at least {} buffers of {} bytes on TaskManager {} "
-          "(one per subpartition plus one per result partition, buffers-per-channel per remote input channel), but "
+          "(one per subpartition plus one per result partition, buffers-per-channel per remote input channel plus "
+          "one per input gate with remote channels), but "
           "the network memory gives only {} ({} bytes). "
           "Raise 'taskmanager.memory.network.min' and 'taskmanager.memory.network.max' to at least {} bytes, or lower "
           "the parallelism",
@@ -626,7 +631,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                                  target.name, j + 1, target.parallelism);
             if (producer_tm == consumer_tm) {
               sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
-                  partition.pool, exclusive_per_channel, /*remote=*/false, name, objects, static_cast<int32_t>(k),
+                  partition.pool, local_credit, /*remote=*/false, name, objects, static_cast<int32_t>(k),
                   starting_buffer_size);
               sp.gate->attachChannel(sp.channel, std::make_shared<runtime::LocalInputChannel>(sp.pipelined));
               continue;
@@ -640,7 +645,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
             auto& floating = floating_pools[{static_cast<size_t>(edge.target_vertex), j}];
             if (!floating) {
               floating = st->network_pools[static_cast<size_t>(consumer_tm)]->createBufferPool(
-                  0, floating_per_gate, fmt::format("{} ({}/{}) input gate", target.name, j + 1, target.parallelism));
+                  1, floating_per_gate, fmt::format("{} ({}/{}) input gate", target.name, j + 1, target.parallelism));
               st->partition_pools.push_back(floating);
             }
             // Receiver ids carry the consumer's TaskManager (1-based) in their top 16 bits (named in errors).

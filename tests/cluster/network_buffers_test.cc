@@ -1,9 +1,8 @@
 // Jobs through the buffer-based network stack: buffer sizes, bounded memory under backpressure, prompt
 // cancellation and buffer debloating, with one TaskManager (local channels) and with two (channels between
 // them over loopback TCP).
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -14,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 
 #include "cluster/mini_cluster.h"
@@ -86,9 +86,18 @@ graph::JobGraph buildGated(Configuration& conf, int64_t n, size_t batch, Collect
   return graph::buildJobGraph({sink}, conf);
 }
 
+// Keys v % 5 over 1..2000: key k sums 2v over v = k, k+5, ... (400 values each).
+// key 0: v = 5, 10, ..., 2000 -> 2 * 5 * (1 + ... + 400) = 10 * 80200 = 802000;
+// key k in 1..4: 2 * (400 k + 5 * (0 + ... + 399)) = 800 k + 10 * 79800 = 800 k + 798000.
+const std::vector<std::vector<int64_t>> kKeyedSums = {{0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
+
+// numbers(p=2, 1..2000) -> Map (v % 5, 2v) -HASH-> KeyedSum(p=3) -> collect(p=1); the final sums per key.
+// `extra` options are set on top.
 std::vector<std::vector<int64_t>> runKeyedSum(const std::string& segment_size, JobExecutionResult* result,
-                                              int task_managers = 1) {
+                                              int task_managers = 1,
+                                              const std::map<std::string, std::string>& extra = {}) {
   Configuration conf;
+  for (const auto& [key, value] : extra) conf.set(key, value);
   conf.set("taskmanager.memory.segment-size", segment_size);
   conf.set("local.number-taskmanager", std::to_string(task_managers));
   conf.set("sluice.batch.size", "37");
@@ -123,13 +132,8 @@ TEST(NetworkBuffersTest, TinyAndLargeBuffersGiveTheSameResult) {
   JobExecutionResult large_result;
   const auto small = runKeyedSum("256b", &small_result);
   const auto large = runKeyedSum("32kb", &large_result);
-  // Keys v % 5 over 1..2000: key k sums 2v over v = k, k+5, ... (400 values each).
-  // key 0: v = 5, 10, ..., 2000 -> 2 * 5 * (1 + ... + 400) = 10 * 80200 = 802000;
-  // key k in 1..4: 2 * (400 k + 5 * (0 + ... + 399)) = 800 k + 10 * 79800 = 800 k + 798000.
-  const std::vector<std::vector<int64_t>> expected = {
-      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
-  EXPECT_EQ(small, expected);
-  EXPECT_EQ(large, expected);
+  EXPECT_EQ(small, kKeyedSums);
+  EXPECT_EQ(large, kKeyedSums);
   // Both runs moved their rows through network buffers.
   EXPECT_GT(small_result.vertices[0].num_bytes_out, 0);
   EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
@@ -143,16 +147,27 @@ TEST(NetworkBuffersTest, TwoTaskManagersOverTcpGiveTheSameResult) {
   JobExecutionResult large_result;
   const auto small = runKeyedSum("256b", &small_result, 2);
   const auto large = runKeyedSum("32kb", &large_result, 2);
-  // The same hand-computed sums as with one TaskManager (TinyAndLargeBuffersGiveTheSameResult).
-  const std::vector<std::vector<int64_t>> expected = {
-      {0, 802000}, {1, 798800}, {2, 799600}, {3, 800400}, {4, 801200}};
-  EXPECT_EQ(small, expected);
-  EXPECT_EQ(large, expected);
+  EXPECT_EQ(small, kKeyedSums);
+  EXPECT_EQ(large, kKeyedSums);
   EXPECT_GT(small_result.vertices[1].num_bytes_in, 0);
   // Remote channels: Map i (TaskManager i % 2, i < 2) -> KeyedSum j (j % 2, j < 3): (0,1), (1,0), (1,2);
   // KeyedSum j -> Sink 0 (TaskManager 1): j = 1. 4 in all.
   EXPECT_EQ(small_result.remote_channels, 4);
   EXPECT_EQ(large_result.remote_channels, 4);
+}
+
+TEST(NetworkBuffersTest, ZeroBuffersPerChannelLiveOnFloatingBuffers) {
+  // taskmanager.network.memory.buffers-per-channel 0 (FLINK-16641): remote channels have no exclusive
+  // buffers and take floating ones as the producers announce their backlog; with floating-buffers-per-gate 0
+  // too, each gate still has the one floating buffer Flink requires.
+  for (const char* floating : {"8", "0"}) {
+    JobExecutionResult result;
+    const auto rows = runKeyedSum("256b", &result, 2,
+                                  {{"taskmanager.network.memory.buffers-per-channel", "0"},
+                                   {"taskmanager.network.memory.floating-buffers-per-gate", floating}});
+    EXPECT_EQ(rows, kKeyedSums) << "floating-buffers-per-gate " << floating;
+    EXPECT_EQ(result.remote_channels, 4);
+  }
 }
 
 // Source -> Map -> HASH -> Sink, all at parallelism 1, the sink in slot sharing group `sink_group`, over
@@ -262,6 +277,34 @@ TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions)
   }
 }
 
+TEST(NetworkBuffersTest, AGateWithRemoteChannelsRequiresOneFloatingBuffer) {
+  // Flink's GateBuffersSpec: a gate with remote channels requires buffers-per-channel buffers per remote
+  // channel plus one floating buffer. 3 segments of 32 kb per TaskManager: TaskManager index 0 holds the
+  // Map's partition (2 subpartitions + 1 = 3) and the local sink; the sink subtask in TaskManager index 1
+  // has one remote channel, so with buffers-per-channel 3 it requires 3 + 1 = 4.
+  Configuration conf = gatedConf(2, "");
+  conf.set("taskmanager.memory.network.min", "96kb");
+  conf.set("taskmanager.memory.network.max", "96kb");
+  conf.set("taskmanager.network.memory.buffers-per-channel", "3");
+  Collected collected;
+  Gate gate;
+  gate.release();
+  graph::JobGraph job = buildGated(conf, 100, 16, &collected, &gate, std::chrono::milliseconds(0));
+  try {
+    MiniCluster(conf).execute(job, conf);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs at least 4 buffers of 32768 bytes on TaskManager 1"), std::string::npos)
+        << e.what();
+  }
+  // With 2 exclusive buffers it needs 3, which fits: the job runs.
+  conf.set("taskmanager.network.memory.buffers-per-channel", "2");
+  Collected again;
+  graph::JobGraph fits = buildGated(conf, 100, 16, &again, &gate, std::chrono::milliseconds(0));
+  MiniCluster(conf).execute(fits, conf);
+  EXPECT_EQ(again.rows.size(), 100u);
+}
+
 TEST(NetworkBuffersTest, SlowRemoteSinkLosesNothing) {
   Configuration conf = gatedConf(2, "256b");
   // Map (1/1) runs in TaskManager 1, Sink (2/2) in TaskManager 2: half the rows cross TCP. Both sinks block
@@ -347,8 +390,10 @@ TEST(NetworkBuffersTest, DebloatingStartsProducersAtTheStartingSegmentSize) {
   // being processed per sink, 16 coalesced per target and the 16-row batch in hand: 1536 + 80 = 1616 < 5000.
   // With whole 32 kb segments the source is not back pressured at all (next test).
   job.expectBackPressuredWithin(1616);
-  // The gauge shows the size the producers use before the first period (Flink's debloatedBufferSize).
-  EXPECT_EQ(job.handle->progress().vertices[1].debloated_buffer_size, 1024);
+  // The gauge shows the size the producers use before the first period (Flink's debloatedBufferSize), once
+  // the sinks' task loops have started (the source may be back pressured before).
+  EXPECT_TRUE(
+      waitForProgress(*job.handle, [](const JobProgress& p) { return p.vertices[1].debloated_buffer_size == 1024; }));
   job.expectAllRows();
 }
 

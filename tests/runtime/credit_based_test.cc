@@ -49,6 +49,31 @@ TEST(CreditBasedSubpartitionViewTest, NeverSendsDataWithoutCredit) {
   EXPECT_THROW(view.addCredit(0), InputError);
 }
 
+TEST(CreditBasedSubpartitionViewTest, DataWithoutCreditOrBacklogIsAnnounced) {
+  // FLINK-16641: a receiver without exclusive buffers learns of data waiting without credit only from a
+  // BacklogAnnouncement; the view asks for one when such data arrives behind no other data.
+  Producer p;
+  CreditBasedSubpartitionView view(0);
+  int announcements = 0;
+  view.setBacklogListener([&] { ++announcements; });
+  view.add(p.data('a'));
+  EXPECT_EQ(announcements, 1);
+  view.add(p.data('b'));  // the backlog grew; the announced one asked for buffers already
+  view.add(p.event());
+  EXPECT_EQ(announcements, 1);
+  view.addCredit(2);
+  ASSERT_TRUE(view.pollNext().has_value());
+  auto second = view.pollNext();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->backlog, 0);             // the receiver now believes nothing waits
+  ASSERT_TRUE(view.pollNext().has_value());  // the event
+  view.add(p.data('c'));                     // no credit left, nothing queued: announced again
+  EXPECT_EQ(announcements, 2);
+  view.addCredit(1);
+  view.add(p.data('d'));  // behind 'c', with credit: its buffer response will carry the backlog
+  EXPECT_EQ(announcements, 2);
+}
+
 TEST(CreditBasedSubpartitionViewTest, EventsNeedNoCreditButWaitBehindData) {
   Producer p;
   CreditBasedSubpartitionView view(0);
@@ -119,6 +144,38 @@ TEST(CreditBasedReceiverTest, BacklogRequestsFloatingBuffers) {
   c.channel.onSenderBacklog(20);
   EXPECT_EQ(c.channel.floatingBuffers(), 8);
   EXPECT_EQ(c.channel.getAndResetUnannouncedCredit(), 3);
+}
+
+TEST(CreditBasedReceiverTest, WithoutExclusiveBuffersFloatingBuffersFollowTheAnnouncedBacklog) {
+  // buffers-per-channel 0 (FLINK-16641): no initial credit; the sender announces its backlog and the
+  // receiver lives on the gate's floating buffers alone.
+  Consumer c(0, 3);
+  EXPECT_EQ(c.channel.initialCredit(), 0);
+  EXPECT_EQ(c.channel.availableBuffers(), 0);
+  Producer p;
+  CreditBasedSubpartitionView view(c.channel.initialCredit());
+  view.setBacklogListener([&] { c.channel.onSenderBacklog(view.backlog()); });
+  view.add(p.data('a'));  // announced: backlog 1, one floating buffer, one credit
+  view.add(p.data('b'));
+  EXPECT_EQ(c.channel.floatingBuffers(), 1);
+  view.addCredit(c.channel.getAndResetUnannouncedCredit());
+  c.receive(*view.pollNext());  // 'a' with backlog 1: required 1, a second floating buffer
+  EXPECT_EQ(c.channel.numRequiredBuffers(), 1);
+  EXPECT_EQ(c.channel.availableBuffers(), 1);
+  view.addCredit(c.channel.getAndResetUnannouncedCredit());
+  c.receive(*view.pollNext());  // 'b' with backlog 0: nothing more is required
+  EXPECT_EQ(c.channel.numRequiredBuffers(), 0);
+  EXPECT_EQ(c.channel.availableBuffers(), 0);
+  // Reading returns the floating buffers to the gate's pool, not as credit.
+  c.channel.pollNext().recycle();
+  c.channel.pollNext().recycle();
+  EXPECT_EQ(c.channel.unannouncedCredit(), 0);
+  EXPECT_EQ(c.gate_pool->buffersInUse(), 0);
+  view.add(p.data('c'));  // announced again: one more floating buffer and its credit
+  EXPECT_EQ(c.channel.getAndResetUnannouncedCredit(), 1);
+  view.addCredit(1);
+  c.receive(*view.pollNext());
+  EXPECT_EQ(c.channel.pollNext().data()[0], 'c');
 }
 
 TEST(CreditBasedReceiverTest, RecycledBuffersReturnCredit) {

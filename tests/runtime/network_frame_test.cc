@@ -17,12 +17,28 @@ std::vector<Frame> allFrames() {
           NewBufferSize{id, 512},
           CancelPartitionRequest{id},
           ErrorResponse{id, true, "producer failed"},
-          CloseRequest{}};
+          CloseRequest{},
+          BacklogAnnouncement{id, 6}};
 }
 
 TEST(NetworkFrameTest, EveryFrameRoundTrips) {
   for (const Frame& f : allFrames()) {
     EXPECT_EQ(decodeFrame(encodeFrame(f)), f) << frameTypeName(static_cast<FrameType>(f.index()));
+  }
+}
+
+TEST(NetworkFrameTest, BacklogAnnouncementNeedsAPositiveBacklog) {
+  // Flink's BacklogAnnouncement carries a positive backlog: 0 or less from a peer is a bad frame.
+  std::string bytes = encodeFrame(BacklogAnnouncement{{1, 2}, 1});
+  ASSERT_EQ(bytes[8], 8);  // the type id
+  bytes[bytes.size() - 1] = 0;
+  try {
+    decodeFrame(bytes);
+    FAIL() << "expected a NetworkFrameError";
+  } catch (const NetworkFrameError& e) {
+    EXPECT_NE(std::string(e.what()).find("BacklogAnnouncement frame: backlog must be positive, got 0"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -88,15 +88,17 @@ struct ProducerTm {
   TcpConnectionManager transport{0, partitions, errors.handler()};
 };
 
-// TaskManager 2: a gate with one RemoteInputChannel (2 exclusive buffers, 8 floating in the gate's pool).
+// TaskManager 2: a gate with one RemoteInputChannel (`exclusive` exclusive buffers, 8 floating in the gate's
+// pool).
 struct ConsumerTm {
-  explicit ConsumerTm(int32_t segment_size)
-      : global(10, segment_size), floating(global.createBufferPool(0, 8, "gate")) {
+  explicit ConsumerTm(int32_t segment_size, int32_t exclusive = 2)
+      : exclusive(exclusive), global(10, segment_size), floating(global.createBufferPool(0, 8, "gate")) {
     transport.start();
   }
   void connect(uint16_t port, const std::string& partition = "p") {
-    channel = std::make_shared<RemoteInputChannel>("test channel", network::InputChannelId{2ull << 48, 7}, partition, 0,
-                                                   transport.partitionRequestClient(0, port), global, *floating, 2);
+    channel =
+        std::make_shared<RemoteInputChannel>("test channel", network::InputChannelId{2ull << 48, 7}, partition, 0,
+                                             transport.partitionRequestClient(0, port), global, *floating, exclusive);
     channel->setup();
     gate.attachChannel(0, channel);
     channel->requestSubpartition(channel);
@@ -126,6 +128,7 @@ struct ConsumerTm {
     error = "timed out";
     return false;
   }
+  const int32_t exclusive;
   network::NetworkBufferPool global;
   std::shared_ptr<network::LocalBufferPool> floating;
   InputGate gate{1};
@@ -216,6 +219,33 @@ TEST(TcpTransportTest, CreditBoundsBuffersInFlightAndReturnsOnRecycle) {
   ASSERT_EQ(rows.size(), 600u);
   EXPECT_EQ(rows.front(), 0);
   EXPECT_EQ(rows.back(), 599);
+  EXPECT_TRUE(consumer.errors.messages.empty());
+}
+
+TEST(TcpTransportTest, WithoutExclusiveBuffersTheProducerAnnouncesItsBacklog) {
+  // buffers-per-channel 0 (FLINK-16641): the PartitionRequest brings no credit, so every data buffer
+  // travels in a floating buffer the consumer granted after a BacklogAnnouncement or a buffer's backlog.
+  ProducerTm producer(256);
+  producer.subpartition->write(numbers(0, 600));  // before the request: announced when it arrives
+  producer.subpartition->flush();
+  ConsumerTm consumer(256, /*exclusive=*/0);
+  consumer.connect(producer.transport.port());
+  EXPECT_EQ(consumer.channel->initialCredit(), 0);
+  std::thread writer([&] {
+    producer.subpartition->write(numbers(600, 400));
+    producer.subpartition->write(Watermark{1000});
+    producer.subpartition->write(numbers(1000, 5));  // after the consumer may have drained everything
+    producer.subpartition->write(EndOfPartition{});
+  });
+  std::vector<int64_t> rows, watermarks;
+  const bool ok = consumer.readAll(rows, watermarks);
+  writer.join();
+  ASSERT_TRUE(ok) << consumer.error;
+  std::vector<int64_t> want(1005);
+  for (int64_t v = 0; v < 1005; ++v) want[static_cast<size_t>(v)] = v;
+  EXPECT_EQ(rows, want);
+  EXPECT_EQ(watermarks, std::vector<int64_t>{1000});
+  EXPECT_TRUE(producer.errors.messages.empty());
   EXPECT_TRUE(consumer.errors.messages.empty());
 }
 

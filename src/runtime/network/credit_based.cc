@@ -20,14 +20,19 @@ bool CreditBasedSubpartitionView::availableLocked() const {
 void CreditBasedSubpartitionView::add(Buffer buffer) {
   SLUICE_CHECK(buffer.valid(), "empty buffer added to a subpartition");
   std::function<void()> notify;
+  std::function<void()> announce;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const bool was = availableLocked();
-    if (buffer.isBuffer()) ++data_buffers_;
+    if (buffer.isBuffer()) {
+      if (data_buffers_ == 0 && credit_ == 0) announce = backlog_listener_;
+      ++data_buffers_;
+    }
     queue_.push_back(std::move(buffer));
     if (!was && availableLocked()) notify = availability_listener_;
   }
   if (notify) notify();
+  if (announce) announce();
 }
 
 void CreditBasedSubpartitionView::addCredit(int32_t credit) {
@@ -88,6 +93,11 @@ void CreditBasedSubpartitionView::setAvailabilityListener(std::function<void()> 
   availability_listener_ = std::move(listener);
 }
 
+void CreditBasedSubpartitionView::setBacklogListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  backlog_listener_ = std::move(listener);
+}
+
 CreditBasedReceiver::CreditBasedReceiver(std::string name, NetworkBufferPool& global, LocalBufferPool& floating_pool,
                                        int32_t exclusive_buffers)
     : name_(std::move(name)), global_(global), floating_pool_(floating_pool), initial_credit_(exclusive_buffers) {
@@ -112,6 +122,8 @@ Buffer CreditBasedReceiver::requestBuffer() {
   if (from.empty()) return Buffer();
   Buffer b = std::move(from.front());
   from.pop_front();
+  // Without exclusive buffers the one taken is not replaced before the next backlog says it is needed.
+  if (initial_credit_ == 0 && required_ > 0) --required_;
   return b;
 }
 

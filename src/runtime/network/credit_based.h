@@ -10,7 +10,8 @@
 ///   exclusive buffers are its initial credit; each announced backlog asks the gate's LocalBufferPool for
 ///   floating buffers until backlog + initial credit buffers are available; every buffer gained (a new
 ///   floating one, or an exclusive one recycled by the consumer) is unannounced credit for the next
-///   AddCredit message.
+///   AddCredit message. With no exclusive buffers (buffers-per-channel 0) the channel lives on floating
+///   buffers alone: the sender announces its backlog when it has data and no credit (FLINK-16641).
 ///
 /// Threading: both are thread-safe (writer thread, network thread and consumer thread meet here).
 /// Callbacks run without internal locks held.
@@ -63,6 +64,10 @@ class CreditBasedSubpartitionView {
   /// Called (without locks) when the view turns from unavailable to available, e.g. to enqueue it for
   /// the network thread (Flink's `notifyReaderNonEmpty`).
   void setAvailabilityListener(std::function<void()> listener);
+  /// Called (without locks) when a data buffer is queued while no other data buffer waits and no credit is
+  /// left: a receiver without exclusive buffers learns of it only from a BacklogAnnouncement (Flink's
+  /// `PartitionRequestQueue.announceBacklog` for readers of initial credit 0, FLINK-16641).
+  void setBacklogListener(std::function<void()> listener);
 
  private:
   bool availableLocked() const;
@@ -74,6 +79,7 @@ class CreditBasedSubpartitionView {
   int32_t sequence_number_ = 0;
   int32_t buffer_size_ = 0;
   std::function<void()> availability_listener_;
+  std::function<void()> backlog_listener_;
 };
 
 /// Receiver side of one remote channel (the credit part of Flink's `RemoteInputChannel` with its
@@ -91,7 +97,8 @@ class CreditBasedReceiver : public BufferRecycler, public BufferListener {
   int32_t initialCredit() const { return initial_credit_; }
 
   /// A free buffer to receive a data buffer into (floating first, then exclusive), or an empty Buffer when
-  /// the sender sent without credit.
+  /// the sender sent without credit. Without exclusive buffers each one taken lowers the buffers required
+  /// until the next backlog (Flink's `BufferManager.requestBuffer`).
   Buffer requestBuffer();
   /// A buffer arrived with the sender's backlog. Throws InputError naming the channel when the sequence
   /// number is not the expected one.

@@ -43,6 +43,9 @@ void fieldsOf(IO& io, M& m) {
     io.id(m.receiver);
     io.flag(m.fatal, "fatal flag");
     io.bytes(m.message, 4, "error message");
+  } else if constexpr (std::is_same_v<T, BacklogAnnouncement>) {
+    io.id(m.receiver);
+    io.positive(m.backlog, "backlog");
   } else {
     static_assert(std::is_same_v<T, CloseRequest>, "a Frame alternative without its fields");
   }
@@ -180,6 +183,8 @@ const char* frameTypeName(FrameType type) {
     case FrameType::kCancelPartitionRequest: return "CancelPartitionRequest";
     case FrameType::kErrorResponse: return "ErrorResponse";
     case FrameType::kCloseRequest: return "CloseRequest";
+    case FrameType::kBacklogAnnouncement:
+      return "BacklogAnnouncement";
   }
   return "unknown";
 }

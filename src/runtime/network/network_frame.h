@@ -96,9 +96,18 @@ struct CloseRequest {
   bool operator==(const CloseRequest&) const = default;
 };
 
+/// Producer → consumer: `backlog` (> 0) data buffers wait for credit on a channel whose receiver has no
+/// exclusive buffers, so no BufferResponse can tell it (Flink's `BacklogAnnouncement`, FLINK-16641); the
+/// receiver asks its gate's floating buffers for them.
+struct BacklogAnnouncement {
+  InputChannelId receiver;
+  int32_t backlog = 0;
+  bool operator==(const BacklogAnnouncement&) const = default;
+};
+
 /// One decoded message.
 using Frame = std::variant<PartitionRequest, BufferResponse, EventResponse, AddCredit, NewBufferSize,
-                           CancelPartitionRequest, ErrorResponse, CloseRequest>;
+                           CancelPartitionRequest, ErrorResponse, CloseRequest, BacklogAnnouncement>;
 
 /// Frame type ids on the wire (the variant index of Frame).
 enum class FrameType : uint8_t {
@@ -110,6 +119,7 @@ enum class FrameType : uint8_t {
   kCancelPartitionRequest = 5,
   kErrorResponse = 6,
   kCloseRequest = 7,
+  kBacklogAnnouncement = 8,
 };
 
 inline constexpr uint32_t kFrameMagic = 0xBADC0FFEu;

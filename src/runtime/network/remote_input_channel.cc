@@ -36,7 +36,7 @@ RemoteInputChannel::RemoteInputChannel(std::string name, network::InputChannelId
       subpartition_(subpartition),
       client_(std::move(client)),
       receiver_(name_, global, floating_pool, exclusive_buffers) {
-  SLUICE_CHECK(exclusive_buffers >= 1, "remote channel {} needs at least one exclusive buffer", name_);
+  SLUICE_CHECK(exclusive_buffers >= 0, "remote channel {} with {} exclusive buffers", name_, exclusive_buffers);
   SLUICE_CHECK(client_ != nullptr, "remote channel {} without a connection", name_);
   // Credit gained on any thread (a recycled exclusive buffer, a floating buffer granted) goes out as
   // AddCredit from the I/O thread.
@@ -68,6 +68,8 @@ void RemoteInputChannel::onEvent(std::string_view bytes, int32_t sequence_number
   if (event.type == network::NetworkEventType::kEndOfPartition) finished_.store(true, std::memory_order_release);
   notifyAvailable();
 }
+
+void RemoteInputChannel::onSenderBacklog(int32_t backlog) { receiver_.onSenderBacklog(backlog); }
 
 Buffer RemoteInputChannel::nextBuffer() {
   Buffer b = receiver_.pollNext();

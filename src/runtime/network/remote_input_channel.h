@@ -4,7 +4,9 @@
 /// into this TaskManager's own buffers: `taskmanager.network.memory.buffers-per-channel` exclusive buffers
 /// of the channel (its initial credit, sent with the PartitionRequest) and floating buffers from the gate's
 /// pool (`taskmanager.network.memory.floating-buffers-per-gate`), asked for as the sender announces its
-/// backlog. Every buffer the consumer recycles becomes credit, sent back as AddCredit — credit-based flow
+/// backlog (with no exclusive buffers, buffers-per-channel 0, the sender announces a backlog that no
+/// buffer carries in a BacklogAnnouncement, FLINK-16641). Every buffer the consumer recycles becomes
+/// credit, sent back as AddCredit — credit-based flow
 /// control (FLINK-7282): the sender never sends a data buffer without credit, and a buffer arriving
 /// without a free buffer to hold it is a protocol error. A debloated buffer size (FLIP-183) goes to the
 /// producer as a NewBufferSize message.
@@ -65,7 +67,8 @@ class RemoteInputChannel : public InputChannel {
   /// `name` appears in errors; `id` is unique per connection; the channel reads subpartition
   /// `subpartition` of `partition_id` in the TaskManager `client` connects to. `global` (the consumer
   /// TaskManager's pool, for the exclusive buffers) and `floating_pool` (the gate's) must outlive the
-  /// channel. `exclusive_buffers` >= 1. `objects`: the edge's object batch serializer (nullptr for rows).
+  /// channel. `exclusive_buffers` >= 0 (0: floating buffers only, as the sender announces its backlog,
+  /// FLINK-16641). `objects`: the edge's object batch serializer (nullptr for rows).
   RemoteInputChannel(std::string name, network::InputChannelId id, std::string partition_id, int32_t subpartition,
                      std::shared_ptr<PartitionRequestClient> client, network::NetworkBufferPool& global,
                      network::LocalBufferPool& floating_pool, int32_t exclusive_buffers,
@@ -93,6 +96,9 @@ class RemoteInputChannel : public InputChannel {
   /// An event arrived (`bytes` as EventSerializer wrote them). Throws InputError on a wrong sequence number
   /// or a malformed event.
   void onEvent(std::string_view bytes, int32_t sequence_number, int32_t backlog);
+  /// The sender announced `backlog` (> 0) data buffers waiting without credit (BacklogAnnouncement): asks
+  /// the gate for floating buffers, whose credit goes back as AddCredit.
+  void onSenderBacklog(int32_t backlog);
   /// Fails the channel: the next `drain` throws `error`. Only the first failure is kept.
   void onError(std::exception_ptr error);
   /// Credit gained since the last call (for AddCredit), reset to 0.

@@ -239,10 +239,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void releaseReaders() {
-    for (auto& [id, r] : readers_) {
-      r->released = true;
-      r->subpartition->view().setAvailabilityListener(nullptr);
-    }
+    for (auto& [id, r] : readers_) release(*r);
     readers_.clear();
     available_.clear();
   }
@@ -261,12 +258,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
                    },
                    [&](CancelPartitionRequest& m) {
                      if (auto r = reader(m.receiver)) {
-                       r->released = true;
-                       r->subpartition->view().setAvailabilityListener(nullptr);
+                       release(*r);
                        readers_.erase(m.receiver);
                      }
                    },
                    [&](CloseRequest&) { close_requested_ = true; },
+                   [&](BacklogAnnouncement& m) {
+                     channel(m.receiver, "BacklogAnnouncement").onSenderBacklog(m.backlog);
+                   },
                    [&](BufferResponse& m) { onBufferResponse(m); },
                    [&](EventResponse& m) {
                      RemoteInputChannel& ch = channel(m.receiver, "EventResponse");
@@ -287,6 +286,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
                    },
                },
                frame);
+  }
+
+  static void release(Reader& r) {
+    r.released = true;
+    r.subpartition->view().setAvailabilityListener(nullptr);
+    r.subpartition->view().setBacklogListener(nullptr);
   }
 
   std::shared_ptr<Reader> reader(const InputChannelId& id) {
@@ -325,20 +330,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
     r->receiver = m.receiver;
     r->subpartition = sp;
     readers_[m.receiver] = r;
-    // Called on the producer's thread when the view turns available (Flink's notifyReaderNonEmpty).
-    std::weak_ptr<TcpConnectionManager::Impl> owner = owner_->weak_from_this();
-    std::weak_ptr<Connection> conn = shared_from_this();
-    std::weak_ptr<Reader> weak_reader = r;
-    sp->view().setAvailabilityListener([owner, conn, weak_reader] {
-      if (auto o = owner.lock()) {
-        asio::post(o->io, [conn, weak_reader] {
-          auto c = conn.lock();
-          auto rd = weak_reader.lock();
-          if (c && rd) c->enqueue(rd);
-        });
-      }
-    });
-    if (m.credit > 0) sp->view().addCredit(m.credit);
+    // A listener called on the producer's thread that runs `action` for this reader on the I/O thread.
+    auto onIoThread = [owner = owner_->weak_from_this(), conn = std::weak_ptr<Connection>(shared_from_this()),
+                       weak_reader =
+                           std::weak_ptr<Reader>(r)](void (Connection::*action)(const std::shared_ptr<Reader>&)) {
+      return [owner, conn, weak_reader, action] {
+        if (auto o = owner.lock()) {
+          asio::post(o->io, [conn, weak_reader, action] {
+            auto c = conn.lock();
+            auto rd = weak_reader.lock();
+            if (c && rd) ((*c).*action)(rd);
+          });
+        }
+      };
+    };
+    // The view turned available (Flink's notifyReaderNonEmpty).
+    sp->view().setAvailabilityListener(onIoThread(&Connection::enqueue));
+    if (m.credit > 0) {
+      sp->view().addCredit(m.credit);
+    } else {
+      // A receiver without exclusive buffers hears of data waiting without credit only from us (FLINK-16641),
+      // also of data written before its request.
+      sp->view().setBacklogListener(onIoThread(&Connection::announceBacklog));
+      announceBacklog(r);
+    }
     enqueue(r);
   }
 
@@ -370,6 +385,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  public:
+  /// Server: tells a receiver without exclusive buffers how many data buffers wait without credit
+  /// (Flink's PartitionRequestQueue.announceBacklog); nothing when credit came meanwhile.
+  void announceBacklog(const std::shared_ptr<Reader>& r) {
+    if (closed_ || r->released || r->done) return;
+    const CreditBasedSubpartitionView& view = r->subpartition->view();
+    const int32_t backlog = view.backlog();
+    if (backlog > 0 && view.credit() == 0) queue(BacklogAnnouncement{r->receiver, backlog});
+  }
+
   void enqueue(const std::shared_ptr<Reader>& r) {
     if (closed_ || r->queued || r->released || r->done || !r->subpartition->view().isAvailable()) return;
     r->queued = true;
