@@ -514,6 +514,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
     const int64_t required = segments_required[static_cast<size_t>(tm)];
     if (required > configured) {
       // Fail the submission before any task starts (Flink fails the deployment with the same advice).
+      // TaskManagers are numbered from 1, as in the transport's errors.
       throw ConfigError(fmt::format(
           "Insufficient number of network buffers: the job needs at least {} buffers of {} bytes on TaskManager {} "
           "(one per subpartition plus one per result partition, buffers-per-channel per remote input channel plus "
@@ -521,7 +522,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
           "the network memory gives only {} ({} bytes). "
           "Raise 'taskmanager.memory.network.min' and 'taskmanager.memory.network.max' to at least {} bytes, or lower "
           "the parallelism",
-          required, net.segment_size, tm, configured, net.networkMemoryBytes(0), required * net.segment_size));
+          required, net.segment_size, tm + 1, configured, net.networkMemoryBytes(0), required * net.segment_size));
     }
     const int64_t n = std::max<int64_t>(1, std::min(configured, segments_needed[static_cast<size_t>(tm)]));
     st->network_pools[static_cast<size_t>(tm)] =

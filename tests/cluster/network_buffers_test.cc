@@ -288,13 +288,14 @@ TEST(NetworkBuffersTest, AGateWithRemoteChannelsRequiresOneFloatingBuffer) {
   // Flink's GateBuffersSpec: a gate with remote channels requires buffers-per-channel buffers per remote
   // channel plus one floating buffer. 3 segments of 32 kb per TaskManager: TaskManager index 0 holds the
   // Map's partition (2 subpartitions + 1 = 3) and the local sink; the sink subtask in TaskManager index 1
-  // has one remote channel, so with buffers-per-channel 3 it requires 3 + 1 = 4.
+  // (named "TaskManager 2": names count from 1) has one remote channel, so with buffers-per-channel 3 it
+  // requires 3 + 1 = 4.
   Configuration conf = gatedConf(2, "");
   conf.set("taskmanager.memory.network.min", "96kb");
   conf.set("taskmanager.memory.network.max", "96kb");
   conf.set("taskmanager.network.memory.buffers-per-channel", "3");
   const std::string msg = configErrorOfGatedJob(conf);
-  EXPECT_NE(msg.find("needs at least 4 buffers of 32768 bytes on TaskManager 1"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("needs at least 4 buffers of 32768 bytes on TaskManager 2"), std::string::npos) << msg;
   // With 2 exclusive buffers it needs 3, which fits: the job runs.
   conf.set("taskmanager.network.memory.buffers-per-channel", "2");
   EXPECT_EQ(configErrorOfGatedJob(conf), "(ran)");
