@@ -297,11 +297,12 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
       }
     } catch (...) {
       for (; i < static_cast<size_t>(n); ++i) rd_kafka_message_destroy(messages_[i]);
+      // The records before the one that failed were accepted: pass them on before failing, so the job
+      // loses nothing it read (a failing record never adds a partial row to its batch).
+      collect(batches, output);
       throw;
     }
-    for (auto& [key, batch] : batches) {
-      if (!batch.empty()) output.collectForSplit(splitId(key.first, key.second), std::move(batch));
-    }
+    collect(batches, output);
     for (const std::string& id : finished_) output.releaseOutputForSplit(id);
     finished_.clear();
     return active_.empty() ? endOfInput() : runtime::InputStatus::kMoreAvailable;
@@ -368,6 +369,13 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     if (active_.erase({topic, partition}) > 0) finished_.push_back(splitId(topic, partition));
     auto it = consumers_.find(topic);
     if (it != consumers_.end()) it->second->stop(partition);
+  }
+
+  static void collect(std::map<std::pair<std::string, int>, types::RowBatch>& batches,
+                      runtime::ReaderOutput<types::RowBatch>& output) {
+    for (auto& [key, batch] : batches) {
+      if (!batch.empty()) output.collectForSplit(splitId(key.first, key.second), std::move(batch));
+    }
   }
 
   void handle(rd_kafka_message_t* m, types::RowBatch& batch) {

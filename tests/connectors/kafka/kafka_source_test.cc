@@ -272,6 +272,35 @@ TEST(KafkaSourceTest, MalformedJsonFollowsIgnoreParseErrors) {
   }
 }
 
+// The records before a malformed one are passed on before the job fails (as Flink's reader emits
+// record by record); the malformed record and those after it are not.
+TEST(KafkaSourceTest, MalformedRecordFailsAfterEmittingTheRecordsBeforeIt) {
+  MockKafkaCluster c(1);
+  c.createTopic("m", 1);
+  c.produce("m", {valueRecord(R"({"id":1,"name":"a"})"), valueRecord(R"({"id":2,"name":"b"})"),
+                  valueRecord(R"({"id":3,"name":"c"})"), valueRecord(R"({"id":4,"name":)"),
+                  valueRecord(R"({"id":5,"name":"e"})")});
+  auto env = testing::newEnvironment(1);
+  std::mutex mu;
+  std::vector<std::string> lines;
+  env->setCollectCallback([&](const types::RowType&, const types::RowBatch& batch) {
+    std::lock_guard<std::mutex> lock(mu);
+    testing::appendChangelog(batch, lines);
+  });
+  try {
+    env->executeScript(fmt::format(
+        "CREATE TABLE t (id INT, name STRING) WITH ('connector' = 'kafka', 'topic' = 'm', "
+        "'properties.bootstrap.servers' = '{}', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset', "
+        "'scan.bounded.mode' = 'latest-offset');\nSELECT * FROM t;",
+        c.bootstrapServers()));
+    FAIL() << "expected a parse error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Kafka topic 'm' partition 0 offset 3"), std::string::npos) << e.what();
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(lines, (std::vector<std::string>{"+I[1, a]", "+I[2, b]", "+I[3, c]"}));
+}
+
 TEST(KafkaSourceTest, UnreachableBrokerAndMissingTopicFailInBoundedTime) {
   // Port 1 on loopback: nothing listens, every connection is refused.
   try {
