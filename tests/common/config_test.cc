@@ -57,6 +57,20 @@ TEST(ConfigurationTest, UnknownKeyNamesKeyAndClosest) {
   }
 }
 
+TEST(ConfigurationTest, UnsupportedFlinkKeySaysNotSupportedYet) {
+  Configuration c;
+  try {
+    c.set("execution.checkpointing.interval", "10s");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "Configuration key 'execution.checkpointing.interval' is a Flink option that Sluice does not support "
+              "yet: checkpointing is not implemented.");
+  }
+  EXPECT_THROW(c.set("state.backend.type", "rocksdb"), ConfigError);
+  EXPECT_TRUE(c.values().empty());
+}
+
 TEST(ConfigurationTest, IllTypedValueNamesKey) {
   Configuration c;
   EXPECT_THROW(c.set("parallelism.default", "two"), ConfigError);
