@@ -33,13 +33,7 @@ case "$first" in row:[12]\>*) ;; *) fail "unexpected first line: $first" ;; esac
 # Keep draining stdout so the print sink never blocks on a full pipe.
 cat <&3 >"$E2E_TMP/rest" &
 drain=$!
-# `timeout` forwards the signal to sluice (once, with --foreground).
-kill -INT "$pid"
-set +e
-wait "$pid"
-RC=$?
-set -e
-wait "$drain" || true
+sigint_and_wait "$pid" "$drain"
 [ "$RC" -eq 130 ] || { cat "$E2E_TMP/err" >&2; fail "exit status $RC, expected 130"; }
 grep -q "SIGINT received: cancelling the job" "$E2E_TMP/err" || { cat "$E2E_TMP/err" >&2; fail "no cancel message"; }
 grep -q "^Job 'insert-into_.*' cancelled: [0-9]* rows read" "$E2E_TMP/err" ||

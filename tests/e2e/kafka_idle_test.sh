@@ -75,12 +75,7 @@ for _ in $(seq "$EXPECTED"); do
 done
 cat <&4 >>"$E2E_TMP/got" &
 drain=$!
-kill -INT "$pid"
-set +e
-wait "$pid"
-RC=$?
-set -e
-wait "$drain" || true
+sigint_and_wait "$pid" "$drain"
 [ "$RC" -eq 130 ] || { cat "$E2E_TMP/err" >&2; fail "sluice exited with $RC on SIGINT, expected 130"; }
 sort "$E2E_TMP/got" >"$E2E_TMP/actual"
 diff "$E2E_TMP/expected" "$E2E_TMP/actual" >&2 || fail "window rows differ from the oracle"

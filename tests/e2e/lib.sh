@@ -94,3 +94,14 @@ CREATE TABLE flights (
 .import $FLIGHTS_CSV flights
 SQL
 }
+
+# Sends one SIGINT to PID (sluice under `timeout --foreground`, which forwards it once), waits for it, then
+# for the stdout drainer DRAIN; sets RC to sluice's exit status.
+sigint_and_wait() {
+  kill -INT "$1"
+  set +e
+  wait "$1"
+  RC=$?
+  set -e
+  wait "$2" || true
+}
