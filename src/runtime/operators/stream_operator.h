@@ -21,6 +21,9 @@ class Configuration;
 namespace sluice::runtime {
 
 class ObjectBatchSerializer;
+namespace state {
+class StreamOperatorStateContext;
+}
 
 /// Where an operator sends its output: the next chained operator, or the task's record writer.
 class Output {
@@ -59,6 +62,13 @@ struct OperatorContext {
   OperatorMetrics* metrics = nullptr;     ///< never null once open() is called
   /// The task's processing-time timers; never null once open() is called by a StreamTask.
   ProcessingTimeService* processing_time_service = nullptr;
+  /// The operator's stable identity in checkpoints and savepoints (Flink's OperatorID): the user's uid
+  /// when set, else derived from the operator's place in the plan, so the same program restores.
+  std::string uid;
+  /// This operator's keyed and operator state backends, already restored when the task restores from a
+  /// checkpoint (Flink's StreamOperatorStateContext). Set by a StreamTask before open(); every byte an
+  /// operator needs after a failure lives there (null only in unit tests that drive an operator by hand).
+  state::StreamOperatorStateContext* state = nullptr;
 };
 
 /// An operator with one logical input (a union of channels counts as one input).
@@ -94,6 +104,20 @@ class StreamOperator {
   virtual void endInput() {}
   /// Releases resources; called after endInput on success, or alone on failure/cancel.
   virtual void close() {}
+
+  // Checkpointing (Flink's AbstractStreamOperator / CheckpointListener). A checkpoint runs on the task
+  // thread between two batches: prepareSnapshotPreBarrier on every operator (head first), the barrier
+  // goes downstream, then snapshotState on every operator, then the task snapshots the backends of
+  // `ctx_.state`. Notifications are best effort (a later checkpoint's completion implies the earlier).
+
+  /// Emits what must precede the barrier (buffered bundles, pending output). May emit records.
+  virtual void prepareSnapshotPreBarrier(int64_t checkpoint_id) { (void)checkpoint_id; }
+  /// Writes what the operator keeps outside its state backends into them. Must not emit records.
+  virtual void snapshotState(int64_t checkpoint_id) { (void)checkpoint_id; }
+  /// Checkpoint `checkpoint_id` completed on every task (commit side effects up to it).
+  virtual void notifyCheckpointComplete(int64_t checkpoint_id) { (void)checkpoint_id; }
+  /// Checkpoint `checkpoint_id` was aborted (discard what was prepared for it).
+  virtual void notifyCheckpointAborted(int64_t checkpoint_id) { (void)checkpoint_id; }
 
  protected:
   OperatorContext ctx_;

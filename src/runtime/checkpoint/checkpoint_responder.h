@@ -1,0 +1,34 @@
+#pragma once
+/// What a task reports to the checkpoint coordinator (Flink's CheckpointResponder, the task side of the
+/// JobMaster's acknowledgeCheckpoint / declineCheckpoint RPCs).
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/checkpoint/checkpoint_types.h"
+
+namespace sluice::runtime::checkpoint {
+
+/// Per-subtask checkpoint facts that travel with an acknowledgement (Flink's CheckpointMetrics).
+struct CheckpointMetrics {
+  int64_t alignment_duration_ns = 0;      ///< first barrier to last barrier at this task (0 for sources)
+  int64_t checkpoint_start_delay_ns = 0;  ///< trigger time to the first barrier at this task
+  int64_t sync_duration_ms = 0;           ///< the synchronous snapshot on the task thread
+};
+
+/// Implemented by the coordinator's side. Called from task threads; must be thread-safe.
+class CheckpointResponder {
+ public:
+  virtual ~CheckpointResponder() = default;
+  /// Subtask (`vertex`, `subtask`) took its snapshot of checkpoint `id`.
+  virtual void acknowledgeCheckpoint(int vertex, int subtask, int64_t id, TaskStateSnapshot state,
+                                     const CheckpointMetrics& metrics) = 0;
+  /// Subtask (`vertex`, `subtask`) could not take checkpoint `id` (e.g. a newer barrier overtook it).
+  virtual void declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) = 0;
+  /// The subtask consumed all its input and finished; `state` is its state from then on, which every
+  /// checkpoint still pending or triggered later uses for it (FLIP-147: finished tasks take part in
+  /// checkpoints with their final state).
+  virtual void reportFinalState(int vertex, int subtask, TaskStateSnapshot state) = 0;
+};
+
+}  // namespace sluice::runtime::checkpoint

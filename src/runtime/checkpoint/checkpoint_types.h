@@ -1,0 +1,65 @@
+#pragma once
+/// The data of a checkpoint as it travels between tasks, the coordinator and the storage (Flink's
+/// CheckpointBarrier, CheckpointOptions, OperatorSubtaskState, TaskStateSnapshot). Plain values; no I/O.
+///
+/// State is kept in the canonical, backend-independent form (Flink's savepoint format since 1.13):
+/// keyed state as one blob per key group, so a restore at another parallelism picks the key groups
+/// of its range (flink-checkpointing.md §3.3, §4.4); operator state as named lists of elements,
+/// redistributed by their mode (§3.2).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sluice::runtime::checkpoint {
+
+/// What a checkpoint is for (Flink's CheckpointType / SnapshotType).
+enum class CheckpointKind : uint8_t {
+  kCheckpoint = 0,  ///< periodic; subsumes older ones; notifies sinks on completion
+  kSavepoint = 1,   ///< user-triggered, always aligned, never subsumed by checkpoints
+};
+
+/// How barriers are handled at a task's input (Flink's CheckpointOptions.AlignmentType).
+enum class AlignmentType : uint8_t {
+  kAligned = 0,      ///< EXACTLY_ONCE: a channel that delivered the barrier is blocked until all did
+  kAtLeastOnce = 1,  ///< AT_LEAST_ONCE: barriers are counted, nothing is blocked
+};
+
+/// The barrier injected at the sources and forwarded by every task (Flink's CheckpointBarrier).
+struct CheckpointBarrier {
+  int64_t id = 0;
+  int64_t timestamp_ms = 0;  ///< wall clock at trigger (ms since the epoch)
+  CheckpointKind kind = CheckpointKind::kCheckpoint;
+  AlignmentType alignment = AlignmentType::kAligned;
+};
+
+/// How a named operator list state is redistributed on restore (Flink's OperatorStateHandle.Mode).
+enum class OperatorStateMode : uint8_t {
+  kSplitDistribute = 0,  ///< getListState: elements of all subtasks cut into contiguous chunks
+  kUnion = 1,            ///< getUnionListState: every subtask gets every element
+  kBroadcast = 2,        ///< one copy per subtask; restored from the first subtask's copy
+};
+
+/// One named operator (non-keyed) list state of one subtask.
+struct OperatorListState {
+  OperatorStateMode mode = OperatorStateMode::kSplitDistribute;
+  std::vector<std::string> elements;  ///< each element in its TypeSerializer form
+};
+
+/// The state of one operator in one subtask (Flink's OperatorSubtaskState), canonical form.
+struct OperatorSubtaskState {
+  /// Keyed state, key group -> bytes of every state of that group (runtime/state's canonical format).
+  /// Only groups holding state appear.
+  std::map<int32_t, std::string> keyed;
+  /// Operator state by state name.
+  std::map<std::string, OperatorListState> operator_state;
+
+  bool empty() const { return keyed.empty() && operator_state.empty(); }
+};
+
+/// The state of all operators of one subtask, by operator uid (Flink's TaskStateSnapshot keyed by
+/// OperatorID). Stateless operators are absent.
+using TaskStateSnapshot = std::map<std::string, OperatorSubtaskState>;
+
+}  // namespace sluice::runtime::checkpoint
