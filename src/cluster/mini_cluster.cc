@@ -23,8 +23,12 @@
 #include "runtime/network/transport/tcp_connection_manager.h"
 #include "runtime/network/network_config.h"
 #include "runtime/network/stream_element_codec.h"
+#include "runtime/checkpoint/checkpoint_coordinator.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
+#include "runtime/checkpoint/state_assignment.h"
 #include "runtime/task/stream_task.h"
 #include "scheduler/region_scheduler.h"
+#include "scheduler/restart_strategy.h"
 
 namespace sluice::cluster {
 
@@ -39,13 +43,32 @@ const char* jobStatusName(JobStatus s) {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+void buildAttempt(JobHandle::State* st, const Configuration& cluster_config);
+}
+
 /// Everything a running job owns. Tasks and gates live until the handle is destroyed, after every
 /// thread has been joined.
 class JobHandle::State {
  public:
   graph::JobGraph job;
   Configuration config;
+  Configuration cluster_config;
   SubmitOptions options;
+
+  // Fault tolerance, across attempts. Declared first: destroyed after every task of the last attempt.
+  std::unique_ptr<runtime::checkpoint::FsCheckpointStorage> checkpoint_storage;  // null: checkpoints in memory
+  std::unique_ptr<runtime::checkpoint::CheckpointCoordinator> coordinator;        // null: checkpointing off
+  std::unique_ptr<scheduler::RestartBackoffTimeStrategy> restart_strategy;
+  std::vector<std::vector<runtime::checkpoint::TaskStateSnapshot>> restore;       // [vertex][subtask]; empty: none
+  std::shared_ptr<const runtime::checkpoint::CompletedCheckpoint> initial_restore;  // execution.state-recovery.path
+  runtime::FailureInjection failure_injection;
+  int fail_attempts = 0;
+  int attempt = 0;
+  int num_restarts = 0;
+  /// Guards the per-attempt vectors below against readers on other threads (progress, coordinator
+  /// hooks) while an attempt is torn down and rebuilt.
+  mutable std::mutex attempt_mu;
   int slots_required = 0;
   int slots_configured = 0;
   int task_managers = 1;
@@ -84,6 +107,7 @@ class JobHandle::State {
   bool joined = false;
 
   void cancelAll() {
+    std::lock_guard<std::mutex> attempt_lock(attempt_mu);
     for (auto& per_vertex : tasks) {
       for (auto& t : per_vertex) t->cancel();
     }
@@ -159,10 +183,198 @@ class JobHandle::State {
     }
   }
 
+  /// Reads the checkpointing, restart and recovery options; creates the coordinator and the restart
+  /// strategy, and loads the checkpoint or savepoint of `execution.state-recovery.path`. Throws
+  /// ConfigError / InputError (a missing or corrupt checkpoint names its path).
+  void configureFaultTolerance() {
+    namespace ck = runtime::checkpoint;
+    const bool streaming = job.runtime_mode != graph::RuntimeMode::kBatch;
+    const bool checkpointing = streaming && config.contains(options::kCheckpointingInterval.key()) &&
+                               config.get(options::kCheckpointingInterval) > 0;
+    restart_strategy = scheduler::RestartBackoffTimeStrategy::fromConfiguration(config, checkpointing);
+    failure_injection.operator_name = config.get(options::kTestFailOperator);
+    failure_injection.after_records = config.get(options::kTestFailAfterRecords);
+    failure_injection.subtask = config.get(options::kTestFailSubtask);
+    fail_attempts = config.get(options::kTestFailAttempts);
+    if (config.contains(options::kStateRecoveryPath.key()) && !config.get(options::kStateRecoveryPath).empty()) {
+      initial_restore =
+          std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(config.get(options::kStateRecoveryPath)));
+      restore = assignRestore(*initial_restore);
+    }
+    if (!checkpointing) return;
+    ck::CheckpointCoordinatorConfiguration cc;
+    cc.interval_ms = config.get(options::kCheckpointingInterval);
+    cc.timeout_ms = config.get(options::kCheckpointingTimeout);
+    cc.min_pause_ms = config.get(options::kCheckpointingMinPause);
+    cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
+    cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
+    cc.alignment = config.get(options::kCheckpointingMode) == "AT_LEAST_ONCE" ? ck::AlignmentType::kAtLeastOnce
+                                                                                : ck::AlignmentType::kAligned;
+    const std::string dir = config.contains(options::kCheckpointsDirectory.key()) ? config.get(options::kCheckpointsDirectory) : "";
+    const std::string savepoint_dir = config.contains(options::kSavepointDirectory.key()) ? config.get(options::kSavepointDirectory) : "";
+    if (!dir.empty()) {
+      checkpoint_storage = std::make_unique<ck::FsCheckpointStorage>(dir, job.job_id,
+                                                                     config.get(options::kCheckpointsNumRetained), savepoint_dir);
+    }
+    ck::CheckpointCoordinator::Hooks hooks;
+    hooks.trigger_task = [this](int v, int s, const ck::CheckpointBarrier& b) {
+      std::lock_guard<std::mutex> lock(attempt_mu);
+      if (static_cast<size_t>(v) < tasks.size() && static_cast<size_t>(s) < tasks[static_cast<size_t>(v)].size()) {
+        tasks[static_cast<size_t>(v)][static_cast<size_t>(s)]->triggerCheckpoint(b);
+      }
+    };
+    hooks.notify_complete = [this](int64_t id) {
+      std::lock_guard<std::mutex> lock(attempt_mu);
+      for (auto& per_vertex : tasks) {
+        for (auto& t : per_vertex) t->notifyCheckpointComplete(id);
+      }
+    };
+    hooks.notify_aborted = [this](int64_t id) {
+      std::lock_guard<std::mutex> lock(attempt_mu);
+      for (auto& per_vertex : tasks) {
+        for (auto& t : per_vertex) t->notifyCheckpointAborted(id);
+      }
+    };
+    hooks.store = [this](const ck::CompletedCheckpoint& c, const std::string& target) -> std::string {
+      if (c.kind == ck::CheckpointKind::kSavepoint) {
+        if (checkpoint_storage) return checkpoint_storage->storeSavepoint(c, target);
+        throw ConfigError(fmt::format("A savepoint needs a directory: set '{}' or '{}'", options::kCheckpointsDirectory.key(),
+                                      options::kSavepointDirectory.key()));
+      }
+      return checkpoint_storage ? checkpoint_storage->store(c) : std::string();
+    };
+    hooks.fail_job = [this](const std::string& reason) {
+      onFailure(std::make_exception_ptr(UserError(reason)));
+    };
+    coordinator = std::make_unique<ck::CheckpointCoordinator>(job, job.job_id, cc, std::move(hooks));
+    if (initial_restore) coordinator->setNextCheckpointId(initial_restore->checkpoint_id + 1);
+  }
+
+  /// The state of each subtask of this job from `checkpoint` (rescaled by key group / redistributed).
+  std::vector<std::vector<runtime::checkpoint::TaskStateSnapshot>> assignRestore(
+      const runtime::checkpoint::CompletedCheckpoint& checkpoint) const {
+    namespace ck = runtime::checkpoint;
+    std::map<std::string, ck::OperatorParallelism> ops;
+    for (const graph::JobVertex& v : job.vertices) {
+      for (const graph::ChainedOperator& op : v.operators) {
+        ops[op.uid.empty() ? op.name : op.uid] = ck::OperatorParallelism{v.parallelism, v.max_parallelism};
+      }
+    }
+    const ck::StateAssignment assignment =
+        ck::assignStates(checkpoint, ops, config.get(options::kStateRecoveryIgnoreUnclaimedState));
+    std::vector<std::vector<ck::TaskStateSnapshot>> out(job.vertices.size());
+    for (size_t v = 0; v < job.vertices.size(); ++v) {
+      const graph::JobVertex& vertex = job.vertices[v];
+      out[v].resize(static_cast<size_t>(vertex.parallelism));
+      for (const graph::ChainedOperator& op : vertex.operators) {
+        const std::string uid = op.uid.empty() ? op.name : op.uid;
+        auto it = assignment.find(uid);
+        if (it == assignment.end()) continue;
+        for (int s = 0; s < vertex.parallelism; ++s) {
+          const ck::OperatorSubtaskState& state = it->second[static_cast<size_t>(s)];
+          if (!state.empty()) out[v][static_cast<size_t>(s)].emplace(uid, state);
+        }
+      }
+    }
+    return out;
+  }
+
+  /// Destroys the tasks, gates, buffers and transports of the attempt that ended (every task thread has
+  /// returned). The order mirrors the members' destruction order.
+  void teardownAttempt() {
+    std::lock_guard<std::mutex> lock(attempt_mu);
+    for (auto& t : threads) {
+      if (t.joinable()) t.join();
+    }
+    threads.clear();
+    for (auto& t : transports) t->shutdown();
+    transports.clear();
+    tasks.clear();
+    gates.clear();
+    partition_managers.clear();
+    partition_pools.clear();
+    network_pools.clear();
+    if (spill_directory) spill_directory->remove();
+    spill_directory.reset();
+    finished.clear();
+    ended.clear();
+    scheduler.reset();
+    execution_graph.reset();
+  }
+
+  /// After a failure: true when the restart strategy allows another attempt (it records the failure).
+  bool mayRestart() {
+    if (!restart_strategy || cancel_requested) return false;
+    // A user's input error (bad SQL, a malformed row, bad configuration) fails again on every attempt.
+    try {
+      std::rethrow_exception(failure);
+    } catch (const InputError&) {
+      return false;
+    } catch (const ConfigError&) {
+      return false;
+    } catch (const SqlError&) {
+      return false;
+    } catch (...) {
+    }
+    restart_strategy->notifyFailure(Clock::now());
+    return restart_strategy->canRestart();
+  }
+
+  /// Runs the next attempt after a failover (the master thread, `mu` not held): waits the backoff,
+  /// restores every task from the latest completed checkpoint (or the initial savepoint), redeploys.
+  /// Returns false when the job was cancelled meanwhile or the new attempt cannot be built.
+  bool restartAttempt(std::unique_lock<std::mutex>& lock) {
+    const auto backoff = std::chrono::milliseconds(restart_strategy->getBackoffTime());
+    lock.unlock();
+    if (coordinator) coordinator->suspend();
+    teardownAttempt();
+    lock.lock();
+    if (cv.wait_for(lock, backoff, [&] { return cancel_requested; })) return false;
+    failure = nullptr;
+    ++attempt;
+    ++num_restarts;
+    lock.unlock();
+    bool ok = true;
+    try {
+      std::shared_ptr<const runtime::checkpoint::CompletedCheckpoint> latest =
+          coordinator ? coordinator->latestCompletedCheckpoint() : nullptr;
+      if (!latest) latest = initial_restore;
+      if (latest) restore = assignRestore(*latest);
+      else restore.clear();
+      if (coordinator) coordinator->restartAttempt();
+      std::lock_guard<std::mutex> attempt_lock(attempt_mu);
+      buildAttempt(this, cluster_config);
+    } catch (...) {
+      ok = false;
+      lock.lock();
+      failure = std::current_exception();
+      return false;
+    }
+    lock.lock();
+    return ok;
+  }
+
   // The JobMaster: deploys regions as the scheduler decides, collects ended subtasks, fails the job when
   // slots do not arrive in time, and marks the job done once no subtask runs and none will be deployed.
+  // A failure restarts the job from its latest checkpoint while the restart strategy allows it (a full
+  // restart: Flink's region failover restarts the same set when every exchange is all-to-all).
   void runMaster() {
     std::unique_lock<std::mutex> lock(mu);
+    if (coordinator) coordinator->start();
+    while (true) {
+      runAttempt(lock);
+      if (failure != nullptr && mayRestart()) {
+        if (restartAttempt(lock)) continue;
+      }
+      break;
+    }
+    lock.unlock();
+    if (coordinator) coordinator->stop();
+    lock.lock();
+    finishMaster(lock);
+  }
+
+  void runAttempt(std::unique_lock<std::mutex>& lock) {
     // Scheduling errors (a thread that cannot start, a broken invariant) fail the job like a task failure.
     auto guarded = [&](auto&& fn) {
       try {
@@ -206,6 +418,9 @@ class JobHandle::State {
         cv.wait(lock, wake);
       }
     }
+  }
+
+  void finishMaster(std::unique_lock<std::mutex>& lock) {
     // Every subtask has ended: the blocking results are no longer needed, whatever the outcome.
     if (spill_directory) spill_directory->remove();
     done = true;
@@ -242,7 +457,10 @@ class JobHandle::State {
       std::lock_guard<std::mutex> lock(mu);
       p.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>((done ? end_time : Clock::now()) - start_time)
                          .count();
+      p.num_restarts = num_restarts;
     }
+    if (coordinator) p.checkpoints = coordinator->stats();
+    std::lock_guard<std::mutex> attempt_lock(attempt_mu);
     for (size_t v = 0; v < job.vertices.size(); ++v) {
       const graph::JobVertex& vertex = job.vertices[v];
       VertexProgress vp;
@@ -318,6 +536,16 @@ JobProgress JobHandle::progress() const { return state_->progress(); }
 
 const std::string& JobHandle::jobId() const { return state_->job.job_id; }
 
+std::string JobHandle::triggerSavepoint(const std::string& target_dir, std::chrono::milliseconds timeout) {
+  if (!state_->coordinator) {
+    throw UserError(fmt::format("A savepoint needs checkpointing: set '{}'", options::kCheckpointingInterval.key()));
+  }
+  const std::optional<int64_t> id =
+      state_->coordinator->triggerCheckpoint(runtime::checkpoint::CheckpointKind::kSavepoint, target_dir);
+  if (!id) throw UserError("The savepoint could not start: every task of the job has finished or it is failing over");
+  return state_->coordinator->awaitCheckpoint(*id, timeout);
+}
+
 std::vector<uint16_t> JobHandle::dataPorts() const {
   std::vector<uint16_t> ports;
   for (const auto& t : state_->transports) ports.push_back(t->port());
@@ -343,7 +571,10 @@ JobExecutionResult JobHandle::wait() {
   r.deployed_regions = state_->scheduler->deployedRegions();
   r.task_managers = state_->task_managers;
   r.remote_channels = state_->remote_channels;
-  r.vertices = state_->progress().vertices;
+  const JobProgress last = state_->progress();
+  r.vertices = last.vertices;
+  r.num_restarts = last.num_restarts;
+  r.checkpoints = last.checkpoints;
   return r;
 }
 
@@ -383,16 +614,16 @@ scheduler::SlotPoolSettings MiniCluster::slotPoolSettings(const Configuration& c
   return s;
 }
 
-std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const Configuration& config,
-                                              SubmitOptions submit) {
-  auto st = std::make_shared<JobHandle::State>();
-  st->job = job;
-  st->config = config;
-  st->options = std::move(submit);
+namespace {
+
+/// Builds one execution attempt of `st->job`: scheduler, gates, network buffers and transports, tasks
+/// (restored from `st->restore` when set). Nothing runs yet. Throws ConfigError/UserError when the job
+/// cannot be deployed.
+void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
   const graph::JobGraph& g = st->job;
   st->execution_graph = std::make_unique<scheduler::ExecutionGraph>(g);
   st->slots_required = st->execution_graph->minimumRequiredSlots();
-  const scheduler::SlotPoolSettings slots = slotPoolSettings(config_, st->slots_required);
+  const scheduler::SlotPoolSettings slots = slotPoolSettings(cluster_config, st->slots_required);
   st->slots_configured = slots.totalSlots();
   st->scheduler = std::make_unique<scheduler::PipelinedRegionScheduler>(*st->execution_graph, slots);
 
@@ -426,7 +657,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   // LocalInputChannel, a channel between two a RemoteInputChannel over loopback TCP (each TaskManager has its
   // own transport and partitions).
   const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
-  const int task_managers = std::max(1, config_.get(options::kNumberOfTaskManagers));
+  const int task_managers = std::max(1, cluster_config.get(options::kNumberOfTaskManagers));
   auto blocking = [](const graph::JobEdge& edge) { return edge.exchange_mode == graph::ExchangeMode::kBatch; };
   auto networked = [&](const graph::JobEdge& edge) { return !blocking(edge); };
   const int32_t spill_read_buffers = std::max(1, net.buffers_per_channel);
@@ -529,7 +760,7 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
   }
   if (task_managers > 1) {
-    JobHandle::State* raw = st.get();
+    JobHandle::State* raw = st;
     for (int tm = 0; tm < task_managers; ++tm) {
       st->partition_managers.push_back(std::make_unique<runtime::ResultPartitionManager>());
       // A frame carries at most one segment (plus a header well under 64 kb).
@@ -580,6 +811,9 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
       setup.subtask_index = i;
       setup.config = &st->config;
       setup.input_gate = st->gates[v][static_cast<size_t>(i)].get();
+      if (!st->restore.empty()) setup.restore = &st->restore[v][static_cast<size_t>(i)];
+      setup.checkpoint_responder = st->coordinator.get();
+      if (st->attempt < st->fail_attempts) setup.failure = st->failure_injection;
       for (int e : vertex.outputs) {
         const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
         const graph::JobVertex& target = g.vertices[static_cast<size_t>(edge.target_vertex)];
@@ -672,6 +906,19 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
   for (const auto& channel : remote_channels) channel->requestSubpartition(channel);
   st->task_managers = task_managers;
   st->remote_channels = static_cast<int>(remote_channels.size());
+}
+
+}  // namespace
+
+std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const Configuration& config,
+                                              SubmitOptions submit) {
+  auto st = std::make_shared<JobHandle::State>();
+  st->job = job;
+  st->config = config;
+  st->cluster_config = config_;
+  st->options = std::move(submit);
+  st->configureFaultTolerance();
+  buildAttempt(st.get(), config_);
 
   // Every task exists before any thread starts, so cancellation always reaches all of them; the master
   // thread starts them region by region.

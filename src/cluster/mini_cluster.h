@@ -17,11 +17,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/config.h"
 #include "graph/job_graph.h"
+#include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/task/task_io_metrics.h"
 #include "scheduler/region_scheduler.h"
 
@@ -84,6 +86,9 @@ struct VertexProgress {
 /// A snapshot of a running (or finished) job.
 struct JobProgress {
   int64_t elapsed_ms = 0;
+  int num_restarts = 0;  ///< `numRestarts`: attempts restarted after a failure
+  /// Checkpoint figures (Flink's names); nullopt when checkpointing is off.
+  std::optional<runtime::checkpoint::CheckpointStats> checkpoints;
   std::vector<VertexProgress> vertices;  ///< JobGraph vertex order
 };
 
@@ -106,6 +111,8 @@ struct JobExecutionResult {
   int task_managers = 1;               ///< local.number-taskmanager
   int remote_channels = 0;             ///< input channels between TaskManagers (over TCP)
   std::vector<VertexProgress> vertices;
+  int num_restarts = 0;  ///< `numRestarts`
+  std::optional<runtime::checkpoint::CheckpointStats> checkpoints;  ///< nullopt: checkpointing off
 };
 
 /// Called every `interval` from a cluster thread (never a task thread) while the job runs.
@@ -141,6 +148,10 @@ class JobHandle {
   /// The data port on 127.0.0.1 of each TaskManager's TCP transport (Flink's `taskmanager.data.port`,
   /// here chosen by the OS), in TaskManager order; empty with one TaskManager.
   std::vector<uint16_t> dataPorts() const;
+  /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir,
+  /// else the checkpoint directory) and returns the path of its `_metadata`. Throws UserError when
+  /// checkpointing is off, the job has finished, or the savepoint fails or takes longer than `timeout`.
+  std::string triggerSavepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
 
  private:
   std::shared_ptr<State> state_;

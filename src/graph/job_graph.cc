@@ -1,5 +1,7 @@
 #include "graph/job_graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <queue>
@@ -143,12 +145,19 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
   // Deterministic node hashes (Flink's StreamGraphHasherV2 idea): the uid when set, else the position in
   // the traversal, the input hashes and the number of chained outputs.
   std::vector<uint64_t> node_hash(n, 0);
+  // The operator's identity in checkpoints: as the node hash, but without the chaining, so a restore at
+  // another parallelism (which may chain differently) finds the same operators.
+  std::vector<uint64_t> state_hash(n, 0);
   for (size_t pos = 0; pos < order.size(); ++pos) {
     const StreamNode& node = g.nodes[static_cast<size_t>(order[pos])];
     uint64_t h;
     if (!node.uid.empty()) {
       h = hashBytes(node.uid);
+      state_hash[static_cast<size_t>(order[pos])] = h;
     } else {
+      uint64_t sh = mix64(pos + 1);
+      for (int e : node.in_edges) sh = hashCombine(sh, state_hash[static_cast<size_t>(g.indexOf(g.edges[static_cast<size_t>(e)].source_id))]);
+      state_hash[static_cast<size_t>(order[pos])] = sh;
       h = mix64(pos + 1);
       for (int e : node.in_edges) h = hashCombine(h, node_hash[static_cast<size_t>(g.indexOf(g.edges[static_cast<size_t>(e)].source_id))]);
       int chained = 0;
@@ -209,6 +218,7 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
       const int my = static_cast<int>(v.operators.size());
       ChainedOperator op;
       op.node_id = node.id;
+      op.uid = node.uid.empty() ? fmt::format("{:016x}", state_hash[static_cast<size_t>(node_idx)]) : node.uid;
       op.name = node.operator_name;
       op.description = node.description;
       op.factory = node.factory;

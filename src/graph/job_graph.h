@@ -15,6 +15,10 @@ namespace sluice::graph {
 /// (index 0); children always come after their parent.
 struct ChainedOperator {
   int node_id = 0;                              ///< StreamNode / Transformation id
+  /// Identity of the operator's state in checkpoints and savepoints (Flink's OperatorID): the user's uid,
+  /// else 16 hex digits of a hash of its position in the graph and its inputs (not of chaining or
+  /// parallelism, so a savepoint restores at another parallelism).
+  std::string uid;
   std::string name;
   std::string description;
   std::shared_ptr<const OperatorFactory> factory;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <variant>
 
+#include "runtime/checkpoint/checkpoint_types.h"
 #include "runtime/object_batch.h"
 #include "types/row_batch.h"
 
@@ -30,8 +31,12 @@ inline const char* watermarkStatusName(WatermarkStatus s) { return s == Watermar
 /// The producer subtask has finished; no more elements on this channel.
 struct EndOfPartition {};
 
+using checkpoint::CheckpointBarrier;
+
 /// What travels through a channel between tasks, in order: SQL rows as RowBatch, DataStream records as
-/// ObjectBatch, watermarks, watermark statuses, and the end of the producer.
-using StreamElement = std::variant<types::RowBatch, ObjectBatchPtr, Watermark, WatermarkStatus, EndOfPartition>;
+/// ObjectBatch, watermarks, watermark statuses, the end of the producer, and checkpoint barriers (which
+/// cut the stream into the parts before and after a checkpoint).
+using StreamElement =
+    std::variant<types::RowBatch, ObjectBatchPtr, Watermark, WatermarkStatus, EndOfPartition, CheckpointBarrier>;
 
 }  // namespace sluice::runtime

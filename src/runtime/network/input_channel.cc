@@ -23,14 +23,20 @@ int64_t InputChannel::readBuffers(int channel, std::deque<InputEntry>& out) {
   int32_t data_buffers = 0;
   // One drain reads a bounded number of buffers (a local channel also at most its credit, which comes
   // back only after the loop); the gate calls again while buffers remain (hasAvailable).
-  for (int32_t n = 0; n < kMaxBuffersPerDrain; ++n) {
+  bool barrier = false;
+  for (int32_t n = 0; n < kMaxBuffersPerDrain && !barrier; ++n) {
     Buffer buffer = nextBuffer();
     if (!buffer.valid()) break;
     bytes += buffer.size();
     const bool data = buffer.isBuffer();
-    elements_.read(std::move(buffer), [&](StreamElement&& e) { out.push_back(InputEntry{channel, std::move(e)}); });
+    elements_.read(std::move(buffer), [&](StreamElement&& e) {
+      barrier = barrier || std::holds_alternative<CheckpointBarrier>(e);
+      out.push_back(InputEntry{channel, std::move(e)});
+    });
     if (data) ++data_buffers;
   }
+  // Nothing after a barrier is read in the same drain: an aligned checkpoint blocks the channel there
+  // (Flink's CheckpointedInputGate), so the records after it stay in the channel and hold its credit.
   if (data_buffers > 0) onBuffersConsumed(data_buffers);
   bytes_read_.fetch_add(bytes, std::memory_order_relaxed);
   return bytes;

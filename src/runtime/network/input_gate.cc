@@ -25,6 +25,19 @@ void InputGate::attachChannel(int channel, std::shared_ptr<InputChannel> input) 
   });
   channels_.push_back(std::move(input));
   channel_index_.push_back(channel);
+  blocked_.push_back(0);
+}
+
+void InputGate::setChannelBlocked(int channel, bool blocked) {
+  for (size_t i = 0; i < channels_.size(); ++i) {
+    if (channel_index_[i] != channel) continue;
+    blocked_[i] = blocked ? 1 : 0;
+    if (!blocked && channels_[i]->hasAvailable()) {
+      // No availability callback comes for buffers that arrived while the channel was blocked.
+      std::lock_guard<std::mutex> lock(mu_);
+      channel_signal_ = true;
+    }
+  }
 }
 
 int32_t InputGate::queuedBuffers() const {
@@ -68,6 +81,7 @@ InputGate::PollResult InputGate::pollAll(std::deque<Entry>& out,
     int64_t bytes = 0;
     bool more = false;
     for (size_t i = 0; i < channels_.size(); ++i) {
+      if (blocked_[i]) continue;
       bytes += channels_[i]->drain(channel_index_[i], out);
       more = more || channels_[i]->hasAvailable();
     }

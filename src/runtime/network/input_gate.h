@@ -62,6 +62,10 @@ class InputGate {
   PollResult pollAll(std::deque<Entry>& out,
                      std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
 
+  /// Consumer thread: stops (`blocked` true) or resumes reading gate channel `channel` (Flink's
+  /// CheckpointedInputGate blocking a channel that delivered the barrier of an aligned checkpoint). A
+  /// blocked channel's buffers stay queued, so its producer runs out of credit (backpressure).
+  void setChannelBlocked(int channel, bool blocked);
   /// Makes a blocked (or the next) pollAll return kWakeup, e.g. because a mail arrived.
   void wakeup();
   /// Cancels the gate: pollAll returns kCancelled (producers waiting for buffers are released by the
@@ -79,6 +83,7 @@ class InputGate {
   bool channel_signal_ = false;  ///< a network input channel has buffers to drain
   std::vector<std::shared_ptr<InputChannel>> channels_;
   std::vector<int> channel_index_;
+  std::vector<char> blocked_;  ///< by position in channels_; consumer thread only
   network::SystemRelativeClock clock_;
   network::ThroughputCalculator throughput_{clock_};
   std::atomic<int64_t> bytes_in_{0};

@@ -27,7 +27,7 @@ enum class NetworkEventType : uint8_t {
   kEndOfPartition = 2,          ///< the producer finished (Flink's `EndOfPartitionEvent`)
   kBufferSizeAnnouncement = 3,  ///< `value` = new buffer size in bytes (FLIP-183, local channels)
   kEndOfData = 4,               ///< reserved: Flink's `EndOfData`
-  kCheckpointBarrier = 5,       ///< reserved: `value` = checkpoint id, `payload` = barrier options
+  kCheckpointBarrier = 5,       ///< `value` = checkpoint id, `payload` = i64 timestamp, u8 kind, u8 alignment
   kCancelCheckpointMarker = 6,  ///< reserved: `value` = checkpoint id
   kEventAnnouncement = 7,       ///< reserved: unaligned checkpoint priority-event announcement
   kWatermarkStatus = 8,         ///< `value` = 0 ACTIVE, 1 IDLE (Flink's WatermarkStatus)

@@ -291,6 +291,13 @@ void RecordWriter::broadcastWatermarkStatus(WatermarkStatus status) {
   for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, status);
 }
 
+void RecordWriter::broadcastCheckpointBarrier(const CheckpointBarrier& barrier) {
+  // Everything before the barrier goes first: the coalesced rows belong to this checkpoint's side.
+  flush();
+  for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, barrier);
+  partition_.flushBuffers();
+}
+
 void RecordWriter::endOfPartition() {
   flush();
   for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, EndOfPartition{});

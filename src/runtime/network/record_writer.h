@@ -55,6 +55,9 @@ class RecordWriter {
   void broadcastWatermark(Watermark mark);
   /// Flushes, then sends the watermark status to every subpartition.
   void broadcastWatermarkStatus(WatermarkStatus status);
+  /// Flushes, then sends the checkpoint barrier to every subpartition (Flink's broadcastEvent): records
+  /// emitted before it belong to the checkpoint, records after it do not.
+  void broadcastCheckpointBarrier(const CheckpointBarrier& barrier);
   /// Sends all coalesced batches.
   void flush();
   /// Flushes, then sends EndOfPartition to every subpartition.

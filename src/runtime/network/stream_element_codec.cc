@@ -29,6 +29,14 @@ bool StreamElementSerializer::write(const StreamElement& element, SpanningRecord
     out.writeEvent(NetworkEvent{NetworkEventType::kWatermark, mark->timestamp, {}});
   } else if (const auto* status = std::get_if<WatermarkStatus>(&element)) {
     out.writeEvent(NetworkEvent{NetworkEventType::kWatermarkStatus, static_cast<int64_t>(*status), {}});
+  } else if (const auto* barrier = std::get_if<CheckpointBarrier>(&element)) {
+    // Payload: i64 trigger timestamp (little endian), u8 kind, u8 alignment.
+    std::string payload(10, '\0');
+    const uint64_t ts = static_cast<uint64_t>(barrier->timestamp_ms);
+    for (int i = 0; i < 8; ++i) payload[static_cast<size_t>(i)] = static_cast<char>((ts >> (8 * i)) & 0xff);
+    payload[8] = static_cast<char>(barrier->kind);
+    payload[9] = static_cast<char>(barrier->alignment);
+    out.writeEvent(NetworkEvent{NetworkEventType::kCheckpointBarrier, barrier->id, std::move(payload)});
   } else {
     out.writeEvent(NetworkEvent{NetworkEventType::kEndOfPartition, 0, {}});
   }
@@ -66,6 +74,22 @@ StreamElement StreamElementDeserializer::decodeEvent(const Buffer& buffer) const
       return event.value == 1 ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
     case NetworkEventType::kEndOfPartition:
       return EndOfPartition{};
+    case NetworkEventType::kCheckpointBarrier: {
+      if (event.payload.size() != 10) {
+        throw InputError(fmt::format("checkpoint barrier event with a payload of {} bytes (expected 10)",
+                                     event.payload.size()));
+      }
+      const auto kind = static_cast<uint8_t>(event.payload[8]);
+      const auto alignment = static_cast<uint8_t>(event.payload[9]);
+      if (kind > 1 || alignment > 1 || event.value <= 0) {
+        throw InputError(fmt::format("checkpoint barrier event with id {}, kind {}, alignment {}", event.value,
+                                     static_cast<int>(kind), static_cast<int>(alignment)));
+      }
+      uint64_t ts = 0;
+      for (int i = 0; i < 8; ++i) ts |= static_cast<uint64_t>(static_cast<uint8_t>(event.payload[static_cast<size_t>(i)])) << (8 * i);
+      return CheckpointBarrier{event.value, static_cast<int64_t>(ts), static_cast<checkpoint::CheckpointKind>(kind),
+                               static_cast<checkpoint::AlignmentType>(alignment)};
+    }
     default:
       throw InputError(
           fmt::format("unexpected network event of type {} in a channel's data", static_cast<int>(event.type)));

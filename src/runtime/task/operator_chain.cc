@@ -1,6 +1,10 @@
 #include "runtime/task/operator_chain.h"
 
+#include <fmt/format.h>
+
 #include "common/error.h"
+#include "runtime/state/key_group.h"
+#include "runtime/state/stream_operator_state_context.h"
 
 namespace sluice::runtime {
 
@@ -15,6 +19,7 @@ class ChainingOutput final : public Output {
   void collect(types::RowBatch&& batch) override {
     const int64_t n = static_cast<int64_t>(batch.numRows());
     if (n == 0) return;
+    checkFailure(n);
     if (self_) addCount(self_->num_records_out, n);
     addCount(next_metrics_->num_records_in, n);
     next_->processBatch(std::move(batch));
@@ -23,9 +28,16 @@ class ChainingOutput final : public Output {
     if (batch->tag() != accepted_tag_) return;
     const int64_t n = static_cast<int64_t>(batch->size());
     if (n == 0) return;
+    checkFailure(n);
     if (self_) addCount(self_->num_records_out, n);
     addCount(next_metrics_->num_records_in, n);
     next_->processObjects(std::move(batch));
+  }
+  StreamOperator* next() const { return next_; }
+  /// Throws InjectedFailure instead of delivering the batch that takes the next operator past `after`.
+  void setFailure(std::string name, int64_t after) {
+    fail_name_ = std::move(name);
+    fail_after_ = after;
   }
   void emitWatermark(Watermark mark) override { next_->processWatermark(mark); }
   void emitWatermarkStatus(WatermarkStatus status) override { next_->processWatermarkStatus(status); }
@@ -37,6 +49,17 @@ class ChainingOutput final : public Output {
   OperatorMetrics* self_;
   OperatorMetrics* next_metrics_;
   int accepted_tag_ = 0;
+  std::string fail_name_;
+  int64_t fail_after_ = -1;
+
+  void checkFailure(int64_t n) {
+    if (fail_after_ < 0) return;
+    const int64_t seen = next_metrics_->num_records_in.load(std::memory_order_relaxed);
+    if (seen + n > fail_after_) {
+      throw InjectedFailure(
+          fmt::format("Injected failure in '{}' after {} records (sluice.test.fail-after-records)", fail_name_, seen));
+    }
+  }
 };
 
 // The tail of a chain towards one network edge (Flink's RecordWriterOutput).
@@ -157,8 +180,48 @@ class OperatorChain::WatermarkTrackingOutput final : public Output {
   WatermarkStatus status_ = WatermarkStatus::kActive;
 };
 
+// Counts the records entering the operator of a FailureInjection and throws once they reach the limit
+// (before the batch that would pass it is delivered).
+class OperatorChain::FailingOutput final : public Output {
+ public:
+  FailingOutput(Output* inner, std::string name, int64_t after) : inner_(inner), name_(std::move(name)), after_(after) {}
+  void collect(types::RowBatch&& batch) override {
+    check(static_cast<int64_t>(batch.numRows()));
+    inner_->collect(std::move(batch));
+  }
+  void collectObjects(ObjectBatchPtr&& batch) override {
+    check(static_cast<int64_t>(batch->size()));
+    inner_->collectObjects(std::move(batch));
+  }
+  void emitWatermark(Watermark mark) override { inner_->emitWatermark(mark); }
+  void emitWatermarkStatus(WatermarkStatus status) override { inner_->emitWatermarkStatus(status); }
+
+ private:
+  void check(int64_t n) {
+    if (seen_ + n > after_ && n > 0) {
+      throw InjectedFailure(fmt::format("Injected failure in '{}' after {} records (sluice.test.fail-after-records)",
+                                        name_, seen_));
+    }
+    seen_ += n;
+  }
+  Output* inner_;
+  std::string name_;
+  int64_t after_;
+  int64_t seen_ = 0;
+};
+
+void OperatorChain::countHeadInput(int64_t n) {
+  std::atomic<int64_t>& in = metrics_[0].num_records_in;
+  if (fail_head_ && n > 0 && in.load(std::memory_order_relaxed) + n > fail_after_) {
+    throw InjectedFailure(fmt::format("Injected failure in '{}' after {} records (sluice.test.fail-after-records)",
+                                      contexts_[0].operator_name, in.load(std::memory_order_relaxed)));
+  }
+  addCount(in, n);
+}
+
 OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers,
-                             const OperatorContext& base, OperatorMetrics* metrics, const graph::JobGraph* job)
+                             const OperatorContext& base, OperatorMetrics* metrics, const graph::JobGraph* job,
+                             const checkpoint::TaskStateSnapshot* restore, const FailureInjection* failure)
     : metrics_(metrics) {
   const size_t n = vertex.operators.size();
   SLUICE_CHECK(n > 0, "vertex '{}' has no operators", vertex.name);
@@ -237,6 +300,76 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
     outputs_of_[0] = tracking.get();
     owned_outputs_.push_back(std::move(tracking));
   }
+
+  // Failure injection: the first operator whose name contains the configured one, in the configured subtask.
+  if (failure != nullptr && failure->after_records >= 0 && !failure->operator_name.empty() &&
+      failure->subtask == base.subtask_index) {
+    for (size_t i = 0; i < n; ++i) {
+      if (vertex.operators[i].name.find(failure->operator_name) == std::string::npos) continue;
+      if (i == 0 && source_head_ == nullptr) {
+        fail_head_ = true;
+        fail_after_ = failure->after_records;
+      } else if (i == 0) {
+        // A source receives nothing: it fails once it has emitted that many records.
+        auto failing = std::make_unique<FailingOutput>(outputs_of_[0], vertex.operators[0].name, failure->after_records);
+        outputs_of_[0] = failing.get();
+        owned_outputs_.push_back(std::move(failing));
+      } else {
+        for (size_t p = 0; p < n; ++p) {
+          for (int child : vertex.operators[p].chained_outputs) {
+            if (static_cast<size_t>(child) != i) continue;
+            // The parent's output leads to several children when it fans out: wrap the chaining output of
+            // this child only.
+            for (auto& owned : owned_outputs_) {
+              auto* chaining = dynamic_cast<ChainingOutput*>(owned.get());
+              if (chaining != nullptr && chaining->next() == operators_[i].get()) {
+                chaining->setFailure(vertex.operators[i].name, failure->after_records);
+              }
+            }
+          }
+        }
+      }
+      break;
+    }
+  }
+
+  // State: every operator gets its backends for the subtask's key groups, restored when the task restores.
+  const state::KeyGroupRange range = state::computeKeyGroupRangeForOperatorIndex(
+      base.max_parallelism, base.parallelism, base.subtask_index);
+  states_.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& uid = vertex.operators[i].uid.empty() ? vertex.operators[i].name : vertex.operators[i].uid;
+    const checkpoint::OperatorSubtaskState* restored = nullptr;
+    if (restore != nullptr) {
+      auto it = restore->find(uid);
+      if (it != restore->end()) restored = &it->second;
+    }
+    states_.push_back(std::make_unique<state::StreamOperatorStateContext>(uid, range, base.max_parallelism, restored));
+    contexts_[i].uid = uid;
+    contexts_[i].state = states_.back().get();
+  }
+}
+
+void OperatorChain::prepareSnapshotPreBarrier(int64_t checkpoint_id) {
+  for (auto& op : operators_) op->prepareSnapshotPreBarrier(checkpoint_id);
+}
+
+checkpoint::TaskStateSnapshot OperatorChain::snapshotState(int64_t checkpoint_id) {
+  checkpoint::TaskStateSnapshot out;
+  for (size_t i = 0; i < operators_.size(); ++i) {
+    operators_[i]->snapshotState(checkpoint_id);
+    checkpoint::OperatorSubtaskState s = states_[i]->snapshot();
+    if (!s.empty()) out.emplace(contexts_[i].uid, std::move(s));
+  }
+  return out;
+}
+
+void OperatorChain::notifyCheckpointComplete(int64_t checkpoint_id) {
+  for (auto& op : operators_) op->notifyCheckpointComplete(checkpoint_id);
+}
+
+void OperatorChain::notifyCheckpointAborted(int64_t checkpoint_id) {
+  for (auto& op : operators_) op->notifyCheckpointAborted(checkpoint_id);
 }
 
 void OperatorChain::emitFinalWatermark() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graph/job_graph.h"
+#include "runtime/checkpoint/checkpoint_types.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
 
@@ -18,6 +19,25 @@ inline void addCount(std::atomic<int64_t>& counter, int64_t n) {
   counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+namespace state {
+class StreamOperatorStateContext;
+}
+
+/// The failure `sluice.test.fail-operator` / `sluice.test.fail-after-records` inject: the named operator's
+/// subtask throws it once it has received that many records (a source: emitted), so tests drive recovery
+/// deterministically. Not a UserError: a restart strategy restarts the job from its latest checkpoint.
+class InjectedFailure : public SluiceError {
+ public:
+  using SluiceError::SluiceError;
+};
+
+/// Where and when a chain throws InjectedFailure (see the config keys in common/config.h).
+struct FailureInjection {
+  std::string operator_name;  ///< an operator name or a part of it; empty: no failure
+  int subtask = 0;
+  int64_t after_records = -1;  ///< < 0: no failure
+};
+
 /// The running operators of one subtask of a vertex.
 class OperatorChain {
  public:
@@ -27,8 +47,11 @@ class OperatorChain {
   /// operator name is filled in per operator. Throws InternalError on a wrong factory type.
   /// `job` (optional) lets network outputs drop object batches of side-output tags their consumer does
   /// not read (StreamOperatorFactory::inputTag); without it every network output takes the main output.
+  /// `restore` (optional): the subtask's state by operator uid, restored into each operator's
+  /// StreamOperatorStateContext before open. `failure` (optional): see FailureInjection.
   OperatorChain(const graph::JobVertex& vertex, std::vector<RecordWriter*> writers, const OperatorContext& base,
-                OperatorMetrics* metrics, const graph::JobGraph* job = nullptr);
+                OperatorMetrics* metrics, const graph::JobGraph* job = nullptr,
+                const checkpoint::TaskStateSnapshot* restore = nullptr, const FailureInjection* failure = nullptr);
   ~OperatorChain();
   OperatorChain(const OperatorChain&) = delete;
   OperatorChain& operator=(const OperatorChain&) = delete;
@@ -37,19 +60,26 @@ class OperatorChain {
   void open();
   /// Feeds a batch to the head (counts its records in).
   void processBatch(types::RowBatch&& batch) {
-    addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch.numRows()));
+    countHeadInput(static_cast<int64_t>(batch.numRows()));
     head_->processBatch(std::move(batch));
   }
   /// Feeds a batch of DataStream records to the head's first (or only) input.
   void processObjects(ObjectBatchPtr&& batch) {
-    addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch->size()));
+    countHeadInput(static_cast<int64_t>(batch->size()));
     head_->processObjects(std::move(batch));
   }
   /// Feeds a batch of DataStream records to the head's second input (two-input heads).
   void processObjects2(ObjectBatchPtr&& batch) {
-    addCount(metrics_[0].num_records_in, static_cast<int64_t>(batch->size()));
+    countHeadInput(static_cast<int64_t>(batch->size()));
     head_->processObjects2(std::move(batch));
   }
+  /// prepareSnapshotPreBarrier on every operator, head first.
+  void prepareSnapshotPreBarrier(int64_t checkpoint_id);
+  /// snapshotState on every operator, then the synchronous snapshot of each operator's state backends;
+  /// operators without state are left out.
+  checkpoint::TaskStateSnapshot snapshotState(int64_t checkpoint_id);
+  void notifyCheckpointComplete(int64_t checkpoint_id);
+  void notifyCheckpointAborted(int64_t checkpoint_id);
   /// Feeds an advanced task watermark to the head.
   void processWatermark(Watermark mark) { head_->processWatermark(mark); }
   /// Feeds a change of the task's input status (IDLE / ACTIVE) to the head.
@@ -67,6 +97,8 @@ class OperatorChain {
 
  private:
   class WatermarkTrackingOutput;
+  class FailingOutput;
+  void countHeadInput(int64_t n);
 
   std::vector<std::unique_ptr<StreamOperator>> operators_;
   std::vector<std::unique_ptr<Output>> owned_outputs_;
@@ -77,6 +109,9 @@ class OperatorChain {
   SourceOperator* source_head_ = nullptr;
   WatermarkTrackingOutput* source_output_ = nullptr;
   size_t opened_ = 0;  ///< operators opened, counted from the tail
+  std::vector<std::unique_ptr<state::StreamOperatorStateContext>> states_;  ///< per operator
+  bool fail_head_ = false;
+  int64_t fail_after_ = -1;
   bool closed_ = false;
 };
 

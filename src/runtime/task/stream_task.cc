@@ -170,7 +170,8 @@ void StreamTask::invoke() {
     base.processing_time_service = &timers_;
     std::vector<RecordWriter*> writers;
     for (auto& w : writers_) writers.push_back(w.get());
-    chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get(), setup_.job);
+    chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get(), setup_.job,
+                                             setup_.restore, &setup_.failure);
     throwIfCancelled();
     chain_->open();
     if (vertex_->is_source) runSource();
@@ -264,12 +265,102 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
     if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) chain_->processWatermark(Watermark{*wm});
   } else if (const auto* status = std::get_if<WatermarkStatus>(&entry.element)) {
     emitValveOutput(valve_->inputWatermarkStatus(entry.channel, *status));
+  } else if (const auto* barrier = std::get_if<CheckpointBarrier>(&entry.element)) {
+    processBarrier(entry.channel, *barrier);
   } else {
     char& ended = channel_ended_[static_cast<size_t>(entry.channel)];
     if (ended) return;
     ended = 1;
     ++channels_ended_;
     emitValveOutput(valve_->endOfInput(entry.channel));
+    if (pending_barrier_) checkAlignmentComplete();
+  }
+}
+
+void StreamTask::triggerCheckpoint(const CheckpointBarrier& barrier) {
+  mailbox_.put([this, barrier] {
+    // Only a task with nothing left to align on snapshots on a trigger (sources, or every input ended).
+    if (!vertex_->is_source && channels_ended_ < static_cast<int>(channel_ended_.size())) return;
+    if (chain_ == nullptr || barrier.id <= last_checkpoint_id_) return;
+    performCheckpoint(barrier);
+  });
+}
+
+void StreamTask::notifyCheckpointComplete(int64_t id) {
+  mailbox_.put([this, id] {
+    if (chain_ != nullptr) chain_->notifyCheckpointComplete(id);
+  });
+}
+
+void StreamTask::notifyCheckpointAborted(int64_t id) {
+  mailbox_.put([this, id] {
+    if (chain_ != nullptr) chain_->notifyCheckpointAborted(id);
+  });
+}
+
+void StreamTask::processBarrier(int channel, const CheckpointBarrier& barrier) {
+  if (barrier.id <= last_checkpoint_id_) return;  // obsolete: its checkpoint was taken or given up here
+  const auto ch = static_cast<size_t>(channel);
+  if (pending_barrier_ && barrier.id > pending_barrier_->id) {
+    // A newer checkpoint overtook the one being aligned (Flink: CHECKPOINT_DECLINED_SUBSUMED).
+    if (setup_.checkpoint_responder != nullptr) {
+      setup_.checkpoint_responder->declineCheckpoint(setup_.vertex_index, setup_.subtask_index, pending_barrier_->id,
+                                                     "a newer checkpoint barrier arrived before alignment finished");
+    }
+    resumeBlockedChannels();
+    pending_barrier_.reset();
+  }
+  if (!pending_barrier_) {
+    pending_barrier_ = barrier;
+    barrier_seen_.assign(channel_ended_.size(), 0);
+    barriers_seen_ = 0;
+    alignment_start_ns_ = steadyNanos();
+  }
+  if (!barrier_seen_[ch]) {
+    barrier_seen_[ch] = 1;
+    ++barriers_seen_;
+    if (barrier.alignment == checkpoint::AlignmentType::kAligned) setup_.input_gate->setChannelBlocked(channel, true);
+  }
+  checkAlignmentComplete();
+}
+
+void StreamTask::checkAlignmentComplete() {
+  int waiting = 0;
+  for (size_t c = 0; c < channel_ended_.size(); ++c) {
+    if (!channel_ended_[c] && !barrier_seen_[c]) ++waiting;
+  }
+  if (waiting > 0) return;
+  const CheckpointBarrier barrier = *pending_barrier_;
+  pending_barrier_.reset();
+  performCheckpoint(barrier);
+  resumeBlockedChannels();
+}
+
+void StreamTask::resumeBlockedChannels() {
+  for (size_t c = 0; c < barrier_seen_.size(); ++c) {
+    if (barrier_seen_[c]) setup_.input_gate->setChannelBlocked(static_cast<int>(c), false);
+  }
+  barrier_seen_.assign(barrier_seen_.size(), 0);
+  barriers_seen_ = 0;
+}
+
+void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
+  last_checkpoint_id_ = barrier.id;
+  const int64_t start = steadyNanos();
+  checkpoint::CheckpointMetrics metrics;
+  if (!vertex_->is_source && alignment_start_ns_ > 0) metrics.alignment_duration_ns = start - alignment_start_ns_;
+  alignment_start_ns_ = 0;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  metrics.checkpoint_start_delay_ns = std::max<int64_t>(0, now_ms - barrier.timestamp_ms) * 1000000;
+  chain_->prepareSnapshotPreBarrier(barrier.id);
+  for (auto& w : writers_) w->broadcastCheckpointBarrier(barrier);
+  checkpoint::TaskStateSnapshot state = chain_->snapshotState(barrier.id);
+  metrics.sync_duration_ms = (steadyNanos() - start) / 1000000;
+  if (setup_.checkpoint_responder != nullptr) {
+    setup_.checkpoint_responder->acknowledgeCheckpoint(setup_.vertex_index, setup_.subtask_index, barrier.id,
+                                                       std::move(state), metrics);
   }
 }
 
@@ -281,6 +372,11 @@ void StreamTask::emitValveOutput(const ValveOutput& out) {
 
 void StreamTask::endOfInput() {
   chain_->endInput();
+  // FLIP-147: from now on this subtask takes part in checkpoints with its final state.
+  if (setup_.checkpoint_responder != nullptr) {
+    setup_.checkpoint_responder->reportFinalState(setup_.vertex_index, setup_.subtask_index,
+                                                  chain_->snapshotState(last_checkpoint_id_ + 1));
+  }
   for (auto& w : writers_) w->endOfPartition();
 }
 

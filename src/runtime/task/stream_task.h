@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "graph/job_graph.h"
+#include "runtime/checkpoint/checkpoint_responder.h"
 #include "runtime/network/buffer_debloater.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
 #include "runtime/task/mailbox.h"
+#include "runtime/task/operator_chain.h"
 #include "runtime/task/task_io_metrics.h"
 #include "runtime/time/processing_time_service.h"
 
@@ -31,7 +33,6 @@ class Configuration;
 
 namespace sluice::runtime {
 
-class OperatorChain;
 class StatusWatermarkValve;
 struct ValveOutput;
 
@@ -43,6 +44,12 @@ struct StreamTaskSetup {
   const Configuration* config = nullptr;
   InputGate* input_gate = nullptr;            ///< null for source vertices
   std::vector<ResultPartition> partitions;    ///< one per JobVertex::outputs entry, same order
+  /// The subtask's restored state by operator uid (null: a fresh start). Outlives the task.
+  const checkpoint::TaskStateSnapshot* restore = nullptr;
+  /// Where checkpoints are acknowledged (null: checkpointing is off). Outlives the task.
+  checkpoint::CheckpointResponder* checkpoint_responder = nullptr;
+  /// A failure to inject (tests; see FailureInjection). Default: none.
+  FailureInjection failure;
 };
 
 /// One subtask. `invoke` runs on the task's thread; `cancel`, `mailbox().put` and the metric getters may be
@@ -68,6 +75,12 @@ class StreamTask {
   bool isCancelled() const { return cancelled_.load(std::memory_order_relaxed); }
 
   Mailbox& mailbox() { return mailbox_; }
+  /// Any thread: starts checkpoint `barrier.id` at this task as a mail (Flink's triggerCheckpointAsync):
+  /// sources and tasks whose inputs all ended snapshot and emit the barrier between two records.
+  void triggerCheckpoint(const CheckpointBarrier& barrier);
+  /// Any thread: checkpoint `id` completed / was aborted; runs the operators' notifications as a mail.
+  void notifyCheckpointComplete(int64_t id);
+  void notifyCheckpointAborted(int64_t id);
   /// "Source: a -> Calc (2/4)" (Flink's task name with subtask index + 1 and parallelism).
   const std::string& name() const { return name_; }
   const graph::JobVertex& vertex() const { return *vertex_; }
@@ -101,6 +114,15 @@ class StreamTask {
   std::optional<std::chrono::steady_clock::time_point> checkDebloat();
   /// Marks which input (0 or 1) each gate channel feeds, for two-input heads.
   void computeChannelInputs();
+  /// A barrier arrived on gate channel `channel` (Flink's SingleCheckpointBarrierHandler /
+  /// CheckpointBarrierTracker): aligned checkpoints block the channel until every open channel delivered
+  /// the barrier; at-least-once ones only count.
+  void processBarrier(int channel, const CheckpointBarrier& barrier);
+  /// A channel ended during an alignment: it counts as aligned (FLIP-147).
+  void checkAlignmentComplete();
+  /// Snapshots the chain and forwards the barrier (Flink's SubtaskCheckpointCoordinatorImpl.checkpointState).
+  void performCheckpoint(const CheckpointBarrier& barrier);
+  void resumeBlockedChannels();
   /// Idle-time accounting (Flink's idle timer): the task thread waits for input between the two calls.
   void beginIdle();
   void endIdle();
@@ -125,6 +147,12 @@ class StreamTask {
   std::vector<char> channel_input_;  ///< per channel: 1 when it feeds the head's second input
   ProcessingTimeService timers_;
   int channels_ended_ = 0;
+  // Checkpoint alignment (task thread only).
+  int64_t last_checkpoint_id_ = 0;         ///< the newest checkpoint this task snapshotted or declined
+  std::optional<CheckpointBarrier> pending_barrier_;  ///< the checkpoint being aligned
+  std::vector<char> barrier_seen_;         ///< per channel, for pending_barrier_
+  int barriers_seen_ = 0;
+  int64_t alignment_start_ns_ = 0;
   network::BufferDebloatConfiguration debloat_config_;
   int32_t buffers_per_channel_ = 2;
   std::unique_ptr<network::BufferDebloater> debloater_;

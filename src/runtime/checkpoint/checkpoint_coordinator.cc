@@ -1,0 +1,378 @@
+#include "runtime/checkpoint/checkpoint_coordinator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "graph/job_graph.h"
+
+namespace sluice::runtime::checkpoint {
+
+struct CheckpointCoordinator::Pending {
+  CheckpointBarrier barrier;
+  std::string target_dir;
+  Clock::time_point start;
+  std::vector<std::optional<TaskStateSnapshot>> acks;  ///< by task index
+  int remaining = 0;
+  int64_t max_alignment_ns = 0;
+  int64_t max_start_delay_ns = 0;
+};
+
+namespace {
+
+int64_t wallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+CheckpointCoordinator::CheckpointCoordinator(const graph::JobGraph& job, std::string job_id,
+                                             CheckpointCoordinatorConfiguration config, Hooks hooks)
+    : job_(job), job_id_(std::move(job_id)), config_(config), hooks_(std::move(hooks)) {
+  for (const graph::JobVertex& v : job_.vertices) {
+    task_offset_.push_back(num_tasks_);
+    num_tasks_ += v.parallelism;
+  }
+  final_states_.resize(static_cast<size_t>(num_tasks_));
+  next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+}
+
+CheckpointCoordinator::~CheckpointCoordinator() { stop(); }
+
+void CheckpointCoordinator::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_) return;
+  running_ = true;
+  next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+  thread_ = std::thread([this] { run(); });
+}
+
+void CheckpointCoordinator::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_) return;
+    running_ = false;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CheckpointCoordinator::suspend() {
+  std::lock_guard<std::mutex> lock(mu_);
+  suspended_ = true;
+}
+
+void CheckpointCoordinator::restartAttempt() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<int64_t> ids;
+    for (const auto& [id, p] : pending_) ids.push_back(id);
+    // A task failure aborts the checkpoints it had not acknowledged; not a checkpoint failure (§1.4).
+    for (int64_t id : ids) abortLocked(id, "the job is failing over", false);
+    completed_ready_.clear();
+    final_states_.assign(static_cast<size_t>(num_tasks_), std::nullopt);
+    suspended_ = false;
+    next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+  }
+  cv_.notify_all();
+}
+
+void CheckpointCoordinator::setNextCheckpointId(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  next_id_ = std::max(next_id_, id);
+}
+
+std::shared_ptr<const CompletedCheckpoint> CheckpointCoordinator::latestCompletedCheckpoint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+CheckpointStats CheckpointCoordinator::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CheckpointStats s = stats_;
+  s.number_of_in_progress_checkpoints = static_cast<int64_t>(pending_.size());
+  return s;
+}
+
+std::optional<int64_t> CheckpointCoordinator::startLocked(CheckpointKind kind, const std::string& target_dir,
+                                                          Clock::time_point now,
+                                                          std::vector<std::pair<int, int>>& to_trigger,
+                                                          CheckpointBarrier& barrier) {
+  if (suspended_ || !running_) return std::nullopt;
+  auto p = std::make_unique<Pending>();
+  p->acks.resize(static_cast<size_t>(num_tasks_));
+  p->start = now;
+  p->target_dir = target_dir;
+  to_trigger.clear();
+  for (size_t v = 0; v < job_.vertices.size(); ++v) {
+    const graph::JobVertex& vertex = job_.vertices[v];
+    // FLIP-147: trigger the running tasks none of whose predecessors still runs.
+    bool inputs_finished = true;
+    for (int e : vertex.inputs) {
+      const int source = job_.edges[static_cast<size_t>(e)].source_vertex;
+      for (int s = 0; s < job_.vertices[static_cast<size_t>(source)].parallelism && inputs_finished; ++s) {
+        inputs_finished = final_states_[taskIndex(source, s)].has_value();
+      }
+    }
+    for (int s = 0; s < vertex.parallelism; ++s) {
+      const size_t idx = taskIndex(static_cast<int>(v), s);
+      if (final_states_[idx]) {
+        p->acks[idx] = *final_states_[idx];
+        continue;
+      }
+      ++p->remaining;
+      if (inputs_finished) to_trigger.emplace_back(static_cast<int>(v), s);
+    }
+  }
+  if (p->remaining == 0) return std::nullopt;  // every task finished: nothing to checkpoint
+  const int64_t id = next_id_++;
+  barrier = CheckpointBarrier{id, wallClockMs(), kind,
+                              kind == CheckpointKind::kSavepoint ? AlignmentType::kAligned : config_.alignment};
+  p->barrier = barrier;
+  pending_.emplace(id, std::move(p));
+  return id;
+}
+
+std::optional<int64_t> CheckpointCoordinator::triggerCheckpoint(CheckpointKind kind, const std::string& target_dir) {
+  std::vector<std::pair<int, int>> tasks;
+  CheckpointBarrier barrier;
+  std::optional<int64_t> id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool forced = kind == CheckpointKind::kSavepoint;
+    if (!forced && static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) return std::nullopt;
+    id = startLocked(kind, target_dir, Clock::now(), tasks, barrier);
+  }
+  if (id) {
+    for (const auto& [v, s] : tasks) hooks_.trigger_task(v, s, barrier);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      poked_ = true;  // the run loop recomputes its deadlines (this checkpoint's expiry)
+    }
+    cv_.notify_all();
+  }
+  return id;
+}
+
+std::string CheckpointCoordinator::awaitCheckpoint(int64_t id, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [&] { return outcomes_.count(id) > 0; })) {
+    throw UserError(fmt::format("Checkpoint {} did not complete within {} ms", id, timeout.count()));
+  }
+  const std::string& outcome = outcomes_[id];
+  if (outcome.rfind("ok:", 0) == 0) return outcome.substr(3);
+  throw UserError(fmt::format("Checkpoint {} failed: {}", id, outcome.substr(7)));
+}
+
+void CheckpointCoordinator::ackLocked(Pending& p, int vertex, int subtask, TaskStateSnapshot state) {
+  const size_t idx = taskIndex(vertex, subtask);
+  if (p.acks[idx]) return;  // duplicate (an ack and the final state)
+  p.acks[idx] = std::move(state);
+  if (--p.remaining == 0) {
+    completed_ready_.push_back(p.barrier.id);
+    cv_.notify_all();
+  }
+}
+
+void CheckpointCoordinator::acknowledgeCheckpoint(int vertex, int subtask, int64_t id, TaskStateSnapshot state,
+                                                  const CheckpointMetrics& metrics) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;  // expired, aborted or from an earlier attempt: discarded
+  Pending& p = *it->second;
+  p.max_alignment_ns = std::max(p.max_alignment_ns, metrics.alignment_duration_ns);
+  p.max_start_delay_ns = std::max(p.max_start_delay_ns, metrics.checkpoint_start_delay_ns);
+  ackLocked(p, vertex, subtask, std::move(state));
+}
+
+void CheckpointCoordinator::declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pending_.count(id) == 0) return;
+  // A checkpoint subsumed by a newer one is not a failure (Flink's CHECKPOINT_DECLINED_SUBSUMED is not counted).
+  const bool subsumed = pending_.rbegin()->first > id;
+  abortLocked(id,
+              fmt::format("declined by {} ({}/{}): {}", job_.vertices[static_cast<size_t>(vertex)].name, subtask + 1,
+                          job_.vertices[static_cast<size_t>(vertex)].parallelism, reason),
+              !subsumed);
+  cv_.notify_all();
+}
+
+void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateSnapshot state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const size_t idx = taskIndex(vertex, subtask);
+  for (auto& [id, p] : pending_) ackLocked(*p, vertex, subtask, state);
+  final_states_[idx] = std::move(state);
+  cv_.notify_all();
+}
+
+void CheckpointCoordinator::abortLocked(int64_t id, const std::string& reason, bool count) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  const bool savepoint = it->second->barrier.kind == CheckpointKind::kSavepoint;
+  pending_.erase(it);
+  completed_ready_.erase(std::remove(completed_ready_.begin(), completed_ready_.end(), id), completed_ready_.end());
+  outcomes_[id] = "failed:" + reason;
+  to_notify_aborted_.push_back(id);
+  if (count && !savepoint) {
+    ++stats_.number_of_failed_checkpoints;
+    // §1.4: each failed id counts once, and only when newer than the last success.
+    if (id > last_success_id_) ++consecutive_failures_;
+  }
+}
+
+CompletedCheckpoint CheckpointCoordinator::assemble(const Pending& p) const {
+  CompletedCheckpoint c;
+  c.checkpoint_id = p.barrier.id;
+  c.job_id = job_id_;
+  c.kind = p.barrier.kind;
+  c.trigger_timestamp_ms = p.barrier.timestamp_ms;
+  c.completion_timestamp_ms = wallClockMs();
+  for (size_t v = 0; v < job_.vertices.size(); ++v) {
+    const graph::JobVertex& vertex = job_.vertices[v];
+    for (const graph::ChainedOperator& op : vertex.operators) {
+      const std::string& uid = op.uid.empty() ? op.name : op.uid;
+      OperatorState state;
+      state.parallelism = vertex.parallelism;
+      state.max_parallelism = vertex.max_parallelism;
+      state.subtasks.resize(static_cast<size_t>(vertex.parallelism));
+      bool any = false;
+      for (int s = 0; s < vertex.parallelism; ++s) {
+        const auto& ack = p.acks[taskIndex(static_cast<int>(v), s)];
+        if (!ack) continue;
+        auto it = ack->find(uid);
+        if (it == ack->end()) continue;
+        state.subtasks[static_cast<size_t>(s)] = it->second;
+        any = true;
+      }
+      if (any) c.operators.emplace(uid, std::move(state));
+    }
+  }
+  return c;
+}
+
+void CheckpointCoordinator::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (running_) {
+    poked_ = false;
+    const Clock::time_point now = Clock::now();
+    // Finalize fully acknowledged checkpoints (storage I/O without the lock).
+    while (!completed_ready_.empty() && running_) {
+      const int64_t id = completed_ready_.front();
+      completed_ready_.erase(completed_ready_.begin());
+      auto it = pending_.find(id);
+      if (it == pending_.end()) continue;
+      std::unique_ptr<Pending> p = std::move(it->second);
+      pending_.erase(it);
+      CompletedCheckpoint completed = assemble(*p);
+      lock.unlock();
+      std::string path;
+      std::string error;
+      try {
+        path = hooks_.store ? hooks_.store(completed, p->target_dir) : std::string();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      lock.lock();
+      if (!error.empty()) {
+        // Flink's IO_EXCEPTION: counted.
+        pending_.emplace(id, std::move(p));
+        abortLocked(id, "storing the checkpoint failed: " + error, true);
+        continue;
+      }
+      completed.external_pointer = path;
+      const bool savepoint = completed.kind == CheckpointKind::kSavepoint;
+      outcomes_[id] = "ok:" + path;
+      if (!savepoint) {
+        const Clock::time_point done = Clock::now();
+        last_completion_ = done;
+        last_success_id_ = std::max(last_success_id_, id);
+        consecutive_failures_ = 0;
+        ++stats_.number_of_completed_checkpoints;
+        stats_.last_checkpoint_id = id;
+        stats_.last_checkpoint_duration_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(done - p->start).count();
+        stats_.last_checkpoint_size = completed.stateSize();
+        stats_.last_checkpoint_full_size = completed.stateSize();
+        stats_.last_checkpoint_external_path = path;
+        stats_.last_checkpoint_max_alignment_ns = p->max_alignment_ns;
+        stats_.last_checkpoint_max_start_delay_ns = p->max_start_delay_ns;
+        latest_ = std::make_shared<const CompletedCheckpoint>(std::move(completed));
+        // Older pending checkpoints are subsumed (not failures).
+        std::vector<int64_t> older;
+        for (const auto& [pid, pp] : pending_) {
+          if (pid < id && pp->barrier.kind == CheckpointKind::kCheckpoint) older.push_back(pid);
+        }
+        for (int64_t pid : older) abortLocked(pid, "subsumed by a newer completed checkpoint", false);
+        lock.unlock();
+        if (hooks_.notify_complete) hooks_.notify_complete(id);
+        lock.lock();
+      }
+      cv_.notify_all();
+    }
+    // Expire checkpoints past the timeout.
+    std::optional<Clock::time_point> next_expiry;
+    {
+      std::vector<int64_t> expired;
+      for (const auto& [id, p] : pending_) {
+        const auto deadline = p->start + std::chrono::milliseconds(config_.timeout_ms);
+        if (deadline <= now) expired.push_back(id);
+        else if (!next_expiry || deadline < *next_expiry) next_expiry = deadline;
+      }
+      for (int64_t id : expired) abortLocked(id, "Checkpoint expired before completing.", true);
+    }
+    if (!to_notify_aborted_.empty()) {
+      std::vector<int64_t> ids;
+      ids.swap(to_notify_aborted_);
+      lock.unlock();
+      if (hooks_.notify_aborted) {
+        for (int64_t id : ids) hooks_.notify_aborted(id);
+      }
+      lock.lock();
+      cv_.notify_all();
+    }
+    if (consecutive_failures_ > config_.tolerable_failures) {
+      consecutive_failures_ = 0;
+      suspended_ = true;
+      lock.unlock();
+      if (hooks_.fail_job) hooks_.fail_job("Exceeded checkpoint tolerable failure threshold.");
+      lock.lock();
+      continue;
+    }
+    // Periodic trigger (CheckpointRequestDecider: concurrency limit and min pause).
+    if (config_.interval_ms > 0 && !suspended_ && now >= next_trigger_) {
+      const auto pause_end = last_completion_ ? *last_completion_ + std::chrono::milliseconds(config_.min_pause_ms)
+                                              : now;
+      if (static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) {
+        next_trigger_ = now + std::chrono::milliseconds(config_.interval_ms);
+      } else if (now < pause_end) {
+        next_trigger_ = pause_end;
+      } else {
+        std::vector<std::pair<int, int>> tasks;
+        CheckpointBarrier barrier;
+        const std::optional<int64_t> id = startLocked(CheckpointKind::kCheckpoint, "", now, tasks, barrier);
+        next_trigger_ = now + std::chrono::milliseconds(config_.interval_ms);
+        if (id) {
+          const auto deadline = now + std::chrono::milliseconds(config_.timeout_ms);
+          if (!next_expiry || deadline < *next_expiry) next_expiry = deadline;
+          lock.unlock();
+          for (const auto& [v, s] : tasks) hooks_.trigger_task(v, s, barrier);
+          lock.lock();
+          continue;
+        }
+      }
+    }
+    auto wake = next_expiry;
+    if (config_.interval_ms > 0 && !suspended_ && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
+    auto ready = [&] { return !running_ || poked_ || !completed_ready_.empty() || !to_notify_aborted_.empty(); };
+    if (ready()) continue;
+    if (wake) {
+      cv_.wait_until(lock, *wake, ready);
+    } else {
+      cv_.wait(lock, ready);
+    }
+  }
+}
+
+}  // namespace sluice::runtime::checkpoint

@@ -1,0 +1,159 @@
+#pragma once
+/// CheckpointCoordinator: the JobManager side of checkpoints (Flink's CheckpointCoordinator with its
+/// CheckpointRequestDecider, PendingCheckpoint and CheckpointFailureManager, flink-checkpointing.md §1).
+///
+/// A periodic trigger (every `interval_ms`, the first one `interval_ms` after start) starts checkpoint n
+/// when fewer than `max_concurrent` are pending and `min_pause_ms` has passed since the last completion.
+/// It triggers the tasks that have no running predecessor (the sources, or after some tasks finished the
+/// running tasks whose inputs all finished: FLIP-147's DefaultCheckpointPlanCalculator) and waits for an
+/// acknowledgement from every task that had not finished; a finished task takes part with its final state.
+/// Once all acknowledged, the checkpoint is finalized on the coordinator's thread: stored (the `store`
+/// hook, e.g. FsCheckpointStorage), older pending checkpoints are subsumed, and the tasks are notified.
+/// A checkpoint expires after `timeout_ms`; expired and declined checkpoints count as failures, and more
+/// than `tolerable_failures` in a row fail the job ("Exceeded checkpoint tolerable failure threshold.").
+/// Savepoints are forced: they skip min-pause and the concurrency limit, are never subsumed and notify no
+/// task (Flink 1.15+: intermediate savepoints do not commit).
+///
+/// Threading: thread-safe. Acknowledgements come from task threads; finalization, storage and
+/// notifications run on the coordinator's own thread, never on a task thread.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/checkpoint/checkpoint_responder.h"
+#include "runtime/checkpoint/completed_checkpoint.h"
+
+namespace sluice::graph {
+struct JobGraph;
+}
+
+namespace sluice::runtime::checkpoint {
+
+/// The coordinator's settings (Flink's CheckpointCoordinatorConfiguration; keys in common/config.h).
+struct CheckpointCoordinatorConfiguration {
+  int64_t interval_ms = 0;           ///< execution.checkpointing.interval; <= 0: no periodic checkpoints
+  int64_t timeout_ms = 600000;       ///< execution.checkpointing.timeout
+  int64_t min_pause_ms = 0;          ///< execution.checkpointing.min-pause
+  int32_t max_concurrent = 1;        ///< execution.checkpointing.max-concurrent-checkpoints
+  int32_t tolerable_failures = 0;    ///< execution.checkpointing.tolerable-failed-checkpoints
+  AlignmentType alignment = AlignmentType::kAligned;  ///< execution.checkpointing.mode
+};
+
+/// Figures of the coordinator with Flink's checkpoint metric names.
+struct CheckpointStats {
+  int64_t number_of_completed_checkpoints = 0;   ///< numberOfCompletedCheckpoints
+  int64_t number_of_failed_checkpoints = 0;      ///< numberOfFailedCheckpoints
+  int64_t number_of_in_progress_checkpoints = 0; ///< numberOfInProgressCheckpoints
+  int64_t last_checkpoint_id = 0;                ///< id of the last completed checkpoint (0: none)
+  int64_t last_checkpoint_duration_ms = 0;       ///< lastCheckpointDuration: trigger to completion
+  int64_t last_checkpoint_size = 0;              ///< lastCheckpointSize (bytes)
+  int64_t last_checkpoint_full_size = 0;         ///< lastCheckpointFullSize (bytes; = size without incremental)
+  std::string last_checkpoint_external_path;     ///< lastCheckpointExternalPath (empty: kept in memory)
+  int64_t last_checkpoint_max_alignment_ns = 0;  ///< the largest alignment time of a subtask
+  int64_t last_checkpoint_max_start_delay_ns = 0;///< the largest checkpointStartDelayNanos of a subtask
+};
+
+/// See the file comment.
+class CheckpointCoordinator final : public CheckpointResponder {
+ public:
+  /// What the coordinator asks of its cluster. Called on the coordinator's thread without its lock.
+  struct Hooks {
+    /// Starts `barrier` at subtask (vertex, subtask) (StreamTask::triggerCheckpoint).
+    std::function<void(int vertex, int subtask, const CheckpointBarrier& barrier)> trigger_task;
+    /// Checkpoint `id` completed / was aborted: tell every running task.
+    std::function<void(int64_t id)> notify_complete;
+    std::function<void(int64_t id)> notify_aborted;
+    /// Persists a completed checkpoint (or a savepoint into `target_dir`) and returns its external path
+    /// ("" when kept in memory). An exception declines the checkpoint (counted as a failure).
+    std::function<std::string(const CompletedCheckpoint& checkpoint, const std::string& target_dir)> store;
+    /// More failed checkpoints in a row than tolerated: fail the job with `reason`.
+    std::function<void(const std::string& reason)> fail_job;
+  };
+
+  /// `job` must outlive the coordinator; its vertices and edges give the tasks and their predecessors.
+  CheckpointCoordinator(const graph::JobGraph& job, std::string job_id, CheckpointCoordinatorConfiguration config,
+                        Hooks hooks);
+  ~CheckpointCoordinator() override;
+
+  /// Starts the coordinator's thread (periodic checkpoints when interval_ms > 0).
+  void start();
+  /// Stops the thread; pending checkpoints are dropped. Idempotent.
+  void stop();
+  /// A new execution attempt starts (after a failover): pending checkpoints are aborted, finished states
+  /// forgotten; ids keep increasing; the first periodic trigger comes one interval later.
+  void restartAttempt();
+  /// Stops triggering until restartAttempt (the job is failing over).
+  void suspend();
+  /// The next checkpoint gets this id (a restore from checkpoint n continues with n + 1).
+  void setNextCheckpointId(int64_t id);
+
+  /// Triggers a checkpoint now (or a savepoint into `target_dir`, which is forced). Returns its id, or
+  /// nullopt when it cannot start (every task finished, suspended, or too many pending and not forced).
+  std::optional<int64_t> triggerCheckpoint(CheckpointKind kind = CheckpointKind::kCheckpoint,
+                                           const std::string& target_dir = "");
+  /// Waits until checkpoint `id` completed (returns its external path) or failed (throws UserError with
+  /// the reason), or `timeout` passes (throws UserError).
+  std::string awaitCheckpoint(int64_t id, std::chrono::milliseconds timeout);
+
+  /// The newest completed checkpoint (not savepoint), or null.
+  std::shared_ptr<const CompletedCheckpoint> latestCompletedCheckpoint() const;
+  CheckpointStats stats() const;
+
+  // CheckpointResponder (task threads).
+  void acknowledgeCheckpoint(int vertex, int subtask, int64_t id, TaskStateSnapshot state,
+                             const CheckpointMetrics& metrics) override;
+  void declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) override;
+  void reportFinalState(int vertex, int subtask, TaskStateSnapshot state) override;
+
+ private:
+  struct Pending;
+  using Clock = std::chrono::steady_clock;
+
+  void run();
+  /// Caller holds mu_. Starts a checkpoint; returns the tasks to trigger with its barrier.
+  std::optional<int64_t> startLocked(CheckpointKind kind, const std::string& target_dir, Clock::time_point now,
+                                     std::vector<std::pair<int, int>>& to_trigger, CheckpointBarrier& barrier);
+  /// Caller holds mu_. Records one subtask's state for a pending checkpoint.
+  void ackLocked(Pending& p, int vertex, int subtask, TaskStateSnapshot state);
+  /// Caller holds mu_. Aborts a pending checkpoint; counts it as a failure when `count`.
+  void abortLocked(int64_t id, const std::string& reason, bool count);
+  CompletedCheckpoint assemble(const Pending& p) const;
+  size_t taskIndex(int vertex, int subtask) const { return static_cast<size_t>(task_offset_[static_cast<size_t>(vertex)] + subtask); }
+
+  const graph::JobGraph& job_;
+  const std::string job_id_;
+  const CheckpointCoordinatorConfiguration config_;
+  const Hooks hooks_;
+  std::vector<int> task_offset_;  ///< first task index of each vertex
+  int num_tasks_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  bool running_ = false;
+  bool suspended_ = false;
+  bool poked_ = false;  ///< wakes the run loop to recompute its deadlines
+  int64_t next_id_ = 1;
+  std::map<int64_t, std::unique_ptr<Pending>> pending_;
+  std::vector<std::optional<TaskStateSnapshot>> final_states_;  ///< by task index; set once finished
+  std::vector<int64_t> completed_ready_;  ///< ids fully acknowledged, to be finalized
+  std::map<int64_t, std::string> outcomes_;  ///< id -> "ok:<path>" or "failed:<reason>", for awaitCheckpoint
+  std::shared_ptr<const CompletedCheckpoint> latest_;
+  std::optional<Clock::time_point> last_completion_;
+  Clock::time_point next_trigger_;
+  int consecutive_failures_ = 0;
+  int64_t last_success_id_ = 0;
+  CheckpointStats stats_;
+  std::vector<int64_t> to_notify_aborted_;
+};
+
+}  // namespace sluice::runtime::checkpoint
