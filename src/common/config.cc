@@ -20,6 +20,7 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<ConfigOptionSpec>> specs;
+  std::map<std::string, const ConfigOptionSpec*> deprecated;  // deprecated key -> the option's spec
 };
 
 Registry& registry() {
@@ -97,20 +98,26 @@ std::pair<int64_t, std::string> numberAndUnit(const std::string& key, const std:
   return {parseInteger<int64_t>(key, num), unit};
 }
 
-void validate(const ConfigOptionSpec& spec, const std::string& value) {
+// `key` is the key as the user wrote it (the option's key or one of its deprecated keys).
+void validate(const ConfigOptionSpec& spec, const std::string& key, const std::string& value) {
   switch (spec.type) {
     case ConfigType::kInt:
     case ConfigType::kLong: {
-      const int64_t v = spec.type == ConfigType::kInt ? parseInteger<int32_t>(spec.key, value)
-                                                      : parseInteger<int64_t>(spec.key, value);
+      const int64_t v =
+          spec.type == ConfigType::kInt ? parseInteger<int32_t>(key, value) : parseInteger<int64_t>(key, value);
       if (spec.min_value && v < *spec.min_value)
-        badValue(spec.key, value, fmt::format("must be at least {}", *spec.min_value));
+        badValue(key, value, fmt::format("must be at least {}", *spec.min_value));
       break;
     }
-    case ConfigType::kBool: parseBool(spec.key, value); break;
-    case ConfigType::kDouble: parseDouble(spec.key, value); break;
-    case ConfigType::kDuration: parseDurationMs(spec.key, value); break;
-    case ConfigType::kMemorySize: parseMemorySize(spec.key, value); break;
+    case ConfigType::kBool: parseBool(key, value); break;
+    case ConfigType::kDouble: parseDouble(key, value); break;
+    case ConfigType::kDuration: {
+      const int64_t ms = parseDurationMs(key, value);
+      if (spec.min_value && ms < *spec.min_value)
+        badValue(key, value, fmt::format("must be at least {} ms", *spec.min_value));
+      break;
+    }
+    case ConfigType::kMemorySize: parseMemorySize(key, value); break;
     case ConfigType::kString: break;
     case ConfigType::kEnum: {
       std::string v = lower(trim(value));
@@ -118,7 +125,7 @@ void validate(const ConfigOptionSpec& spec, const std::string& value) {
         if (lower(e) == v) return;
       std::string allowed;
       for (const auto& e : spec.enum_values) allowed += (allowed.empty() ? "" : ", ") + e;
-      badValue(spec.key, value, fmt::format("expected one of {}", allowed));
+      badValue(key, value, fmt::format("expected one of {}", allowed));
     }
   }
 }
@@ -128,7 +135,9 @@ void flattenYaml(const YAML::Node& node, const std::string& prefix, std::vector<
     for (const auto& kv : node) {
       std::string k = kv.first.as<std::string>();
       std::string full = prefix.empty() ? k : prefix + "." + k;
-      if (kv.second.IsMap() && !findConfigOption(full)) {
+      // Every option is a scalar, so a map is always a level of the key ("restart-strategy: {type: ...}"
+      // even though "restart-strategy" is a deprecated key).
+      if (kv.second.IsMap()) {
         flattenYaml(kv.second, full, out);
       } else {
         out.emplace_back(full, kv.second);
@@ -144,9 +153,15 @@ const ConfigOptionSpec& registerConfigOption(ConfigOptionSpec spec) {
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.specs.find(spec.key);
   if (it != r.specs.end()) return *it->second;
+  SLUICE_CHECK(r.deprecated.count(spec.key) == 0, "option key {} is already a deprecated key", spec.key);
+  for (const auto& old : spec.deprecated_keys) {
+    SLUICE_CHECK(r.specs.count(old) == 0 && r.deprecated.count(old) == 0, "deprecated key {} of {} is taken", old,
+                 spec.key);
+  }
   std::string key = spec.key;
   auto& slot = r.specs[key];
   slot = std::make_unique<ConfigOptionSpec>(std::move(spec));
+  for (const auto& old : slot->deprecated_keys) r.deprecated[old] = slot.get();
   return *slot;
 }
 
@@ -154,7 +169,9 @@ const ConfigOptionSpec* findConfigOption(const std::string& key) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.specs.find(key);
-  return it == r.specs.end() ? nullptr : it->second.get();
+  if (it != r.specs.end()) return it->second.get();
+  auto old = r.deprecated.find(key);
+  return old == r.deprecated.end() ? nullptr : old->second;
 }
 
 std::vector<std::string> registeredConfigKeys() {
@@ -212,15 +229,22 @@ int64_t parseMemorySize(const std::string& key, const std::string& value) {
 
 namespace {
 
-/// Flink option families Sluice does not implement yet, with what is missing. Keys under them are real
-/// Flink keys a script may set, so the error says "not supported yet" rather than "unknown".
+/// Flink keys and key families Sluice does not implement yet, with what is missing. They are real Flink
+/// keys a script may set, so the error says "not supported yet" rather than "unknown". Only keys that are
+/// not registered get here, so a typo in a supported family still gets "Did you mean".
 const char* unsupportedFlinkFeature(const std::string& key) {
   static const std::pair<const char*, const char*> kFamilies[] = {
-      {"execution.checkpointing.", "checkpointing"},
-      {"state.backend", "state backends other than the heap"},
-      {"state.checkpoint", "checkpointing"},
-      {"state.savepoints.", "savepoints"},
-      {"restart-strategy", "restart strategies (a failed job is not restarted)"},
+      {"execution.checkpointing.storage", "choosing the checkpoint storage"},
+      {"state.checkpoint-storage", "choosing the checkpoint storage"},
+      {"execution.checkpointing.data-inline-threshold", "inlining small state into checkpoint metadata"},
+      {"state.storage.fs.memory-threshold", "inlining small state into checkpoint metadata"},
+      {"execution.checkpointing.unaligned.forced", "forced unaligned checkpoints"},
+      {"execution.checkpointing.unaligned.interruptible-timers.", "interruptible timers"},
+      {"execution.checkpointing.file-merging.", "checkpoint file merging (FLIP-306)"},
+      {"state.backend.rocksdb.", "tuning the RocksDB state backend"},
+      {"state.backend.changelog.", "the changelog state backend"},
+      {"execution.state-recovery.from-local", "local recovery"},
+      {"execution.state-recovery.without-channel-state.", "recovery without channel state"},
       {"table.exec.mini-batch.", "mini-batch aggregation"},
       {"table.exec.state.ttl", "state TTL"},
   };
@@ -244,8 +268,19 @@ void Configuration::set(const std::string& key, const std::string& value) {
     throw ConfigError(close.empty() ? fmt::format("Unknown configuration key '{}'.", key)
                                     : fmt::format("Unknown configuration key '{}'. Did you mean '{}'?", key, close));
   }
-  validate(*spec, value);
-  values_[key] = trim(value);
+  validate(*spec, key, value);
+  values_[spec->key] = trim(value);
+}
+
+void Configuration::reset(const std::string& key) {
+  const ConfigOptionSpec* spec = findConfigOption(key);
+  if (spec == nullptr) throw ConfigError(fmt::format("Unknown configuration key '{}'.", key));
+  values_.erase(spec->key);
+}
+
+bool Configuration::contains(const std::string& key) const {
+  const ConfigOptionSpec* spec = findConfigOption(key);
+  return values_.count(spec != nullptr ? spec->key : key) > 0;
 }
 
 void Configuration::setFromKeyValue(const std::string& key_value) {
@@ -283,15 +318,22 @@ void Configuration::loadYaml(const std::string& path, bool optional) {
 }
 
 std::string Configuration::getString(const std::string& key) const {
-  auto it = values_.find(key);
-  if (it != values_.end()) return it->second;
   const ConfigOptionSpec* spec = findConfigOption(key);
   SLUICE_CHECK(spec != nullptr, "unregistered key {}", key);
+  auto it = values_.find(spec->key);
+  if (it != values_.end()) return it->second;
   return spec->default_value;
 }
 
+namespace {
+bool unsetWithoutDefault(const std::map<std::string, std::string>& values, const ConfigOptionSpec& spec) {
+  return spec.default_value.empty() && values.count(spec.key) == 0;
+}
+}  // namespace
+
 int32_t Configuration::get(const ConfigOption<int32_t>& o) const { return parseInteger<int32_t>(o.key(), getString(o.key())); }
 int64_t Configuration::get(const ConfigOption<int64_t>& o) const {
+  SLUICE_CHECK(!unsetWithoutDefault(values_, o.spec()), "option {} has no default; read it with getOptional", o.key());
   const std::string v = getString(o.key());
   switch (o.spec().type) {
     case ConfigType::kDuration: return parseDurationMs(o.key(), v);
@@ -308,6 +350,14 @@ std::string Configuration::get(const ConfigOption<std::string>& o) const {
       if (lower(e) == lower(v)) return e;
   }
   return v;
+}
+std::optional<int64_t> Configuration::getOptional(const ConfigOption<int64_t>& o) const {
+  if (unsetWithoutDefault(values_, o.spec())) return std::nullopt;
+  return get(o);
+}
+std::optional<std::string> Configuration::getOptional(const ConfigOption<std::string>& o) const {
+  if (unsetWithoutDefault(values_, o.spec())) return std::nullopt;
+  return get(o);
 }
 
 namespace options {
@@ -384,6 +434,244 @@ const ConfigOption<int32_t> kBufferDebloatStablePeriods(
     "sluice.network.buffer-debloat.stable-periods", ConfigType::kInt, "10",
     "Debloat periods whose mean smoothed buffer size decides announcements (keeps the size stable under "
     "steady load, FLINK-24230); 0 uses Flink's exact rule.");
+
+// Checkpointing: Flink's CheckpointingOptions (2.x keys; the 1.x names are deprecated keys).
+const ConfigOption<int64_t> kCheckpointingInterval(ConfigOptionSpec{
+    .key = "execution.checkpointing.interval",
+    .type = ConfigType::kDuration,
+    .default_value = "",
+    .description = "Base period of periodic checkpoints; unset: checkpointing is off.",
+    .min_value = 10});
+const ConfigOption<int64_t> kCheckpointingIntervalDuringBacklog(ConfigOptionSpec{
+    .key = "execution.checkpointing.interval-during-backlog",
+    .type = ConfigType::kDuration,
+    .default_value = "",
+    .description = "Checkpoint period while a source reports backlog (FLIP-309); unset: the interval; 0: no "
+                   "checkpoints during backlog.",
+    .min_value = 0});
+const ConfigOption<std::string> kCheckpointingConsistencyMode(ConfigOptionSpec{
+    .key = "execution.checkpointing.mode",
+    .type = ConfigType::kEnum,
+    .default_value = "EXACTLY_ONCE",
+    .description = "Checkpointing guarantee: EXACTLY_ONCE (aligned barriers) or AT_LEAST_ONCE.",
+    .enum_values = {"EXACTLY_ONCE", "AT_LEAST_ONCE"}});
+const ConfigOption<int64_t> kCheckpointingTimeout(ConfigOptionSpec{
+    .key = "execution.checkpointing.timeout",
+    .type = ConfigType::kDuration,
+    .default_value = "10 min",
+    .description = "A pending checkpoint that has not completed after this long expires.",
+    .min_value = 10});
+const ConfigOption<int64_t> kMinPauseBetweenCheckpoints(ConfigOptionSpec{
+    .key = "execution.checkpointing.min-pause",
+    .type = ConfigType::kDuration,
+    .default_value = "0 ms",
+    .description = "Least time from the completion of one checkpoint to the trigger of the next.",
+    .min_value = 0});
+const ConfigOption<int32_t> kMaxConcurrentCheckpoints(ConfigOptionSpec{
+    .key = "execution.checkpointing.max-concurrent-checkpoints",
+    .type = ConfigType::kInt,
+    .default_value = "1",
+    .description = "Most checkpoints in flight at once.",
+    .min_value = 1});
+const ConfigOption<int32_t> kTolerableFailureNumber(ConfigOptionSpec{
+    .key = "execution.checkpointing.tolerable-failed-checkpoints",
+    .type = ConfigType::kInt,
+    .default_value = "0",
+    .description = "Checkpoint failures in a row tolerated before the job fails.",
+    .min_value = 0});
+const ConfigOption<bool> kEnableUnaligned(ConfigOptionSpec{
+    .key = "execution.checkpointing.unaligned.enabled",
+    .type = ConfigType::kBool,
+    .default_value = "false",
+    .description = "Unaligned checkpoints (FLIP-76): barriers overtake in-flight data, which is stored with the "
+                   "checkpoint; needs EXACTLY_ONCE and one concurrent checkpoint.",
+    .deprecated_keys = {"execution.checkpointing.unaligned"}});
+const ConfigOption<int64_t> kAlignedCheckpointTimeout(ConfigOptionSpec{
+    .key = "execution.checkpointing.aligned-checkpoint-timeout",
+    .type = ConfigType::kDuration,
+    .default_value = "0 ms",
+    .description = "With unaligned checkpoints: align first and switch to unaligned after this long; 0 starts "
+                   "unaligned at once.",
+    .min_value = 0,
+    .deprecated_keys = {"execution.checkpointing.alignment-timeout"}});
+const ConfigOption<std::string> kCheckpointsDirectory(ConfigOptionSpec{
+    .key = "execution.checkpointing.dir",
+    .type = ConfigType::kString,
+    .default_value = "",
+    .description = "Root directory of checkpoint data and metadata; unset: none.",
+    .deprecated_keys = {"state.checkpoints.dir"}});
+const ConfigOption<std::string> kSavepointDirectory(ConfigOptionSpec{
+    .key = "execution.checkpointing.savepoint-dir",
+    .type = ConfigType::kString,
+    .default_value = "",
+    .description = "Default directory of savepoints; unset: none.",
+    .deprecated_keys = {"state.savepoints.dir"}});
+const ConfigOption<int32_t> kMaxRetainedCheckpoints(ConfigOptionSpec{
+    .key = "execution.checkpointing.num-retained",
+    .type = ConfigType::kInt,
+    .default_value = "1",
+    .description = "Completed checkpoints kept; older ones are subsumed and deleted.",
+    .min_value = 1,
+    .deprecated_keys = {"state.checkpoints.num-retained"}});
+const ConfigOption<std::string> kExternalizedCheckpointRetention(ConfigOptionSpec{
+    .key = "execution.checkpointing.externalized-checkpoint-retention",
+    .type = ConfigType::kEnum,
+    .default_value = "NO_EXTERNALIZED_CHECKPOINTS",
+    .description = "What happens to the retained checkpoints when the job is cancelled.",
+    .enum_values = {"NO_EXTERNALIZED_CHECKPOINTS", "DELETE_ON_CANCELLATION", "RETAIN_ON_CANCELLATION"}});
+const ConfigOption<bool> kIncrementalCheckpoints(ConfigOptionSpec{
+    .key = "execution.checkpointing.incremental",
+    .type = ConfigType::kBool,
+    .default_value = "false",
+    .description = "Checkpoints upload only what changed since the last one (RocksDB backend).",
+    .deprecated_keys = {"state.backend.incremental"}});
+const ConfigOption<bool> kEnableCheckpointsAfterTasksFinish(ConfigOptionSpec{
+    .key = "execution.checkpointing.checkpoints-after-tasks-finish",
+    .type = ConfigType::kBool,
+    .default_value = "true",
+    .description = "Keep checkpointing after some tasks have finished (FLIP-147).",
+    .deprecated_keys = {"execution.checkpointing.checkpoints-after-tasks-finish.enabled"}});
+
+// State backend: Flink's StateBackendOptions.
+const ConfigOption<std::string> kStateBackend(ConfigOptionSpec{
+    .key = "state.backend.type",
+    .type = ConfigType::kEnum,
+    .default_value = "hashmap",
+    .description = "Keyed state backend: hashmap (objects on the heap) or rocksdb.",
+    .enum_values = {"hashmap", "rocksdb"},
+    .deprecated_keys = {"state.backend"}});
+
+// Restart strategies: Flink's RestartStrategyOptions; failover: JobManagerOptions.
+const ConfigOption<std::string> kRestartStrategy(ConfigOptionSpec{
+    .key = "restart-strategy.type",
+    .type = ConfigType::kEnum,
+    .default_value = "",
+    .description = "How a failed job restarts: none (also off, disable), fixed-delay, failure-rate or "
+                   "exponential-delay; unset: none without checkpointing, exponential-delay with it.",
+    .enum_values = {"none", "off", "disable", "fixed-delay", "failure-rate", "exponential-delay", "fixeddelay",
+                    "failurerate", "exponentialdelay"},
+    .deprecated_keys = {"restart-strategy"}});
+const ConfigOption<int32_t> kRestartStrategyFixedDelayAttempts(ConfigOptionSpec{
+    .key = "restart-strategy.fixed-delay.attempts",
+    .type = ConfigType::kInt,
+    .default_value = "1",
+    .description = "fixed-delay: restarts before the job fails.",
+    .min_value = 0});
+const ConfigOption<int64_t> kRestartStrategyFixedDelayDelay(ConfigOptionSpec{
+    .key = "restart-strategy.fixed-delay.delay",
+    .type = ConfigType::kDuration,
+    .default_value = "1 s",
+    .description = "fixed-delay: wait between a failure and the restart.",
+    .min_value = 0});
+const ConfigOption<int32_t> kRestartStrategyFailureRateMaxFailuresPerInterval(ConfigOptionSpec{
+    .key = "restart-strategy.failure-rate.max-failures-per-interval",
+    .type = ConfigType::kInt,
+    .default_value = "1",
+    .description = "failure-rate: most failures within one interval that still restart.",
+    .min_value = 1});
+const ConfigOption<int64_t> kRestartStrategyFailureRateFailureRateInterval(ConfigOptionSpec{
+    .key = "restart-strategy.failure-rate.failure-rate-interval",
+    .type = ConfigType::kDuration,
+    .default_value = "1 min",
+    .description = "failure-rate: the interval over which failures are counted.",
+    .min_value = 1});
+const ConfigOption<int64_t> kRestartStrategyFailureRateDelay(ConfigOptionSpec{
+    .key = "restart-strategy.failure-rate.delay",
+    .type = ConfigType::kDuration,
+    .default_value = "1 s",
+    .description = "failure-rate: wait between a failure and the restart.",
+    .min_value = 0});
+const ConfigOption<int64_t> kRestartStrategyExponentialDelayInitialBackoff(ConfigOptionSpec{
+    .key = "restart-strategy.exponential-delay.initial-backoff",
+    .type = ConfigType::kDuration,
+    .default_value = "1 s",
+    .description = "exponential-delay: the first backoff.",
+    .min_value = 1});
+const ConfigOption<int64_t> kRestartStrategyExponentialDelayMaxBackoff(ConfigOptionSpec{
+    .key = "restart-strategy.exponential-delay.max-backoff",
+    .type = ConfigType::kDuration,
+    .default_value = "1 min",
+    .description = "exponential-delay: the largest backoff.",
+    .min_value = 1});
+const ConfigOption<double> kRestartStrategyExponentialDelayBackoffMultiplier(ConfigOptionSpec{
+    .key = "restart-strategy.exponential-delay.backoff-multiplier",
+    .type = ConfigType::kDouble,
+    .default_value = "1.5",
+    .description = "exponential-delay: factor applied to the backoff after each restart attempt (> 1)."});
+const ConfigOption<int64_t> kRestartStrategyExponentialDelayResetBackoffThreshold(ConfigOptionSpec{
+    .key = "restart-strategy.exponential-delay.reset-backoff-threshold",
+    .type = ConfigType::kDuration,
+    .default_value = "1 h",
+    .description = "exponential-delay: a job that runs this long after a restart without failing starts over "
+                   "at the initial backoff.",
+    .min_value = 1});
+const ConfigOption<double> kRestartStrategyExponentialDelayJitterFactor(ConfigOptionSpec{
+    .key = "restart-strategy.exponential-delay.jitter-factor",
+    .type = ConfigType::kDouble,
+    .default_value = "0.1",
+    .description = "exponential-delay: the backoff varies randomly by up to this fraction of itself (0 to 1)."});
+const ConfigOption<int32_t> kRestartStrategyExponentialDelayAttempts(ConfigOptionSpec{
+    .key = "restart-strategy.exponential-delay.attempts-before-reset-backoff",
+    .type = ConfigType::kInt,
+    .default_value = "2147483647",
+    .description = "exponential-delay: restart attempts allowed before the backoff is reset; more fail the job.",
+    .min_value = 1});
+const ConfigOption<std::string> kExecutionFailoverStrategy(ConfigOptionSpec{
+    .key = "jobmanager.execution.failover-strategy",
+    .type = ConfigType::kEnum,
+    .default_value = "region",
+    .description = "What restarts after a task failure: region (the failed pipelined region and the regions "
+                   "it affects) or full (the whole job).",
+    .enum_values = {"region", "full"}});
+
+// State recovery: Flink's StateRecoveryOptions.
+const ConfigOption<std::string> kSavepointPath(ConfigOptionSpec{
+    .key = "execution.state-recovery.path",
+    .type = ConfigType::kString,
+    .default_value = "",
+    .description = "Savepoint or retained checkpoint the job starts from; unset: an empty start.",
+    .deprecated_keys = {"execution.savepoint.path"}});
+const ConfigOption<bool> kSavepointIgnoreUnclaimedState(ConfigOptionSpec{
+    .key = "execution.state-recovery.ignore-unclaimed-state",
+    .type = ConfigType::kBool,
+    .default_value = "false",
+    .description = "Start even when some state of the snapshot matches no operator of the job.",
+    .deprecated_keys = {"execution.savepoint.ignore-unclaimed-state"}});
+const ConfigOption<std::string> kRestoreMode(ConfigOptionSpec{
+    .key = "execution.state-recovery.claim-mode",
+    .type = ConfigType::kEnum,
+    .default_value = "NO_CLAIM",
+    .description = "Who owns the restored snapshot: NO_CLAIM (the user; the first checkpoint is full) or CLAIM "
+                   "(the job may delete it once subsumed).",
+    .enum_values = {"NO_CLAIM", "CLAIM"},
+    .deprecated_keys = {"execution.savepoint-restore-mode"}});
+
+// Failure injection for tests.
+const ConfigOption<std::string> kTestFailOperator(ConfigOptionSpec{
+    .key = "sluice.test.fail-operator",
+    .type = ConfigType::kString,
+    .default_value = "",
+    .description = "Test only: the named operator's subtask (an operator name or a substring of it) throws after "
+                   "it has received sluice.test.fail-after-records records, in each of the first "
+                   "sluice.test.fail-attempts attempts; unset: no injected failure."});
+const ConfigOption<int64_t> kTestFailAfterRecords(ConfigOptionSpec{
+    .key = "sluice.test.fail-after-records",
+    .type = ConfigType::kLong,
+    .default_value = "-1",
+    .description = "Test only: records the failing subtask receives before it throws; -1: off.",
+    .min_value = -1});
+const ConfigOption<int32_t> kTestFailSubtask(ConfigOptionSpec{
+    .key = "sluice.test.fail-subtask",
+    .type = ConfigType::kInt,
+    .default_value = "0",
+    .description = "Test only: index of the subtask of sluice.test.fail-operator that throws.",
+    .min_value = 0});
+const ConfigOption<int32_t> kTestFailAttempts(ConfigOptionSpec{
+    .key = "sluice.test.fail-attempts",
+    .type = ConfigType::kInt,
+    .default_value = "1",
+    .description = "Test only: how many attempts (the first run, then each restart) fail.",
+    .min_value = 0});
 }  // namespace options
 
 }  // namespace sluice

@@ -20,18 +20,23 @@ enum class ConfigType { kInt, kLong, kBool, kDouble, kString, kDuration, kEnum, 
 /// The untyped description of a registered option.
 struct ConfigOptionSpec {
   std::string key;
-  ConfigType type;
-  std::string default_value;  ///< textual default, parsed like any user value
-  std::string description;
-  std::vector<std::string> enum_values;  ///< for kEnum: allowed values (case-insensitive)
-  std::optional<int64_t> min_value;      ///< for kInt/kLong: smallest allowed value, checked when set
+  ConfigType type = ConfigType::kString;
+  std::string default_value = {};  ///< textual default, parsed like any user value
+  std::string description = {};
+  std::vector<std::string> enum_values = {};  ///< for kEnum: allowed values (case-insensitive)
+  /// kInt/kLong: smallest allowed value; kDuration: smallest allowed duration in ms. Checked when set.
+  std::optional<int64_t> min_value = {};
+  /// Older Flink names of the same option (Flink's `withDeprecatedKeys`): setting one sets this option.
+  std::vector<std::string> deprecated_keys = {};
 };
 
-/// Registers a spec in the process-wide registry (idempotent by key) and returns the stored copy.
+/// Registers a spec in the process-wide registry (idempotent by key) and returns the stored copy. Its
+/// deprecated keys are registered as aliases; an alias that is already a key or another option's alias is an
+/// InternalError.
 const ConfigOptionSpec& registerConfigOption(ConfigOptionSpec spec);
-/// The registered spec for `key`, or nullptr.
+/// The registered spec for `key` (a key or a deprecated key of it), or nullptr.
 const ConfigOptionSpec* findConfigOption(const std::string& key);
-/// All registered keys, sorted.
+/// All registered keys (not their deprecated keys), sorted.
 std::vector<std::string> registeredConfigKeys();
 /// The registered key with the smallest edit distance to `key` (empty if none is close).
 std::string closestConfigKey(const std::string& key, const std::vector<std::string>& candidates);
@@ -59,6 +64,9 @@ class ConfigOption {
                int64_t min_value)
       : spec_(&registerConfigOption(ConfigOptionSpec{std::move(key), type, std::move(default_value),
                                                      std::move(description), {}, min_value})) {}
+  /// An option described in full (deprecated keys, a duration's minimum, no default: an empty
+  /// `default_value` on a non-string option means "unset", read with Configuration::getOptional).
+  explicit ConfigOption(ConfigOptionSpec spec) : spec_(&registerConfigOption(std::move(spec))) {}
   const std::string& key() const { return spec_->key; }
   const ConfigOptionSpec& spec() const { return *spec_; }
 
@@ -66,12 +74,15 @@ class ConfigOption {
   const ConfigOptionSpec* spec_;
 };
 
-/// A set of option values (strings, validated on set, parsed on get).
+/// A set of option values (strings, validated on set, parsed on get). Values are stored under the
+/// option's key: setting a deprecated key sets the option, and the later of the two settings wins
+/// (Flink prefers the new key inside one source; here each source is a later `set`).
 class Configuration {
  public:
-  /// Sets `key` to `value` after checking that the key is registered and the value parses.
-  /// Throws ConfigError "Unknown configuration key 'k'. Did you mean 'x'?" or
-  /// "Invalid value 'v' for configuration key 'k': ...".
+  /// Sets `key` (a key or a deprecated key) to `value` after checking that the key is registered and
+  /// the value parses. Throws ConfigError "Unknown configuration key 'k'. Did you mean 'x'?",
+  /// "... is a Flink option that Sluice does not support yet: ..." or
+  /// "Invalid value 'v' for configuration key 'k': ..." (naming `key` as given).
   void set(const std::string& key, const std::string& value);
   /// Parses "key=value" (as given to -D). Throws ConfigError when there is no '='.
   void setFromKeyValue(const std::string& key_value);
@@ -79,8 +90,12 @@ class Configuration {
   /// when `optional`; a malformed file throws ConfigError naming the path and line.
   void loadYaml(const std::string& path, bool optional);
 
-  bool contains(const std::string& key) const { return values_.count(key) > 0; }
-  /// The textual value of `key` (set or default).
+  /// Drops the explicit value of `key` (or of the option it is a deprecated key of), so the default applies
+  /// again (SQL `RESET 'key'`). An unknown key is a ConfigError naming it.
+  void reset(const std::string& key);
+  /// Whether `key` (or the option it is a deprecated key of) was set explicitly.
+  bool contains(const std::string& key) const;
+  /// The textual value of `key` (set or default; "" for an unset option without default).
   std::string getString(const std::string& key) const;
 
   int32_t get(const ConfigOption<int32_t>& option) const;
@@ -88,6 +103,11 @@ class Configuration {
   bool get(const ConfigOption<bool>& option) const;
   double get(const ConfigOption<double>& option) const;
   std::string get(const ConfigOption<std::string>& option) const;
+  /// The value of an option that may be unset (e.g. execution.checkpointing.interval): nullopt when it was
+  /// not set and has no default. `get` on such an option is an InternalError.
+  std::optional<int64_t> getOptional(const ConfigOption<int64_t>& option) const;
+  /// As above; for a string or enum option "unset" is an empty default with no value set.
+  std::optional<std::string> getOptional(const ConfigOption<std::string>& option) const;
 
   /// Values explicitly set, by key.
   const std::map<std::string, std::string>& values() const { return values_; }
@@ -131,6 +151,88 @@ extern const ConfigOption<int32_t> kBufferDebloatSamples;   ///< taskmanager.net
 extern const ConfigOption<int32_t> kBufferDebloatThresholdPercentages;
 /// sluice.network.buffer-debloat.stable-periods = 10 (Sluice's anti-oscillation rule; 0 = Flink's exact rule)
 extern const ConfigOption<int32_t> kBufferDebloatStablePeriods;
+
+// Checkpointing (Flink's CheckpointingOptions; 2.x keys, 1.x keys as deprecated keys).
+/// execution.checkpointing.interval: unset = checkpointing off (ms, at least 10: Flink's
+/// CheckpointCoordinatorConfiguration.MINIMAL_CHECKPOINT_TIME).
+extern const ConfigOption<int64_t> kCheckpointingInterval;
+/// execution.checkpointing.interval-during-backlog: unset = the interval; 0 = none while a source reports
+/// backlog (FLIP-309) (ms).
+extern const ConfigOption<int64_t> kCheckpointingIntervalDuringBacklog;
+/// execution.checkpointing.mode = EXACTLY_ONCE (or AT_LEAST_ONCE).
+extern const ConfigOption<std::string> kCheckpointingConsistencyMode;
+extern const ConfigOption<int64_t> kCheckpointingTimeout;        ///< execution.checkpointing.timeout = 10 min (ms)
+extern const ConfigOption<int64_t> kMinPauseBetweenCheckpoints;  ///< execution.checkpointing.min-pause = 0 (ms)
+/// execution.checkpointing.max-concurrent-checkpoints = 1
+extern const ConfigOption<int32_t> kMaxConcurrentCheckpoints;
+/// execution.checkpointing.tolerable-failed-checkpoints = 0
+extern const ConfigOption<int32_t> kTolerableFailureNumber;
+/// execution.checkpointing.unaligned.enabled = false (old: execution.checkpointing.unaligned)
+extern const ConfigOption<bool> kEnableUnaligned;
+/// execution.checkpointing.aligned-checkpoint-timeout = 0 (ms; old: execution.checkpointing.alignment-timeout)
+extern const ConfigOption<int64_t> kAlignedCheckpointTimeout;
+/// execution.checkpointing.dir: unset (old: state.checkpoints.dir)
+extern const ConfigOption<std::string> kCheckpointsDirectory;
+/// execution.checkpointing.savepoint-dir: unset (old: state.savepoints.dir)
+extern const ConfigOption<std::string> kSavepointDirectory;
+/// execution.checkpointing.num-retained = 1, at least 1 (old: state.checkpoints.num-retained)
+extern const ConfigOption<int32_t> kMaxRetainedCheckpoints;
+/// execution.checkpointing.externalized-checkpoint-retention = NO_EXTERNALIZED_CHECKPOINTS
+/// (or DELETE_ON_CANCELLATION, RETAIN_ON_CANCELLATION)
+extern const ConfigOption<std::string> kExternalizedCheckpointRetention;
+/// execution.checkpointing.incremental = false (old: state.backend.incremental)
+extern const ConfigOption<bool> kIncrementalCheckpoints;
+/// execution.checkpointing.checkpoints-after-tasks-finish = true (FLIP-147; old: ...-finish.enabled)
+extern const ConfigOption<bool> kEnableCheckpointsAfterTasksFinish;
+
+// State backend (StateBackendOptions).
+/// state.backend.type = hashmap (or rocksdb; old: state.backend)
+extern const ConfigOption<std::string> kStateBackend;
+
+// Restart strategies (RestartStrategyOptions) and failover (JobManagerOptions).
+/// restart-strategy.type: none|off|disable, fixed-delay, failure-rate, exponential-delay (also Flink's
+/// fixeddelay, failurerate, exponentialdelay); unset = derived from checkpointing (FLINK-33738). Old key:
+/// restart-strategy.
+extern const ConfigOption<std::string> kRestartStrategy;
+extern const ConfigOption<int32_t> kRestartStrategyFixedDelayAttempts;  ///< restart-strategy.fixed-delay.attempts = 1
+extern const ConfigOption<int64_t> kRestartStrategyFixedDelayDelay;     ///< restart-strategy.fixed-delay.delay = 1 s (ms)
+/// restart-strategy.failure-rate.max-failures-per-interval = 1
+extern const ConfigOption<int32_t> kRestartStrategyFailureRateMaxFailuresPerInterval;
+/// restart-strategy.failure-rate.failure-rate-interval = 1 min (ms)
+extern const ConfigOption<int64_t> kRestartStrategyFailureRateFailureRateInterval;
+extern const ConfigOption<int64_t> kRestartStrategyFailureRateDelay;  ///< restart-strategy.failure-rate.delay = 1 s (ms)
+/// restart-strategy.exponential-delay.initial-backoff = 1 s (ms)
+extern const ConfigOption<int64_t> kRestartStrategyExponentialDelayInitialBackoff;
+/// restart-strategy.exponential-delay.max-backoff = 1 min (ms; FLINK-33736)
+extern const ConfigOption<int64_t> kRestartStrategyExponentialDelayMaxBackoff;
+/// restart-strategy.exponential-delay.backoff-multiplier = 1.5 (FLINK-33736; must be > 1)
+extern const ConfigOption<double> kRestartStrategyExponentialDelayBackoffMultiplier;
+/// restart-strategy.exponential-delay.reset-backoff-threshold = 1 h (ms)
+extern const ConfigOption<int64_t> kRestartStrategyExponentialDelayResetBackoffThreshold;
+/// restart-strategy.exponential-delay.jitter-factor = 0.1 (in [0, 1])
+extern const ConfigOption<double> kRestartStrategyExponentialDelayJitterFactor;
+/// restart-strategy.exponential-delay.attempts-before-reset-backoff = 2147483647 (unlimited, FLINK-32895)
+extern const ConfigOption<int32_t> kRestartStrategyExponentialDelayAttempts;
+/// jobmanager.execution.failover-strategy = region (or full)
+extern const ConfigOption<std::string> kExecutionFailoverStrategy;
+
+// State recovery (StateRecoveryOptions; 1.x keys as deprecated keys).
+/// execution.state-recovery.path: unset (old: execution.savepoint.path)
+extern const ConfigOption<std::string> kSavepointPath;
+/// execution.state-recovery.ignore-unclaimed-state = false (old: execution.savepoint.ignore-unclaimed-state)
+extern const ConfigOption<bool> kSavepointIgnoreUnclaimedState;
+/// execution.state-recovery.claim-mode = NO_CLAIM (or CLAIM; old: execution.savepoint-restore-mode)
+extern const ConfigOption<std::string> kRestoreMode;
+
+// Deterministic failure injection for tests: the named operator's subtask throws after it has received N
+// records, in each of the first K attempts.
+/// sluice.test.fail-operator: an operator name or a substring of it; unset = no injected failure
+extern const ConfigOption<std::string> kTestFailOperator;
+/// sluice.test.fail-after-records = -1 (off): N, the records the subtask receives before it throws
+extern const ConfigOption<int64_t> kTestFailAfterRecords;
+extern const ConfigOption<int32_t> kTestFailSubtask;   ///< sluice.test.fail-subtask = 0: the subtask index
+/// sluice.test.fail-attempts = 1: K, how many attempts (the first, then restarts) fail
+extern const ConfigOption<int32_t> kTestFailAttempts;
 }  // namespace options
 
 }  // namespace sluice
