@@ -189,32 +189,30 @@ class JobHandle::State {
   void configureFaultTolerance() {
     namespace ck = runtime::checkpoint;
     const bool streaming = job.runtime_mode != graph::RuntimeMode::kBatch;
-    const bool checkpointing = streaming && config.contains(options::kCheckpointingInterval.key()) &&
-                               config.get(options::kCheckpointingInterval) > 0;
+    const bool checkpointing = streaming && config.getOptional(options::kCheckpointingInterval).value_or(0) > 0;
     restart_strategy = scheduler::RestartBackoffTimeStrategy::fromConfiguration(config, checkpointing);
-    failure_injection.operator_name = config.get(options::kTestFailOperator);
+    failure_injection.operator_name = config.getOptional(options::kTestFailOperator).value_or("");
     failure_injection.after_records = config.get(options::kTestFailAfterRecords);
     failure_injection.subtask = config.get(options::kTestFailSubtask);
     fail_attempts = config.get(options::kTestFailAttempts);
-    if (config.contains(options::kStateRecoveryPath.key()) && !config.get(options::kStateRecoveryPath).empty()) {
-      initial_restore =
-          std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(config.get(options::kStateRecoveryPath)));
+    if (const std::optional<std::string> path = config.getOptional(options::kSavepointPath); path && !path->empty()) {
+      initial_restore = std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(*path));
       restore = assignRestore(*initial_restore);
     }
     if (!checkpointing) return;
     ck::CheckpointCoordinatorConfiguration cc;
-    cc.interval_ms = config.get(options::kCheckpointingInterval);
+    cc.interval_ms = *config.getOptional(options::kCheckpointingInterval);
     cc.timeout_ms = config.get(options::kCheckpointingTimeout);
-    cc.min_pause_ms = config.get(options::kCheckpointingMinPause);
+    cc.min_pause_ms = config.get(options::kMinPauseBetweenCheckpoints);
     cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
-    cc.tolerable_failures = config.get(options::kTolerableFailedCheckpoints);
-    cc.alignment = config.get(options::kCheckpointingMode) == "AT_LEAST_ONCE" ? ck::AlignmentType::kAtLeastOnce
+    cc.tolerable_failures = config.get(options::kTolerableFailureNumber);
+    cc.alignment = config.get(options::kCheckpointingConsistencyMode) == "AT_LEAST_ONCE" ? ck::AlignmentType::kAtLeastOnce
                                                                                 : ck::AlignmentType::kAligned;
-    const std::string dir = config.contains(options::kCheckpointsDirectory.key()) ? config.get(options::kCheckpointsDirectory) : "";
-    const std::string savepoint_dir = config.contains(options::kSavepointDirectory.key()) ? config.get(options::kSavepointDirectory) : "";
+    const std::string dir = config.getOptional(options::kCheckpointsDirectory).value_or("");
+    const std::string savepoint_dir = config.getOptional(options::kSavepointDirectory).value_or("");
     if (!dir.empty()) {
       checkpoint_storage = std::make_unique<ck::FsCheckpointStorage>(dir, job.job_id,
-                                                                     config.get(options::kCheckpointsNumRetained), savepoint_dir);
+                                                                     config.get(options::kMaxRetainedCheckpoints), savepoint_dir);
     }
     ck::CheckpointCoordinator::Hooks hooks;
     hooks.trigger_task = [this](int v, int s, const ck::CheckpointBarrier& b) {
@@ -261,7 +259,7 @@ class JobHandle::State {
       }
     }
     const ck::StateAssignment assignment =
-        ck::assignStates(checkpoint, ops, config.get(options::kStateRecoveryIgnoreUnclaimedState));
+        ck::assignStates(checkpoint, ops, config.get(options::kSavepointIgnoreUnclaimedState));
     std::vector<std::vector<ck::TaskStateSnapshot>> out(job.vertices.size());
     for (size_t v = 0; v < job.vertices.size(); ++v) {
       const graph::JobVertex& vertex = job.vertices[v];
@@ -316,7 +314,7 @@ class JobHandle::State {
       return false;
     } catch (...) {
     }
-    restart_strategy->notifyFailure(Clock::now());
+    restart_strategy->notifyFailure(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count());
     return restart_strategy->canRestart();
   }
 
