@@ -19,7 +19,8 @@ export CCACHE_NOHASHDIR=1
 
 # target name : corpus folder under fuzz/corpus : RUNS (inputs executed, the seed corpus included)
 TARGETS=(sql_parser_fuzz:sql:6000 csv_reader_fuzz:csv:5000 json_decode_fuzz:json:9000
-         network_frame_fuzz:frames:40000 stream_element_fuzz:stream_elements:12000)
+         network_frame_fuzz:frames:40000 stream_element_fuzz:stream_elements:12000
+         checkpoint_metadata_fuzz:checkpoint_metadata:300000)
 
 if ! command -v "$CXX" >/dev/null; then
   echo "fuzz: $CXX not found (scripts/install-deps.sh installs clang-14 and libclang-rt-14-dev)" >&2

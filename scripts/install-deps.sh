@@ -21,6 +21,7 @@ PACKAGES=(
   librdkafka-dev       # kafka / upsert-kafka connectors (+ its mock cluster for tests and sluice-kafka-mock)
   kcat                 # poke at topics of the mock cluster by hand
   libsimdjson-dev      # json / debezium-json formats
+  zlib1g-dev           # crc32 checksums of checkpoint _metadata files
   sqlite3              # independent oracle in the tests
   jq                   # e2e tests read the JSON of `sluice run --metrics`
   clang-14             # libFuzzer targets

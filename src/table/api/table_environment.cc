@@ -105,12 +105,9 @@ bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalo
       // Flink's RESET restores the default; the session keeps only explicitly set keys.
       if (st.key && !findConfigOption(*st.key))
         sql::throwSqlError(fmt::format("Unknown configuration key '{}'", *st.key), script, st.pos, "SQL validation error");
-      {
-        Configuration fresh;
-        for (const auto& kv : config.values())
-          if (st.key && kv.first != *st.key) fresh.set(kv.first, kv.second);
-        config = fresh;
-      }
+      // A deprecated key resets the option it names.
+      if (st.key) config.reset(*st.key);
+      else config = Configuration();
       return true;
     default:
       return false;

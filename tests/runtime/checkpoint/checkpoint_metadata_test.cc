@@ -1,0 +1,150 @@
+#include "runtime/checkpoint/checkpoint_metadata.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "common/error.h"
+#include "checkpoint_fixtures.h"
+
+namespace sluice::runtime::checkpoint {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::expectSameCheckpoint;
+using testing::twoOperatorCheckpoint;
+
+std::string le(uint64_t v, int bytes) {
+  std::string s;
+  for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  return s;
+}
+
+/// A `_metadata` frame around `payload`, built here from the documented layout with zlib's crc32.
+std::string frame(const std::string& payload) {
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
+  return std::string("\x49\x60\x67\x2d", 4) + le(1, 4) + le(payload.size(), 8) + payload + le(crc, 4);
+}
+
+std::string decodeError(const std::string& bytes) {
+  try {
+    deserializeCheckpointMetadata(bytes, "/chk/job/chk-1/_metadata");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError";
+  return "";
+}
+
+// Payload of checkpoint 9 of job "j", kind checkpoint, trigger 5 ms, completion 6 ms, no operators.
+const std::string kEmptyPayload = le(9, 8) + "\x01j" + std::string(1, '\0') + le(5, 8) + le(6, 8) + std::string(1, '\0');
+
+TEST(CheckpointMetadataTest, EncodesTheDocumentedLayout) {
+  CompletedCheckpoint c;
+  c.checkpoint_id = 9;
+  c.job_id = "j";
+  c.trigger_timestamp_ms = 5;
+  c.completion_timestamp_ms = 6;
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(kEmptyPayload));
+
+  // One operator "o", maxP 4, parallelism 1: key group 3 -> "v"; split state "s" = ["e"].
+  OperatorState op;
+  op.parallelism = 1;
+  op.max_parallelism = 4;
+  op.subtasks.resize(1);
+  op.subtasks[0].keyed[3] = "v";
+  op.subtasks[0].operator_state["s"] = testing::listState(OperatorStateMode::kSplitDistribute, {"e"});
+  c.operators["o"] = op;
+  const std::string payload = le(9, 8) + "\x01j" + std::string(1, '\0') + le(5, 8) + le(6, 8) +
+                              "\x01"            // one operator
+                              "\x01o"           // uid
+                              "\x04\x01"        // max parallelism 4, parallelism 1
+                              "\x01\x03\x01v"   // one keyed entry: group 3, blob "v"
+                              "\x01\x01s" +     // one named state "s"
+                              std::string(1, '\0') + "\x01\x01" "e";  // mode split, one element "e"
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload), "x"), c);
+}
+
+TEST(CheckpointMetadataTest, RoundTripsTheTwoOperatorCheckpoint) {
+  const CompletedCheckpoint c = twoOperatorCheckpoint(12);
+  const CompletedCheckpoint back = deserializeCheckpointMetadata(serializeCheckpointMetadata(c), "x");
+  expectSameCheckpoint(c, back);
+  EXPECT_TRUE(back.external_pointer.empty());
+}
+
+TEST(CheckpointMetadataTest, FrameErrorsNameTheSourceAndTheOffset) {
+  const std::string good = frame(kEmptyPayload);
+  std::string long_length = good;
+  long_length.replace(8, 8, le(uint64_t{1} << 40, 8));
+  EXPECT_THAT(decodeError(long_length), HasSubstr("payload length 1099511627776 at byte 8 exceeds the file"));
+  EXPECT_THAT(decodeError(long_length), HasSubstr("/chk/job/chk-1/_metadata"));
+  EXPECT_THAT(decodeError(good + "zz"), HasSubstr("2 unexpected bytes after the checksum at byte 48"));
+}
+
+TEST(CheckpointMetadataTest, PayloadErrorsBehindAValidChecksum) {
+  // Operator count 2^35 (varint 80 80 80 80 80 01): bounded by the bytes left, no allocation.
+  std::string huge_count = kEmptyPayload;
+  huge_count.back() = '\x80';
+  huge_count += "\x80\x80\x80\x80\x01";
+  EXPECT_THAT(decodeError(frame(huge_count)), HasSubstr("exceeds the"));
+
+  // Kind 7.
+  std::string bad_kind = kEmptyPayload;
+  bad_kind[10] = 7;
+  EXPECT_THAT(decodeError(frame(bad_kind)), HasSubstr("checkpoint kind 7 (0 or 1)"));
+
+  // An operator with max parallelism 32768 and parallelism 30000 but no subtask bytes: 0x80 0x80 0x02 is
+  // 32768, 0xb0 0xea 0x01 is 30000.
+  std::string no_subtasks = kEmptyPayload;
+  no_subtasks.back() = '\x01';
+  no_subtasks += std::string("\x01o") + "\x80\x80\x02" + "\xb0\xea\x01";
+  EXPECT_THAT(decodeError(frame(no_subtasks)), HasSubstr("operator 'o' ends after 0 of its 30000 subtasks"));
+
+  // Max parallelism 40000 is above 2^15 (0xc0 0xb8 0x02 is 40000). It starts at byte 16 + 27 + 1 + 2 = 46.
+  std::string big_maxp = kEmptyPayload;
+  big_maxp.back() = '\x01';
+  big_maxp += std::string("\x01o") + "\xc0\xb8\x02" + "\x01";
+  EXPECT_THAT(decodeError(frame(big_maxp)), HasSubstr("max parallelism 40000 is outside [1, 32768] at byte 46"));
+
+  // Key group 4 of max parallelism 4.
+  std::string bad_group = kEmptyPayload;
+  bad_group.back() = '\x01';
+  bad_group += std::string("\x01o") + "\x04\x01" + "\x01\x04\x01v" + std::string(1, '\0');
+  EXPECT_THAT(decodeError(frame(bad_group)), HasSubstr("key group 4 is outside [0, 3]"));
+
+  EXPECT_THAT(decodeError(frame(kEmptyPayload + "?")), HasSubstr("trailing bytes after the last operator"));
+  EXPECT_THAT(decodeError(frame(kEmptyPayload.substr(0, 12))), HasSubstr("corrupt payload"));
+}
+
+// The fuzz target's seeds (fuzz/corpus/checkpoint_metadata): its first byte picks raw bytes (0) or a
+// payload the target frames with a valid checksum (1). SLUICE_UPDATE_FUZZ_CORPUS=1 rewrites them;
+// otherwise the committed seeds must still decode to the fixture, so a format change cannot go unnoticed.
+TEST(CheckpointMetadataTest, FuzzSeedsDecode) {
+  const std::string file = serializeCheckpointMetadata(twoOperatorCheckpoint(3));
+  const std::string payload = file.substr(kCheckpointMetadataHeaderBytes,
+                                          file.size() - kCheckpointMetadataHeaderBytes - kCheckpointMetadataTrailerBytes);
+  const std::filesystem::path dir = std::filesystem::path(SLUICE_SOURCE_DIR) / "fuzz/corpus/checkpoint_metadata";
+  const std::map<std::string, std::string> seeds = {{"file_two_operators", std::string(1, '\0') + file},
+                                                    {"payload_two_operators", "\x01" + payload}};
+  const char* update = std::getenv("SLUICE_UPDATE_FUZZ_CORPUS");
+  for (const auto& [name, bytes] : seeds) {
+    if (update != nullptr && std::string(update) == "1") {
+      std::filesystem::create_directories(dir);
+      std::ofstream(dir / name, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    std::ifstream in(dir / name, std::ios::binary);
+    ASSERT_TRUE(in.good()) << (dir / name) << " is missing: run with SLUICE_UPDATE_FUZZ_CORPUS=1";
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes) << name;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::runtime::checkpoint
