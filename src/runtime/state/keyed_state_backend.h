@@ -1,0 +1,140 @@
+#pragma once
+/// The heap keyed state backend of one operator subtask (Flink's HeapKeyedStateBackend /
+/// HashMapStateBackend, flink-checkpointing.md §3.3–3.5). It owns the states registered by the operator,
+/// scoped to a current key set by the caller, and the timer services, all partitioned by key group.
+///
+/// Keys and namespaces are bytes, so a RocksDB backend with Flink's key layout (key group | key |
+/// namespace) can implement the same interface. snapshot() writes one blob per key group holding every
+/// state of that group (the canonical format below); a backend restored from such blobs (of one or
+/// several old subtasks) decodes a state lazily when the operator registers it, since only then is its
+/// serializer known. Restored states the operator never registers are written back unchanged.
+///
+/// Snapshots are synchronous full copies; copy-on-write asynchronous snapshots are not there yet.
+/// Threading: the task thread only.
+///
+/// Blob format of one key group: u8 version (1), varint number of states, then per state: name
+/// (varint length + bytes), u8 StateKind, varint number of entries, then per entry key, namespace and
+/// value, each varint length + bytes (value in the state's serializer form; a timer's value is its int64
+/// time).
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/state/internal_timer_service.h"
+#include "runtime/state/keyed_state.h"
+
+namespace sluice::runtime::state {
+
+/// Keyed state and timers of one operator subtask over a KeyGroupRange.
+class KeyedStateBackend {
+ public:
+  /// A backend for `range` out of `max_parallelism` key groups, restored from `restored` (key group ->
+  /// blob; groups outside the range are ignored). Throws InputError naming the key group (and state)
+  /// when a blob is malformed.
+  KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism, std::map<int32_t, std::string> restored = {});
+  ~KeyedStateBackend();
+  KeyedStateBackend(const KeyedStateBackend&) = delete;
+  KeyedStateBackend& operator=(const KeyedStateBackend&) = delete;
+
+  /// Scopes every state and timer call to `key_bytes`, whose key group the caller computed with
+  /// assignToKeyGroup(hash, maxParallelism()). InternalError when the group is outside the range.
+  void setCurrentKey(std::string_view key_bytes, int32_t key_group);
+  std::string_view currentKey() const { return current_.bytes; }
+  /// -1 before the first setCurrentKey.
+  int32_t currentKeyGroup() const { return current_.key_group; }
+  const KeyGroupRange& keyGroupRange() const { return range_; }
+  int32_t maxParallelism() const { return max_parallelism_; }
+
+  /// The state named by the descriptor, created (and restored) on first use; the same object for the
+  /// same name. UserError when the name is taken by a state of another kind or value type, or was
+  /// restored as another kind; InputError when its restored values do not decode (naming the state and
+  /// key group).
+  template <typename V, typename Ser>
+  ValueState<V, Ser>& getValueState(const ValueStateDescriptor<V, Ser>& desc) {
+    return getOrCreate<ValueState<V, Ser>>(desc.name, StateKind::kValue, [&] {
+      return std::make_unique<ValueState<V, Ser>>(desc.name, range_, &current_);
+    });
+  }
+  template <typename V, typename Ser>
+  ListState<V, Ser>& getListState(const ListStateDescriptor<V, Ser>& desc) {
+    return getOrCreate<ListState<V, Ser>>(desc.name, StateKind::kList, [&] {
+      return std::make_unique<ListState<V, Ser>>(desc.name, range_, &current_);
+    });
+  }
+  template <typename UK, typename UV, typename KS, typename VS>
+  MapState<UK, UV, KS, VS>& getMapState(const MapStateDescriptor<UK, UV, KS, VS>& desc) {
+    return getOrCreate<MapState<UK, UV, KS, VS>>(desc.name, StateKind::kMap, [&] {
+      return std::make_unique<MapState<UK, UV, KS, VS>>(desc.name, range_, &current_);
+    });
+  }
+  template <typename V, typename Ser>
+  ReducingState<V, Ser>& getReducingState(const ReducingStateDescriptor<V, Ser>& desc) {
+    return getOrCreate<ReducingState<V, Ser>>(desc.name, StateKind::kReducing, [&] {
+      return std::make_unique<ReducingState<V, Ser>>(desc.name, range_, &current_, desc.reduce);
+    });
+  }
+  template <typename IN, typename ACC, typename OUT, typename AS>
+  AggregatingState<IN, ACC, OUT, AS>& getAggregatingState(const AggregatingStateDescriptor<IN, ACC, OUT, AS>& desc) {
+    return getOrCreate<AggregatingState<IN, ACC, OUT, AS>>(desc.name, StateKind::kAggregating, [&] {
+      return std::make_unique<AggregatingState<IN, ACC, OUT, AS>>(desc.name, range_, &current_, desc);
+    });
+  }
+
+  /// The timer service `name` (Flink's InternalTimeServiceManager.getInternalTimerService), created and
+  /// restored on first use; the same object for the same name.
+  InternalTimerService& getInternalTimerService(const std::string& name);
+
+  /// Names of the registered states (timer queues included), sorted.
+  std::vector<std::string> registeredStateNames() const;
+
+  /// The canonical snapshot: key group -> blob, only groups holding state. Synchronous, full.
+  std::map<int32_t, std::string> snapshot() const;
+
+ private:
+  struct RestoredEntry {
+    int32_t key_group;
+    std::string_view key;
+    std::string_view ns;
+    std::string_view value;
+  };
+  struct RestoredState {
+    StateKind kind;
+    std::vector<RestoredEntry> entries;  ///< in key-group order
+  };
+
+  template <typename State, typename Make>
+  State& getOrCreate(const std::string& name, StateKind kind, Make&& make) {
+    if (SnapshotableKeyedState* existing = findState(name, kind)) {
+      auto* typed = dynamic_cast<State*>(existing);
+      SLUICE_USER_CHECK(typed != nullptr, "keyed state '{}' is already registered with another value type", name);
+      return *typed;
+    }
+    checkNewStateName(name, kind);
+    auto owned = make();
+    State& ref = *owned;
+    addState(std::move(owned));
+    return ref;
+  }
+  /// The registered state `name` (UserError when its kind differs), nullptr when not registered.
+  SnapshotableKeyedState* findState(const std::string& name, StateKind kind) const;
+  /// UserError when a restored state of that name has another kind, or the name is reserved.
+  void checkNewStateName(const std::string& name, StateKind kind) const;
+  /// Registers a new state and decodes its restored entries.
+  void addState(std::unique_ptr<SnapshotableKeyedState> state);
+  void parseRestoredBlob(int32_t key_group, std::string_view blob);
+
+  KeyGroupRange range_;
+  int32_t max_parallelism_;
+  CurrentKey current_;
+  std::map<std::string, std::unique_ptr<SnapshotableKeyedState>> states_;
+  std::map<std::string, std::unique_ptr<InternalTimerService>> timer_services_;
+  /// Restored blobs (owned; restored_ views into them) and the restored states not registered yet.
+  std::map<int32_t, std::string> restored_blobs_;
+  std::map<std::string, RestoredState> restored_;
+};
+
+}  // namespace sluice::runtime::state

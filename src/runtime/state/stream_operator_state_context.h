@@ -1,0 +1,53 @@
+#pragma once
+/// The state of one operator instance in one subtask (Flink's StreamOperatorStateContext): its keyed
+/// backend (heap; created on first use), its operator state backend, and the synchronous snapshot of
+/// both into the canonical checkpoint form. Copy-on-write asynchronous snapshots are not there yet: a
+/// snapshot serializes everything on the task thread. Threading: the task thread only.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "runtime/checkpoint/checkpoint_types.h"
+#include "runtime/state/key_group.h"
+
+namespace sluice::runtime::state {
+
+class KeyedStateBackend;
+class OperatorStateBackend;
+
+/// Owns an operator's state backends, restored from the operator's part of a checkpoint.
+class StreamOperatorStateContext {
+ public:
+  /// `uid`: the operator's identity in checkpoints (for messages). `range`: the key groups of this
+  /// subtask. `restored`: this subtask's already redistributed state, or nullptr for a fresh start (it is
+  /// copied; the pointer need not outlive the call).
+  StreamOperatorStateContext(std::string uid, KeyGroupRange range, int32_t max_parallelism,
+                             const checkpoint::OperatorSubtaskState* restored);
+  ~StreamOperatorStateContext();
+  StreamOperatorStateContext(const StreamOperatorStateContext&) = delete;
+  StreamOperatorStateContext& operator=(const StreamOperatorStateContext&) = delete;
+
+  /// The keyed backend, created (and restored) on first use. InputError when restored blobs are malformed.
+  KeyedStateBackend& keyedStateBackend();
+  OperatorStateBackend& operatorStateBackend();
+  /// True when constructed from a checkpoint (Flink's isRestored), even an empty one.
+  bool isRestored() const { return restored_; }
+  const std::string& uid() const { return uid_; }
+  const KeyGroupRange& keyGroupRange() const { return range_; }
+  int32_t maxParallelism() const { return max_parallelism_; }
+
+  /// Synchronous snapshot of both backends (restored state never touched is passed on unchanged).
+  checkpoint::OperatorSubtaskState snapshot() const;
+
+ private:
+  std::string uid_;
+  KeyGroupRange range_;
+  int32_t max_parallelism_;
+  bool restored_;
+  checkpoint::OperatorSubtaskState restored_state_;  ///< consumed when a backend is created
+  std::unique_ptr<KeyedStateBackend> keyed_;
+  std::unique_ptr<OperatorStateBackend> operator_;
+};
+
+}  // namespace sluice::runtime::state

@@ -1,0 +1,149 @@
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/hash.h"
+#include "runtime/state/keyed_state_backend.h"
+
+namespace sluice::runtime::state {
+namespace {
+
+constexpr int32_t kMaxP = 128;
+int32_t groupOf(std::string_view key) { return assignToKeyGroup(hashBytes(key), kMaxP); }
+void setKey(KeyedStateBackend& b, std::string_view key) { b.setCurrentKey(key, groupOf(key)); }
+
+using Fired = std::vector<std::tuple<int64_t, std::string, std::string>>;
+
+TEST(TimerServiceTest, EventTimersFireInTimeOrderDeduplicated) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+  auto& timers = b.getInternalTimerService("window");
+  EXPECT_EQ(&timers, &b.getInternalTimerService("window"));
+  setKey(b, "a");
+  timers.registerEventTimeTimer("", 30);
+  timers.registerEventTimeTimer("", 10);
+  timers.registerEventTimeTimer("", 10);  // duplicate
+  timers.registerEventTimeTimer("w", 10);
+  setKey(b, "b");
+  timers.registerEventTimeTimer("", 20);
+  timers.registerEventTimeTimer("", 10);
+  timers.registerEventTimeTimer("", 40);
+  timers.deleteEventTimeTimer("", 40);
+  timers.deleteEventTimeTimer("", 99);  // absent: no-op
+  EXPECT_EQ(timers.numEventTimeTimers(), 5u);
+
+  Fired fired;
+  auto record = [&](std::string_view key, int32_t kg, std::string_view ns, int64_t time) {
+    EXPECT_EQ(b.currentKey(), key);
+    EXPECT_EQ(b.currentKeyGroup(), kg);
+    EXPECT_EQ(kg, groupOf(key));
+    fired.emplace_back(time, std::string(key), std::string(ns));
+  };
+  timers.advanceWatermark(20, record);
+  // Equal times fire by key bytes, then namespace.
+  EXPECT_EQ(fired, (Fired{{10, "a", ""}, {10, "a", "w"}, {10, "b", ""}, {20, "b", ""}}));
+  EXPECT_EQ(timers.currentWatermark(), 20);
+  fired.clear();
+  timers.advanceWatermark(100, record);
+  EXPECT_EQ(fired, (Fired{{30, "a", ""}}));
+  EXPECT_EQ(timers.numEventTimeTimers(), 0u);
+}
+
+TEST(TimerServiceTest, TimersRegisteredWhileFiringFireInTheSameAdvance) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+  auto& timers = b.getInternalTimerService("t");
+  setKey(b, "x");
+  timers.registerEventTimeTimer("", 5);
+  Fired fired;
+  timers.advanceWatermark(10, [&](std::string_view key, int32_t, std::string_view ns, int64_t time) {
+    fired.emplace_back(time, std::string(key), std::string(ns));
+    // The current key is the timer's: these register for "x".
+    if (time == 5) timers.registerEventTimeTimer("", 8);
+    if (time == 8) timers.registerEventTimeTimer("", 11);  // after the watermark: stays
+  });
+  EXPECT_EQ(fired, (Fired{{5, "x", ""}, {8, "x", ""}}));
+  EXPECT_EQ(timers.numEventTimeTimers(), 1u);
+}
+
+TEST(TimerServiceTest, ProcessingTimers) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+  auto& timers = b.getInternalTimerService("t");
+  EXPECT_FALSE(timers.nextProcessingTime().has_value());
+  setKey(b, "p");
+  timers.registerProcessingTimeTimer("", 1000);
+  timers.registerProcessingTimeTimer("", 500);
+  setKey(b, "q");
+  timers.registerProcessingTimeTimer("", 700);
+  timers.deleteProcessingTimeTimer("", 700);
+  EXPECT_EQ(timers.nextProcessingTime(), 500);
+  Fired fired;
+  auto record = [&](std::string_view key, int32_t, std::string_view ns, int64_t time) {
+    fired.emplace_back(time, std::string(key), std::string(ns));
+  };
+  timers.advanceProcessingTime(999, record);
+  EXPECT_EQ(fired, (Fired{{500, "p", ""}}));
+  EXPECT_EQ(timers.nextProcessingTime(), 1000);
+  EXPECT_EQ(timers.numEventTimeTimers(), 0u);
+}
+
+TEST(TimerServiceTest, ManyKeysAcrossGroupsFireInGlobalOrder) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+  auto& timers = b.getInternalTimerService("t");
+  // Key i gets timers at (i * 37) % 101 and 200 + i: times unique per key, spread over the groups.
+  for (int i = 0; i < 300; ++i) {
+    setKey(b, fmt::format("key{}", i));
+    timers.registerEventTimeTimer("", (i * 37) % 101);
+    timers.registerEventTimeTimer("", 1000 + i);
+  }
+  for (int i = 0; i < 300; i += 3) {
+    setKey(b, fmt::format("key{}", i));
+    timers.deleteEventTimeTimer("", 1000 + i);
+  }
+  std::vector<int64_t> times;
+  timers.advanceWatermark(INT64_MAX, [&](std::string_view, int32_t, std::string_view, int64_t t) { times.push_back(t); });
+  EXPECT_EQ(times.size(), 300u + 200u);
+  EXPECT_TRUE(std::is_sorted(times.begin(), times.end()));
+  EXPECT_EQ(times.front(), 0);
+  EXPECT_EQ(times.back(), 1299);  // 299 % 3 != 0, so its timer stayed
+}
+
+TEST(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+  auto& timers = b.getInternalTimerService("t");
+  setKey(b, "a");
+  timers.registerEventTimeTimer("w1", 15);
+  timers.registerProcessingTimeTimer("", 300);
+  setKey(b, "b");
+  timers.registerEventTimeTimer("", 5);
+  auto blobs = b.snapshot();
+
+  // Into two subtasks: each gets the timers of its keys only.
+  Fired all;
+  size_t processing = 0;
+  for (int s = 0; s < 2; ++s) {
+    const auto range = KeyGroupRangeAssignment::computeKeyGroupRangeForOperatorIndex(kMaxP, 2, s);
+    std::map<int32_t, std::string> mine;
+    for (const auto& [g, blob] : blobs) {
+      if (range.contains(g)) mine.emplace(g, blob);
+    }
+    KeyedStateBackend r(range, kMaxP, mine);
+    auto& rt = r.getInternalTimerService("t");
+    processing += rt.numProcessingTimeTimers();
+    rt.advanceWatermark(100, [&](std::string_view key, int32_t kg, std::string_view ns, int64_t time) {
+      EXPECT_TRUE(range.contains(kg));
+      all.emplace_back(time, std::string(key), std::string(ns));
+    });
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (Fired{{5, "b", ""}, {15, "a", "w1"}}));
+  EXPECT_EQ(processing, 1u);
+
+  // An unregistered timer service survives a snapshot of the restored backend.
+  KeyedStateBackend untouched(KeyGroupRange::of(0, 127), kMaxP, blobs);
+  EXPECT_TRUE(untouched.snapshot() == blobs);
+}
+
+}  // namespace
+}  // namespace sluice::runtime::state
