@@ -24,12 +24,15 @@ JobExecutionResult toResult(const cluster::JobExecutionResult& r, const runtime:
 
 }  // namespace
 
-JobClient::JobClient(std::unique_ptr<cluster::JobHandle> handle, std::shared_ptr<runtime::ExecutionScope> scope)
-    : handle_(std::move(handle)), scope_(std::move(scope)) {}
+JobClient::JobClient(std::unique_ptr<cluster::JobHandle> handle, std::shared_ptr<runtime::ExecutionScopeSlot> scopes)
+    : handle_(std::move(handle)), scopes_(std::move(scopes)) {}
 JobClient::~JobClient() = default;
 const std::string& JobClient::getJobID() const { return handle_->jobId(); }
 void JobClient::cancel() { handle_->cancel(); }
-JobExecutionResult JobClient::getJobExecutionResult() { return toResult(handle_->wait(), *scope_); }
+JobExecutionResult JobClient::getJobExecutionResult() {
+  const cluster::JobExecutionResult r = handle_->wait();
+  return toResult(r, *scopes_->current());
+}
 bool JobClient::waitFor(std::chrono::milliseconds timeout) { return handle_->waitFor(timeout); }
 bool JobClient::isDone() const { return handle_->isDone(); }
 
@@ -45,6 +48,12 @@ StreamExecutionEnvironment& StreamExecutionEnvironment::setParallelism(int paral
                                   options::kParallelismDefault.key()));
   }
   config_.set(options::kParallelismDefault.key(), std::to_string(parallelism));
+  return *this;
+}
+
+StreamExecutionEnvironment& StreamExecutionEnvironment::enableCheckpointing(int64_t interval_ms, bool at_least_once) {
+  config_.set(options::kCheckpointingInterval.key(), std::to_string(interval_ms) + " ms");
+  config_.set(options::kCheckpointingConsistencyMode.key(), at_least_once ? "AT_LEAST_ONCE" : "EXACTLY_ONCE");
   return *this;
 }
 
@@ -111,9 +120,12 @@ std::unique_ptr<JobClient> StreamExecutionEnvironment::executeAsync(const std::s
   const std::vector<graph::TransformationPtr> sinks = takeSinks("execute");
   const graph::JobGraph job =
       graph::buildJobGraph(sinks, config_, job_name.empty() ? std::string("Flink Streaming Job") : job_name);
-  auto scope = scope_slot_->reset();
+  scope_slot_->reset();
   cluster::MiniCluster cluster(config_);
-  return std::make_unique<JobClient>(cluster.start(job, config_), std::move(scope));
+  cluster::SubmitOptions submit;
+  // A restarted attempt gets fresh enumerators (restored from the sources' state) and accumulators.
+  submit.on_new_attempt = [slot = scope_slot_] { slot->reset(); };
+  return std::make_unique<JobClient>(cluster.start(job, config_, std::move(submit)), scope_slot_);
 }
 
 std::string StreamExecutionEnvironment::getExecutionPlan(const std::string& job_name) const {

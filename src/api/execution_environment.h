@@ -59,7 +59,9 @@ class JobExecutionResult {
 /// cancels the job and waits for its threads.
 class JobClient {
  public:
-  JobClient(std::unique_ptr<cluster::JobHandle> handle, std::shared_ptr<runtime::ExecutionScope> scope);
+  /// `scopes`: where each execution attempt's accumulators and enumerators live (a restart gets a fresh
+  /// scope); the result reads the last attempt's.
+  JobClient(std::unique_ptr<cluster::JobHandle> handle, std::shared_ptr<runtime::ExecutionScopeSlot> scopes);
   ~JobClient();
   JobClient(const JobClient&) = delete;
   JobClient& operator=(const JobClient&) = delete;
@@ -75,7 +77,7 @@ class JobClient {
 
  private:
   std::unique_ptr<cluster::JobHandle> handle_;
-  std::shared_ptr<runtime::ExecutionScope> scope_;
+  std::shared_ptr<runtime::ExecutionScopeSlot> scopes_;
 };
 
 /// The DataStream program's environment.
@@ -96,6 +98,11 @@ class StreamExecutionEnvironment {
   /// execution.runtime-mode.
   StreamExecutionEnvironment& setRuntimeMode(RuntimeExecutionMode mode);
   RuntimeExecutionMode getRuntimeMode() const;
+  /// Flink's enableCheckpointing: a checkpoint every `interval_ms` (execution.checkpointing.interval),
+  /// EXACTLY_ONCE (aligned barriers) unless `at_least_once` (execution.checkpointing.mode). Other
+  /// checkpoint options (dir, timeout, restart strategy, ...) are configuration keys. Throws ConfigError
+  /// below 10 ms.
+  StreamExecutionEnvironment& enableCheckpointing(int64_t interval_ms, bool at_least_once = false);
   /// pipeline.operator-chaining.enabled = false: every operator runs as its own task.
   StreamExecutionEnvironment& disableOperatorChaining();
   /// execution.buffer-timeout in ms (0: flush every batch; -1: only when full).

@@ -56,6 +56,8 @@ struct CommonOptions {
   std::vector<std::string> dynamic;
   std::string conf_dir;
   std::string file;
+  std::string savepoint_path;
+  bool allow_non_restored_state = false;
 
   void add(CLI::App* cmd) {
     cmd->add_option("-p,--parallelism", parallelism, "Default parallelism (parallelism.default), a positive integer")
@@ -81,6 +83,8 @@ struct CommonOptions {
     }
     for (const auto& kv : dynamic) conf.setFromKeyValue(kv);
     if (parallelism > 0) conf.set("parallelism.default", std::to_string(parallelism));
+    if (!savepoint_path.empty()) conf.set("execution.state-recovery.path", savepoint_path);
+    if (allow_non_restored_state) conf.set("execution.state-recovery.ignore-unclaimed-state", "true");
     return conf;
   }
 };
@@ -310,9 +314,23 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
   std::fflush(stdout);
   for (const auto& job : env.jobs()) {
     const bool cancelled = job.execution && job.execution->status == sluice::cluster::JobStatus::kCanceled;
-    std::fprintf(stderr, "Job '%s' %s: %lld rows read, %lld rows written in %.3f s\n", job.name.c_str(),
+    std::string fault_tolerance;
+    if (job.execution && job.execution->checkpoints) {
+      const auto& c = *job.execution->checkpoints;
+      fault_tolerance = fmt::format(", {} checkpoints completed, {} failed", c.number_of_completed_checkpoints,
+                                    c.number_of_failed_checkpoints);
+      if (c.last_checkpoint_id > 0) {
+        fault_tolerance += fmt::format(" (last: {}, {} bytes, {} ms{}{})", c.last_checkpoint_id, c.last_checkpoint_size,
+                                       c.last_checkpoint_duration_ms, c.last_checkpoint_external_path.empty() ? "" : ", ",
+                                       c.last_checkpoint_external_path);
+      }
+    }
+    if (job.execution && job.execution->num_restarts > 0) {
+      fault_tolerance += fmt::format(", {} restarts", job.execution->num_restarts);
+    }
+    std::fprintf(stderr, "Job '%s' %s: %lld rows read, %lld rows written in %.3f s%s\n", job.name.c_str(),
                  cancelled ? "cancelled" : "finished", static_cast<long long>(job.rows_read),
-                 static_cast<long long>(job.rows_written), job.wall_seconds);
+                 static_cast<long long>(job.rows_written), job.wall_seconds, fault_tolerance.c_str());
   }
   // Interrupted: the rest of the script did not run; exit as a shell does for the signal (130 for SIGINT).
   if (interrupts.signal() != 0) return 128 + interrupts.signal();
@@ -386,6 +404,13 @@ int main(int argc, char** argv) {
   CommonOptions run_opts, explain_opts;
   CLI::App* run = app.add_subcommand("run", "Run every statement of a Flink SQL script on an embedded MiniCluster");
   run_opts.add(run);
+  // Flink's `flink run -s PATH [-n]`.
+  run->add_option("-s,--fromSavepoint", run_opts.savepoint_path,
+                  "Restore the job from this savepoint or retained checkpoint (its directory or _metadata file); "
+                  "sets execution.state-recovery.path");
+  run->add_flag("-n,--allowNonRestoredState", run_opts.allow_non_restored_state,
+                "Skip state of the savepoint that no operator of the job claims "
+                "(execution.state-recovery.ignore-unclaimed-state)");
   std::string metrics_path;
   run->add_option("--metrics", metrics_path,
                   "Write every job's final metrics (per vertex and subtask, Flink's names) to this JSON file");

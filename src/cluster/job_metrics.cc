@@ -152,6 +152,23 @@ Json jobJson(const JobExecutionResult& r) {
   job["name"] = r.job_name;
   job["state"] = jobStatusName(r.status);
   job["duration"] = r.wall_time_ms;
+  job["numRestarts"] = r.num_restarts;
+  if (r.checkpoints) {
+    // Flink's job-level checkpoint metrics.
+    const runtime::checkpoint::CheckpointStats& c = *r.checkpoints;
+    Json cj;
+    cj["numberOfCompletedCheckpoints"] = c.number_of_completed_checkpoints;
+    cj["numberOfFailedCheckpoints"] = c.number_of_failed_checkpoints;
+    cj["numberOfInProgressCheckpoints"] = c.number_of_in_progress_checkpoints;
+    cj["lastCheckpointId"] = c.last_checkpoint_id;
+    cj["lastCheckpointDuration"] = c.last_checkpoint_duration_ms;
+    cj["lastCheckpointSize"] = c.last_checkpoint_size;
+    cj["lastCheckpointFullSize"] = c.last_checkpoint_full_size;
+    cj["lastCheckpointExternalPath"] = c.last_checkpoint_external_path;
+    cj["lastCheckpointAlignmentTimeNanos"] = c.last_checkpoint_max_alignment_ns;
+    cj["checkpointStartDelayNanos"] = c.last_checkpoint_max_start_delay_ns;
+    job["checkpoints"] = std::move(cj);
+  }
   Json vertices = Json::array();
   for (const VertexProgress& v : r.vertices) {
     Json vj;

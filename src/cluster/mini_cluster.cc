@@ -45,6 +45,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 void buildAttempt(JobHandle::State* st, const Configuration& cluster_config);
+
+std::string upperCase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 }
 
 /// Everything a running job owns. Tasks and gates live until the handle is destroyed, after every
@@ -191,10 +196,22 @@ class JobHandle::State {
     const bool streaming = job.runtime_mode != graph::RuntimeMode::kBatch;
     const bool checkpointing = streaming && config.getOptional(options::kCheckpointingInterval).value_or(0) > 0;
     restart_strategy = scheduler::RestartBackoffTimeStrategy::fromConfiguration(config, checkpointing);
+    // Refused rather than silently replaced by what is built.
+    if (upperCase(config.get(options::kStateBackend)) == "ROCKSDB") {
+      throw ConfigError(fmt::format("Invalid value 'rocksdb' for configuration key '{}': the RocksDB state backend is "
+                                    "not supported yet; use 'hashmap' (the default)",
+                                    options::kStateBackend.key()));
+    }
+    if (checkpointing && config.get(options::kEnableUnaligned)) {
+      throw ConfigError(fmt::format("Configuration key '{}': unaligned checkpoints are not supported yet; checkpoints "
+                                    "are aligned (set it to false)",
+                                    options::kEnableUnaligned.key()));
+    }
     failure_injection.operator_name = config.getOptional(options::kTestFailOperator).value_or("");
     failure_injection.after_records = config.get(options::kTestFailAfterRecords);
     failure_injection.subtask = config.get(options::kTestFailSubtask);
     fail_attempts = config.get(options::kTestFailAttempts);
+    failure_injection.after_completed_checkpoint = checkpointing;
     if (const std::optional<std::string> path = config.getOptional(options::kSavepointPath); path && !path->empty()) {
       initial_restore = std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(*path));
       restore = assignRestore(*initial_restore);
@@ -206,7 +223,7 @@ class JobHandle::State {
     cc.min_pause_ms = config.get(options::kMinPauseBetweenCheckpoints);
     cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
     cc.tolerable_failures = config.get(options::kTolerableFailureNumber);
-    cc.alignment = config.get(options::kCheckpointingConsistencyMode) == "AT_LEAST_ONCE" ? ck::AlignmentType::kAtLeastOnce
+    cc.alignment = upperCase(config.get(options::kCheckpointingConsistencyMode)) == "AT_LEAST_ONCE" ? ck::AlignmentType::kAtLeastOnce
                                                                                 : ck::AlignmentType::kAligned;
     const std::string dir = config.getOptional(options::kCheckpointsDirectory).value_or("");
     const std::string savepoint_dir = config.getOptional(options::kSavepointDirectory).value_or("");
@@ -340,6 +357,7 @@ class JobHandle::State {
       if (latest) restore = assignRestore(*latest);
       else restore.clear();
       if (coordinator) coordinator->restartAttempt();
+      if (options.on_new_attempt) options.on_new_attempt();
       std::lock_guard<std::mutex> attempt_lock(attempt_mu);
       buildAttempt(this, cluster_config);
     } catch (...) {
@@ -366,10 +384,30 @@ class JobHandle::State {
       }
       break;
     }
+    const bool failed = failure != nullptr;
+    const bool cancelled = cancel_requested && !failed;
     lock.unlock();
     if (coordinator) coordinator->stop();
+    discardCheckpointsOnEnd(failed, cancelled);
     lock.lock();
     finishMaster(lock);
+  }
+
+  /// Flink's externalized-checkpoint-retention: checkpoints are deleted when the job finishes; kept when it
+  /// failed (DELETE_ON_CANCELLATION, RETAIN_ON_CANCELLATION) or was cancelled (RETAIN_ON_CANCELLATION).
+  /// A process killed outright keeps them all.
+  void discardCheckpointsOnEnd(bool failed, bool cancelled) {
+    if (!checkpoint_storage) return;
+    const std::string retention = upperCase(config.get(options::kExternalizedCheckpointRetention));
+    bool keep = false;
+    if (failed) keep = retention != "NO_EXTERNALIZED_CHECKPOINTS";
+    else if (cancelled) keep = retention == "RETAIN_ON_CANCELLATION";
+    if (keep) return;
+    try {
+      for (int64_t id : checkpoint_storage->completedCheckpointIds()) checkpoint_storage->discard(id);
+    } catch (...) {
+      // Leftover checkpoint files do not change the job's outcome.
+    }
   }
 
   void runAttempt(std::unique_lock<std::mutex>& lock) {
@@ -621,7 +659,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
   const graph::JobGraph& g = st->job;
   st->execution_graph = std::make_unique<scheduler::ExecutionGraph>(g);
   st->slots_required = st->execution_graph->minimumRequiredSlots();
-  const scheduler::SlotPoolSettings slots = slotPoolSettings(cluster_config, st->slots_required);
+  const scheduler::SlotPoolSettings slots = MiniCluster::slotPoolSettings(cluster_config, st->slots_required);
   st->slots_configured = slots.totalSlots();
   st->scheduler = std::make_unique<scheduler::PipelinedRegionScheduler>(*st->execution_graph, slots);
 

@@ -122,6 +122,9 @@ using ProgressCallback = std::function<void(const JobProgress&)>;
 struct SubmitOptions {
   ProgressCallback on_progress;                          ///< optional
   std::chrono::milliseconds progress_interval{1000};
+  /// Called on the cluster's thread before each attempt after the first (a restart), before its tasks
+  /// are created (e.g. to give DataStream sources a fresh ExecutionScope).
+  std::function<void()> on_new_attempt;
 };
 
 /// A submitted job (Flink's JobClient). Thread-safe; destroying a running handle cancels and joins it.

@@ -75,6 +75,7 @@ void CheckpointCoordinator::restartAttempt() {
     final_states_.assign(static_cast<size_t>(num_tasks_), std::nullopt);
     suspended_ = false;
     next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+    poked_ = true;  // the run loop may be waiting without a deadline while suspended
   }
   cv_.notify_all();
 }

@@ -35,9 +35,10 @@ class ChainingOutput final : public Output {
   }
   StreamOperator* next() const { return next_; }
   /// Throws InjectedFailure instead of delivering the batch that takes the next operator past `after`.
-  void setFailure(std::string name, int64_t after) {
+  void setFailure(std::string name, int64_t after, const bool* armed) {
     fail_name_ = std::move(name);
     fail_after_ = after;
+    fail_armed_ = armed;
   }
   void emitWatermark(Watermark mark) override { next_->processWatermark(mark); }
   void emitWatermarkStatus(WatermarkStatus status) override { next_->processWatermarkStatus(status); }
@@ -51,9 +52,10 @@ class ChainingOutput final : public Output {
   int accepted_tag_ = 0;
   std::string fail_name_;
   int64_t fail_after_ = -1;
+  const bool* fail_armed_ = nullptr;
 
   void checkFailure(int64_t n) {
-    if (fail_after_ < 0) return;
+    if (fail_after_ < 0 || !*fail_armed_) return;
     const int64_t seen = next_metrics_->num_records_in.load(std::memory_order_relaxed);
     if (seen + n > fail_after_) {
       throw InjectedFailure(
@@ -184,7 +186,8 @@ class OperatorChain::WatermarkTrackingOutput final : public Output {
 // (before the batch that would pass it is delivered).
 class OperatorChain::FailingOutput final : public Output {
  public:
-  FailingOutput(Output* inner, std::string name, int64_t after) : inner_(inner), name_(std::move(name)), after_(after) {}
+  FailingOutput(Output* inner, std::string name, int64_t after, const bool* armed)
+      : inner_(inner), name_(std::move(name)), after_(after), armed_(armed) {}
   void collect(types::RowBatch&& batch) override {
     check(static_cast<int64_t>(batch.numRows()));
     inner_->collect(std::move(batch));
@@ -198,7 +201,7 @@ class OperatorChain::FailingOutput final : public Output {
 
  private:
   void check(int64_t n) {
-    if (seen_ + n > after_ && n > 0) {
+    if (seen_ + n > after_ && n > 0 && *armed_) {
       throw InjectedFailure(fmt::format("Injected failure in '{}' after {} records (sluice.test.fail-after-records)",
                                         name_, seen_));
     }
@@ -207,12 +210,13 @@ class OperatorChain::FailingOutput final : public Output {
   Output* inner_;
   std::string name_;
   int64_t after_;
+  const bool* armed_;
   int64_t seen_ = 0;
 };
 
 void OperatorChain::countHeadInput(int64_t n) {
   std::atomic<int64_t>& in = metrics_[0].num_records_in;
-  if (fail_head_ && n > 0 && in.load(std::memory_order_relaxed) + n > fail_after_) {
+  if (fail_head_ && n > 0 && failure_armed_ && in.load(std::memory_order_relaxed) + n > fail_after_) {
     throw InjectedFailure(fmt::format("Injected failure in '{}' after {} records (sluice.test.fail-after-records)",
                                       contexts_[0].operator_name, in.load(std::memory_order_relaxed)));
   }
@@ -304,6 +308,7 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
   // Failure injection: the first operator whose name contains the configured one, in the configured subtask.
   if (failure != nullptr && failure->after_records >= 0 && !failure->operator_name.empty() &&
       failure->subtask == base.subtask_index) {
+    failure_armed_ = !failure->after_completed_checkpoint;
     for (size_t i = 0; i < n; ++i) {
       if (vertex.operators[i].name.find(failure->operator_name) == std::string::npos) continue;
       if (i == 0 && source_head_ == nullptr) {
@@ -311,21 +316,16 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
         fail_after_ = failure->after_records;
       } else if (i == 0) {
         // A source receives nothing: it fails once it has emitted that many records.
-        auto failing = std::make_unique<FailingOutput>(outputs_of_[0], vertex.operators[0].name, failure->after_records);
+        auto failing =
+            std::make_unique<FailingOutput>(outputs_of_[0], vertex.operators[0].name, failure->after_records, &failure_armed_);
         outputs_of_[0] = failing.get();
         owned_outputs_.push_back(std::move(failing));
       } else {
-        for (size_t p = 0; p < n; ++p) {
-          for (int child : vertex.operators[p].chained_outputs) {
-            if (static_cast<size_t>(child) != i) continue;
-            // The parent's output leads to several children when it fans out: wrap the chaining output of
-            // this child only.
-            for (auto& owned : owned_outputs_) {
-              auto* chaining = dynamic_cast<ChainingOutput*>(owned.get());
-              if (chaining != nullptr && chaining->next() == operators_[i].get()) {
-                chaining->setFailure(vertex.operators[i].name, failure->after_records);
-              }
-            }
+        // The chaining output that feeds this operator (one per parent edge, also inside a fan-out).
+        for (auto& owned : owned_outputs_) {
+          auto* chaining = dynamic_cast<ChainingOutput*>(owned.get());
+          if (chaining != nullptr && chaining->next() == operators_[i].get()) {
+            chaining->setFailure(vertex.operators[i].name, failure->after_records, &failure_armed_);
           }
         }
       }
@@ -334,7 +334,7 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
   }
 
   // State: every operator gets its backends for the subtask's key groups, restored when the task restores.
-  const state::KeyGroupRange range = state::computeKeyGroupRangeForOperatorIndex(
+  const state::KeyGroupRange range = state::KeyGroupRangeAssignment::computeKeyGroupRangeForOperatorIndex(
       base.max_parallelism, base.parallelism, base.subtask_index);
   states_.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -365,6 +365,7 @@ checkpoint::TaskStateSnapshot OperatorChain::snapshotState(int64_t checkpoint_id
 }
 
 void OperatorChain::notifyCheckpointComplete(int64_t checkpoint_id) {
+  failure_armed_ = true;
   for (auto& op : operators_) op->notifyCheckpointComplete(checkpoint_id);
 }
 

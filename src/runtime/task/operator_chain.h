@@ -24,8 +24,10 @@ class StreamOperatorStateContext;
 }
 
 /// The failure `sluice.test.fail-operator` / `sluice.test.fail-after-records` inject: the named operator's
-/// subtask throws it once it has received that many records (a source: emitted), so tests drive recovery
-/// deterministically. Not a UserError: a restart strategy restarts the job from its latest checkpoint.
+/// subtask throws it once it has received that many records (a source: emitted) and, when checkpointing
+/// is on, a checkpoint has completed in this attempt (Flink's FailingSource gates its failure the same
+/// way), so tests drive recovery deterministically. Not a UserError: a restart strategy restarts the job
+/// from its latest checkpoint.
 class InjectedFailure : public SluiceError {
  public:
   using SluiceError::SluiceError;
@@ -36,6 +38,7 @@ struct FailureInjection {
   std::string operator_name;  ///< an operator name or a part of it; empty: no failure
   int subtask = 0;
   int64_t after_records = -1;  ///< < 0: no failure
+  bool after_completed_checkpoint = false;  ///< also wait for a completed checkpoint of this attempt
 };
 
 /// The running operators of one subtask of a vertex.
@@ -112,6 +115,8 @@ class OperatorChain {
   std::vector<std::unique_ptr<state::StreamOperatorStateContext>> states_;  ///< per operator
   bool fail_head_ = false;
   int64_t fail_after_ = -1;
+  /// False while the injected failure waits for a completed checkpoint (FailureInjection).
+  bool failure_armed_ = true;
   bool closed_ = false;
 };
 

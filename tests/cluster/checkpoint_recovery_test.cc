@@ -1,0 +1,239 @@
+// Checkpoints and recovery through the whole engine: barriers from the sources through chains, local
+// and TCP channels (aligned over a HASH exchange), the coordinator, failover with a restart strategy,
+// and restore of operator and keyed state — with a failure injected after N records for many N.
+//
+// The source emits in lock step with checkpoints (a batch, then nothing until a checkpoint has been
+// taken), so checkpoints cut the stream at batch boundaries without any timing assumption; which
+// checkpoint is the latest when the failure hits still varies, and every outcome must give the same
+// final sums. Expected values come from a plain loop over the input.
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cluster/mini_cluster.h"
+#include "common/hash.h"
+#include "graph/job_graph.h"
+#include "runtime/network/record_writer.h"
+#include "runtime/state/keyed_state_backend.h"
+#include "runtime/state/operator_state_backend.h"
+#include "runtime/state/stream_operator_state_context.h"
+#include "runtime/task/operator_chain.h"
+#include "test_operators.h"
+
+namespace sluice::cluster {
+namespace {
+
+using graph::TransformationKind;
+using testing::bigintRow;
+using testing::Collected;
+using testing::makeHashPartition;
+using testing::makeTransformation;
+
+// Where each source subtask started, in the order the subtasks opened (over all attempts).
+struct SourceStarts {
+  std::mutex mu;
+  std::vector<std::pair<int, int64_t>> starts;  // (subtask, first value it emits)
+};
+
+// 1..n strided over the subtasks (as NumberSource), `batch` values per batch; its position is operator
+// state "next". After each batch it waits for a checkpoint before the next one.
+class CheckpointedNumberSource : public runtime::SourceOperator {
+ public:
+  CheckpointedNumberSource(int64_t n, size_t batch, SourceStarts* log) : n_(n), batch_(batch), log_(log) {}
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
+    SourceOperator::open(ctx, output);
+    next_state_ = &ctx.state->operatorStateBackend().getListState(
+        runtime::state::ListStateDescriptor<int64_t>{"next"});
+    next_ = 1 + ctx.subtask_index;
+    // Same parallelism in these tests: the subtask gets back its own element.
+    if (!next_state_->get().empty()) next_ = next_state_->get().front();
+    std::lock_guard<std::mutex> lock(log_->mu);
+    log_->starts.emplace_back(ctx.subtask_index, next_);
+  }
+  runtime::InputStatus emitNext() override {
+    if (next_ > n_) return runtime::InputStatus::kEndOfInput;
+    if (waiting_for_checkpoint_) return runtime::InputStatus::kNothingAvailable;
+    types::RowBatch b(bigintRow(1));
+    for (size_t i = 0; i < batch_ && next_ <= n_; ++i) {
+      b.column(0).appendLong(next_);
+      b.kinds().push_back(types::RowKind::kInsert);
+      next_ += ctx_.parallelism;
+    }
+    output_->collect(std::move(b));
+    waiting_for_checkpoint_ = true;
+    return runtime::InputStatus::kMoreAvailable;
+  }
+  void snapshotState(int64_t) override {
+    next_state_->update({next_});
+    waiting_for_checkpoint_ = false;
+  }
+
+ private:
+  int64_t n_;
+  size_t batch_;
+  SourceStarts* log_;
+  int64_t next_ = 1;
+  bool waiting_for_checkpoint_ = false;
+  runtime::state::PartitionableListState<int64_t>* next_state_ = nullptr;
+};
+
+// Sums column 1 per key of column 0 in keyed state; emits (key, sum) for every key it holds at the end.
+class CheckpointedKeyedSum : public runtime::StreamOperator {
+ public:
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
+    StreamOperator::open(ctx, output);
+    backend_ = &ctx.state->keyedStateBackend();
+    sums_ = &backend_->getValueState(runtime::state::ValueStateDescriptor<int64_t>{"sum"});
+  }
+  void processBatch(types::RowBatch&& in) override {
+    const std::vector<int> key_columns{0};
+    for (size_t r = 0; r < in.numRows(); ++r) {
+      const int64_t k = in.column(0).getLong(r);
+      const std::string key(reinterpret_cast<const char*>(&k), sizeof k);
+      backend_->setCurrentKey(key, assignToKeyGroup(runtime::hashKey(in, r, key_columns), ctx_.max_parallelism));
+      int64_t* sum = sums_->value();
+      if (sum == nullptr) sums_->update(in.column(1).getLong(r));
+      else *sum += in.column(1).getLong(r);
+    }
+  }
+  void endInput() override {
+    types::RowBatch out(bigintRow(2));
+    sums_->forEachKey([&](std::string_view key, int32_t, std::string_view, int64_t& sum) {
+      int64_t k;
+      std::memcpy(&k, key.data(), sizeof k);
+      out.column(0).appendLong(k);
+      out.column(1).appendLong(sum);
+      out.kinds().push_back(types::RowKind::kInsert);
+    });
+    output_->collect(std::move(out));
+  }
+
+ private:
+  runtime::state::KeyedStateBackend* backend_ = nullptr;
+  runtime::state::ValueState<int64_t>* sums_ = nullptr;
+};
+
+// Source(p=2, 1..n) -> Map(v % 5, 2v) -HASH(0)-> KeyedSum(p=2) -> Sink(p=1).
+std::vector<graph::TransformationPtr> buildJob(Collected* out, SourceStarts* starts, int64_t n, size_t batch) {
+  auto source = makeTransformation(1, "numbers", TransformationKind::kSource, 2,
+                                   runtime::makeOperatorFactory([n, batch, starts] {
+                                     return std::make_unique<CheckpointedNumberSource>(n, batch, starts);
+                                   }, true));
+  auto map = makeTransformation(2, "Map", TransformationKind::kOneInput, 2, runtime::makeOperatorFactory([] {
+                                  return std::make_unique<testing::KeyAndDoubleMap>();
+                                }),
+                                {source});
+  auto hash = makeHashPartition(3, map, {0});
+  auto sum = makeTransformation(4, "KeyedSum", TransformationKind::kOneInput, 2,
+                                runtime::makeOperatorFactory([] { return std::make_unique<CheckpointedKeyedSum>(); }),
+                                {hash});
+  auto sink = makeTransformation(5, "Sink: collect", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([out] { return std::make_unique<testing::CollectSink>(out); }),
+                                 {sum});
+  return {sink};
+}
+
+// key -> sum of 2v over v in 1..n with v % 5 == key.
+std::map<int64_t, int64_t> expectedSums(int64_t n) {
+  std::map<int64_t, int64_t> m;
+  for (int64_t v = 1; v <= n; ++v) m[v % 5] += 2 * v;
+  return m;
+}
+
+// The last (key, sum) row per key: a sink of a failed attempt may have emitted some keys already.
+std::map<int64_t, int64_t> lastSumPerKey(Collected& c) {
+  std::lock_guard<std::mutex> lock(c.mu);
+  std::map<int64_t, int64_t> m;
+  for (const auto& row : c.rows) m[row[0]] = row[1];
+  return m;
+}
+
+Configuration checkpointedConfig() {
+  Configuration conf;
+  conf.set("execution.checkpointing.interval", "10 ms");
+  conf.set("restart-strategy.type", "fixed-delay");
+  conf.set("restart-strategy.fixed-delay.attempts", "3");
+  conf.set("restart-strategy.fixed-delay.delay", "0 ms");
+  return conf;
+}
+
+TEST(CheckpointRecoveryTest, WithoutFailuresCheckpointsCompleteAndSumsAreExact) {
+  constexpr int64_t kN = 200;
+  Configuration conf = checkpointedConfig();
+  Collected out;
+  SourceStarts starts;
+  const graph::JobGraph job = graph::buildJobGraph(buildJob(&out, &starts, kN, 10), conf, "checkpointed-sum");
+  MiniCluster cluster(conf);
+  const JobExecutionResult r = cluster.execute(job, conf);
+  EXPECT_EQ(lastSumPerKey(out), expectedSums(kN));
+  ASSERT_TRUE(r.checkpoints.has_value());
+  // Each source subtask emits 10 batches and waits for a checkpoint after each: at least 9 complete.
+  EXPECT_GE(r.checkpoints->number_of_completed_checkpoints, 9);
+  EXPECT_EQ(r.checkpoints->number_of_failed_checkpoints, 0);
+  EXPECT_EQ(r.num_restarts, 0);
+}
+
+// The failure is injected into the keyed sum (after N records at subtask 0), or into the source.
+struct FailurePoint {
+  const char* operator_name;
+  int subtask;
+};
+
+class CheckpointRecoveryFailureTest : public ::testing::TestWithParam<std::tuple<FailurePoint, int>> {};
+
+TEST_P(CheckpointRecoveryFailureTest, AFailureAfterNRecordsRestoresAndGivesTheSameSums) {
+  constexpr int64_t kN = 200;
+  const auto [point, task_managers] = GetParam();
+  // 20 failure points; every key has 40 values (200 / 5), so a subtask with a key sees at least 40 records.
+  for (int64_t after = 1; after < 40; after += 2) {
+    SCOPED_TRACE(fmt::format("{} subtask {} fails after {} records, {} TaskManagers", point.operator_name, point.subtask,
+                             after, task_managers));
+    Configuration conf = checkpointedConfig();
+    conf.set("sluice.test.fail-operator", point.operator_name);
+    conf.set("sluice.test.fail-subtask", std::to_string(point.subtask));
+    conf.set("sluice.test.fail-after-records", std::to_string(after));
+    conf.set("local.number-taskmanager", std::to_string(task_managers));
+    Collected out;
+    SourceStarts starts;
+    const graph::JobGraph job = graph::buildJobGraph(buildJob(&out, &starts, kN, 10), conf, "checkpointed-sum");
+    MiniCluster cluster(conf);
+    const JobExecutionResult r = cluster.execute(job, conf);
+    EXPECT_EQ(r.num_restarts, 1);
+    EXPECT_EQ(lastSumPerKey(out), expectedSums(kN));
+    // The failure waits for a completed checkpoint, so the second attempt resumed from one: its sources
+    // start past their first values (1 and 2), on batch boundaries (10 values of stride 2 per batch).
+    std::lock_guard<std::mutex> lock(starts.mu);
+    ASSERT_EQ(starts.starts.size(), 4u);
+    for (size_t i = 2; i < 4; ++i) {
+      const auto [subtask, first] = starts.starts[i];
+      EXPECT_GT(first, 1 + subtask);
+      EXPECT_EQ((first - 1 - subtask) % 20, 0) << first;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FailurePoints, CheckpointRecoveryFailureTest,
+                         ::testing::Values(std::make_tuple(FailurePoint{"KeyedSum", 0}, 1),
+                                           std::make_tuple(FailurePoint{"KeyedSum", 1}, 2),
+                                           std::make_tuple(FailurePoint{"numbers", 1}, 1)));
+
+TEST(CheckpointRecoveryTest, WithoutARestartStrategyTheInjectedFailureFailsTheJob) {
+  Configuration conf = checkpointedConfig();
+  conf.set("restart-strategy.type", "none");
+  conf.set("sluice.test.fail-operator", "KeyedSum");
+  conf.set("sluice.test.fail-after-records", "10");
+  Collected out;
+  SourceStarts starts;
+  const graph::JobGraph job = graph::buildJobGraph(buildJob(&out, &starts, 200, 10), conf, "checkpointed-sum");
+  MiniCluster cluster(conf);
+  try {
+    cluster.execute(job, conf);
+    FAIL() << "the job finished despite the injected failure";
+  } catch (const runtime::InjectedFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("KeyedSum"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::cluster
