@@ -17,6 +17,8 @@
 namespace sluice::api {
 
 using runtime::AggregateFunction;
+using runtime::AggregatingState;
+using runtime::AggregatingStateDescriptor;
 using runtime::CoProcessFunction;
 using runtime::CollectedValues;
 using runtime::Collector;
@@ -25,14 +27,20 @@ using runtime::FlatMapFunction;
 using runtime::InputStatus;
 using runtime::KeyedCoProcessFunction;
 using runtime::KeyedProcessFunction;
+using runtime::ListState;
+using runtime::ListStateDescriptor;
 using runtime::LongCounter;
 using runtime::MapFunction;
+using runtime::MapState;
+using runtime::MapStateDescriptor;
 using runtime::OutputTag;
 using runtime::PrintSink;
 using runtime::ProcessFunction;
 using runtime::ProcessWindowFunction;
 using runtime::ReaderOutput;
 using runtime::ReduceFunction;
+using runtime::ReducingState;
+using runtime::ReducingStateDescriptor;
 using runtime::RichFunction;
 using runtime::RuntimeContext;
 using runtime::Sink;

@@ -21,7 +21,7 @@ std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> NumberSequenceSource::crea
   __int128 start = from_;
   for (int i = 0; i < n; ++i) {
     const __int128 len = total / n + (i < total % n ? 1 : 0);
-    splits.push_back(RangeSplit{static_cast<int64_t>(start), static_cast<int64_t>(start + len - 1)});
+    splits.push_back(RangeSplit{static_cast<int64_t>(start), static_cast<int64_t>(start + len - 1), std::nullopt});
     start += len;
   }
   return std::make_unique<ListSplitEnumerator<RangeSplit>>(std::move(splits));
@@ -34,7 +34,12 @@ class SequenceReader final : public runtime::SourceReader<int64_t, RangeSplit> {
  public:
   void addSplit(RangeSplit split) override {
     splits_.push_back(split);
-    if (splits_.size() == 1) next_ = split.from;
+    if (splits_.size() == 1) next_ = split.next.value_or(split.from);
+  }
+  std::vector<RangeSplit> snapshotState(int64_t) override {
+    std::vector<RangeSplit> out(splits_.begin(), splits_.end());
+    if (!out.empty()) out.front().next = next_;
+    return out;
   }
   runtime::InputStatus pollNext(runtime::ReaderOutput<int64_t>& out) override {
     if (splits_.empty()) return runtime::InputStatus::kEndOfInput;
@@ -44,7 +49,7 @@ class SequenceReader final : public runtime::SourceReader<int64_t, RangeSplit> {
       if (next_ == s.to) {
         splits_.erase(splits_.begin());
         if (splits_.empty()) return runtime::InputStatus::kEndOfInput;
-        next_ = splits_.front().from;
+        next_ = splits_.front().next.value_or(splits_.front().from);
         return runtime::InputStatus::kMoreAvailable;
       }
       ++next_;
@@ -61,6 +66,11 @@ class LineReader final : public runtime::SourceReader<std::string, RangeSplit> {
  public:
   explicit LineReader(std::string path) : path_(std::move(path)) {}
   void addSplit(RangeSplit split) override { splits_.push_back(split); }
+  std::vector<RangeSplit> snapshotState(int64_t) override {
+    std::vector<RangeSplit> out(splits_.begin(), splits_.end());
+    if (in_.is_open() && !out.empty()) out.front().next = pos_;
+    return out;
+  }
   runtime::InputStatus pollNext(runtime::ReaderOutput<std::string>& out) override {
     if (!in_.is_open()) {
       if (splits_.empty()) return runtime::InputStatus::kEndOfInput;
@@ -85,7 +95,9 @@ class LineReader final : public runtime::SourceReader<std::string, RangeSplit> {
     split_ = splits_.front();
     in_.open(path_, std::ios::binary);
     if (!in_) throw InputError(fmt::format("{}: cannot open file: {}", path_, std::strerror(errno)));
-    pos_ = split_.from;
+    // A restored split starts at its checkpointed line start (the byte before it is a '\n', so the skip
+    // below reads nothing).
+    pos_ = split_.next.value_or(split_.from);
     if (pos_ > 0) {
       // Skip the line that started before the split; a line starting exactly at `from` belongs to it.
       in_.seekg(pos_ - 1);
@@ -121,7 +133,7 @@ TextLineSource::TextLineSource(std::string path) : path_(std::move(path)) {
 std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> TextLineSource::createEnumerator(int parallelism) const {
   std::vector<RangeSplit> splits;
   const int64_t n = std::max<int64_t>(1, parallelism);
-  for (int64_t i = 0; i < n; ++i) splits.push_back(RangeSplit{size_ * i / n, size_ * (i + 1) / n});
+  for (int64_t i = 0; i < n; ++i) splits.push_back(RangeSplit{size_ * i / n, size_ * (i + 1) / n, std::nullopt});
   return std::make_unique<ListSplitEnumerator<RangeSplit>>(std::move(splits));
 }
 

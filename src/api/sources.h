@@ -9,14 +9,22 @@
 #include <vector>
 
 #include "runtime/operators/source_sink_operators.h"
+#include "runtime/serialization/type_traits.h"
 
 namespace sluice::api {
 
 /// A range of positions (records, numbers or bytes); each source says whether `to` is inclusive.
+/// `next`: the position of the next record to read once reading has started (the split's checkpointed
+/// position; for TextLineSource the byte where the next line starts).
 struct RangeSplit {
   int64_t from = 0;
   int64_t to = 0;
+  std::optional<int64_t> next;
+
+  /// "<from>-<to>", the same at every position.
+  std::string splitId() const { return std::to_string(from) + "-" + std::to_string(to); }
 };
+SLUICE_TYPE(RangeSplit, from, to, next)
 
 /// Hands out a fixed list of splits in order to whoever asks first.
 template <typename SplitT>
@@ -55,18 +63,28 @@ class CollectionSource final : public runtime::Source<T, RangeSplit> {
 
   std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> createEnumerator(int) const override {
     return std::make_unique<ListSplitEnumerator<RangeSplit>>(
-        std::vector<RangeSplit>{RangeSplit{0, static_cast<int64_t>(values_->size())}});
+        std::vector<RangeSplit>{RangeSplit{0, static_cast<int64_t>(values_->size()), std::nullopt}});
   }
 
   class Reader final : public runtime::SourceReader<T, RangeSplit> {
    public:
     explicit Reader(std::shared_ptr<const std::vector<T>> values) : values_(std::move(values)) {}
-    void addSplit(RangeSplit split) override { splits_.push_back(split); }
+    void addSplit(RangeSplit split) override {
+      if (!split.next) split.next = split.from;
+      splits_.push_back(split);
+    }
     runtime::InputStatus pollNext(runtime::ReaderOutput<T>& out) override {
-      while (!splits_.empty() && splits_.front().from >= splits_.front().to) splits_.erase(splits_.begin());
+      while (!splits_.empty() && *splits_.front().next >= splits_.front().to) splits_.erase(splits_.begin());
       if (splits_.empty()) return runtime::InputStatus::kEndOfInput;
-      out.collect((*values_)[static_cast<size_t>(splits_.front().from++)]);
+      out.collect((*values_)[static_cast<size_t>((*splits_.front().next)++)]);
       return runtime::InputStatus::kMoreAvailable;
+    }
+    /// The unfinished splits; `next` is the index of the next element.
+    std::vector<RangeSplit> snapshotState(int64_t) override {
+      std::vector<RangeSplit> out;
+      for (const RangeSplit& s : splits_)
+        if (*s.next < s.to) out.push_back(s);
+      return out;
     }
 
    private:

@@ -59,6 +59,15 @@ std::unique_ptr<runtime::SplitEnumerator<DataGenSplit>> DataGenSource::createEnu
   return std::make_unique<SubtaskSplitEnumerator<DataGenSplit>>(std::move(by_subtask));
 }
 
+std::unique_ptr<runtime::SplitEnumerator<DataGenSplit>> DataGenSource::restoreEnumerator(
+    int parallelism, int checkpointed_parallelism) const {
+  std::vector<std::vector<DataGenSplit>> by_subtask;
+  for (const DataGenSplit& s : splits(checkpointed_parallelism)) by_subtask.push_back({s});
+  return std::make_unique<SubtaskSplitEnumerator<DataGenSplit>>(std::move(by_subtask), parallelism);
+}
+
+std::string DataGenSplit::splitId() const { return fmt::format("datagen-{}-of-{}", index, count); }
+
 std::unique_ptr<runtime::SourceReader<types::RowBatch, DataGenSplit>> DataGenSource::createReader(
     const runtime::SourceReaderContext& ctx) const {
   return std::make_unique<DataGenSourceReader>(spec_, ctx);
@@ -79,6 +88,29 @@ DataGenSourceReader::DataGenSourceReader(std::shared_ptr<const DataGenSpec> spec
 }
 
 void DataGenSourceReader::addSplit(DataGenSplit split) {
+  if (active_) {
+    queued_.push_back(std::move(split));
+    return;
+  }
+  startSplit(split);
+}
+
+std::vector<DataGenSplit> DataGenSourceReader::snapshotState(int64_t) {
+  std::vector<DataGenSplit> out;
+  out.reserve(queued_.size() + 1);
+  if (active_ && (limit_ < 0 || emitted_ < limit_)) {
+    out.push_back(current_);
+    out.back().emitted = emitted_;
+  }
+  for (const DataGenSplit& q : queued_) out.push_back(q);
+  return out;
+}
+
+void DataGenSourceReader::startSplit(const DataGenSplit& split) {
+  if (started_any_) start_ns_ = nowNanos();
+  started_any_ = true;
+  current_ = split;
+  const int64_t done = std::max<int64_t>(0, split.emitted);
   const int p = std::max(1, split.count);
   const int i = split.index;
   stride_ = p;
@@ -89,17 +121,21 @@ void DataGenSourceReader::addSplit(DataGenSplit split) {
   for (size_t f = 0; f < spec_->fields.size(); ++f) {
     const DataGenFieldSpec& fs = spec_->fields[f];
     FieldState& st = state_[f];
-    st.rng.seed(0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(i + 1) ^ (0xBF58476D1CE4E5B9ULL * (f + 1)));
+    // A restored split reseeds from its position (0 for a fresh split: the seeds of every run).
+    st.rng.seed(0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(i + 1) ^ (0xBF58476D1CE4E5B9ULL * (f + 1)) ^
+                (0x94D049BB133111EBULL * static_cast<uint64_t>(done)));
     if (fs.kind == DataGenFieldSpec::Kind::kSequence) {
       // Flink's SequenceGenerator: congruence start + i, step p.
       const __int128 total = static_cast<__int128>(fs.end) - fs.start + 1;
       const __int128 count = total / p + (total % p > i ? 1 : 0);
-      st.next = fs.start + i;
-      st.remaining = static_cast<int64_t>(std::min<__int128>(count, std::numeric_limits<int64_t>::max()));
-      limit_ = limit_ < 0 ? st.remaining : std::min(limit_, st.remaining);
+      const int64_t total_share = static_cast<int64_t>(std::min<__int128>(count, std::numeric_limits<int64_t>::max()));
+      limit_ = limit_ < 0 ? total_share : std::min(limit_, total_share);
+      st.next = static_cast<int64_t>(fs.start + i + static_cast<__int128>(done) * p);
+      st.remaining = std::max<int64_t>(0, total_share - done);
     }
   }
-  emitted_ = 0;
+  emitted_ = done;
+  base_emitted_ = done;
   active_ = true;
 }
 
@@ -107,12 +143,15 @@ runtime::InputStatus DataGenSourceReader::pollNext(runtime::ReaderOutput<types::
   if (!active_) return runtime::InputStatus::kEndOfInput;
   if (limit_ >= 0 && emitted_ >= limit_) {
     active_ = false;
-    return runtime::InputStatus::kEndOfInput;
+    if (queued_.empty()) return runtime::InputStatus::kEndOfInput;
+    startSplit(queued_.front());
+    queued_.pop_front();
+    return runtime::InputStatus::kMoreAvailable;
   }
   const int64_t elapsed = nowNanos() - start_ns_;
   const int64_t due_total =
       static_cast<int64_t>(static_cast<__int128>(elapsed) * rate_ / 1'000'000'000 + 1);  // first row at once
-  int64_t due = due_total - emitted_;
+  int64_t due = due_total - (emitted_ - base_emitted_);
   if (limit_ >= 0) due = std::min(due, limit_ - emitted_);
   // Not due yet: the task waits for its mails (about 1 ms, counted as idle time) and polls again.
   if (due <= 0) return runtime::InputStatus::kNothingAvailable;

@@ -17,6 +17,7 @@
 /// clock). Threading: used by the task thread only.
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -25,6 +26,7 @@
 
 #include "runtime/operators/row_source_reader_operator.h"
 #include "runtime/operators/stream_operator.h"
+#include "runtime/serialization/type_traits.h"
 #include "table/catalog/table_factory.h"
 
 namespace sluice::connectors {
@@ -69,7 +71,12 @@ struct DataGenSplit {
   int count = 1;        ///< number of shares (the source's parallelism)
   int64_t rows = -1;    ///< number-of-rows share (n / count, +1 for index < n % count); -1 when unset
   int64_t rate = 1;     ///< rows-per-second share (same division, at least 1)
+  int64_t emitted = 0;  ///< position: rows of this share already emitted (a restored split goes on from here)
+
+  /// "datagen-<index>-of-<count>", the same at every position.
+  std::string splitId() const;
 };
+SLUICE_TYPE(DataGenSplit, index, count, rows, rate, emitted)
 
 /// The datagen source on the FLIP-27 interface: one split per subtask, split i assigned to subtask i.
 class DataGenSource final : public runtime::Source<types::RowBatch, DataGenSplit> {
@@ -78,6 +85,10 @@ class DataGenSource final : public runtime::Source<types::RowBatch, DataGenSplit
   /// The splits of `parallelism` subtasks, in subtask order.
   std::vector<DataGenSplit> splits(int parallelism) const;
   std::unique_ptr<runtime::SplitEnumerator<DataGenSplit>> createEnumerator(int parallelism) const override;
+  /// The splits of `checkpointed_parallelism` subtasks over `parallelism` readers (split j to reader
+  /// j % parallelism).
+  std::unique_ptr<runtime::SplitEnumerator<DataGenSplit>> restoreEnumerator(int parallelism,
+                                                                            int checkpointed_parallelism) const override;
   /// A DataGenSourceReader.
   std::unique_ptr<runtime::SourceReader<types::RowBatch, DataGenSplit>> createReader(
       const runtime::SourceReaderContext& ctx) const override;
@@ -86,17 +97,22 @@ class DataGenSource final : public runtime::Source<types::RowBatch, DataGenSplit
   std::shared_ptr<const DataGenSpec> spec_;
 };
 
-/// Generates the rows of its split. Throttling never blocks: pollNext returns kNothingAvailable (after
-/// at most a 1 ms pause) until rows are due. Used by one task thread.
+/// Generates the rows of its splits, one after another. Throttling never blocks: pollNext returns
+/// kNothingAvailable (after at most a 1 ms pause) until rows are due. A split given back from
+/// snapshotState continues its sequences after the last emitted row; its random fields are reseeded
+/// from the position, so they differ from an uninterrupted run (Flink's random generator is not
+/// repeatable either). Used by one task thread.
 class DataGenSourceReader final : public runtime::SourceReader<types::RowBatch, DataGenSplit> {
  public:
   DataGenSourceReader(std::shared_ptr<const DataGenSpec> spec, const runtime::SourceReaderContext& ctx);
-  /// Starts the split. The rate clock started when the reader was created (the subtask's open). One
-  /// split per reader.
+  /// Starts the split, or queues it behind the current one. The rate clock of the first split started
+  /// when the reader was created (the subtask's open); a later split's clock starts with it.
   void addSplit(DataGenSplit split) override;
   /// Emits the rows that are due (at most `sluice.batch.size`), kNothingAvailable when none is due
-  /// yet, kEndOfInput when the split's rows or a sequence is exhausted.
+  /// yet, kEndOfInput when every split's rows or a sequence is exhausted.
   runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override;
+  /// The current split (with the rows emitted so far) and the queued ones.
+  std::vector<DataGenSplit> snapshotState(int64_t checkpoint_id) override;
 
   /// Rows of the current split in total, or -1 when unbounded (valid after addSplit).
   int64_t rowLimit() const { return limit_; }
@@ -108,6 +124,7 @@ class DataGenSourceReader final : public runtime::SourceReader<types::RowBatch, 
     std::mt19937_64 rng;
   };
   void generate(types::RowBatch& batch, size_t rows);
+  void startSplit(const DataGenSplit& split);
 
   std::shared_ptr<const DataGenSpec> spec_;
   types::RowType produced_type_;
@@ -115,6 +132,10 @@ class DataGenSourceReader final : public runtime::SourceReader<types::RowBatch, 
   std::vector<FieldState> state_;    ///< per physical field
   size_t batch_size_ = 1024;
   bool active_ = false;
+  bool started_any_ = false;
+  DataGenSplit current_;
+  std::deque<DataGenSplit> queued_;
+  int64_t base_emitted_ = 0;  ///< emitted_ when the current split started (rows before it are not due)
   int64_t rate_ = 0;
   int64_t limit_ = -1;
   int64_t emitted_ = 0;

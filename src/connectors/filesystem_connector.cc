@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -126,6 +127,25 @@ std::unique_ptr<runtime::SplitEnumerator<FileSplit>> FileSystemSource::createEnu
   return std::make_unique<SubtaskSplitEnumerator<FileSplit>>(splitsBySubtask(parallelism));
 }
 
+std::unique_ptr<runtime::SplitEnumerator<FileSplit>> FileSystemSource::restoreEnumerator(
+    int parallelism, int checkpointed_parallelism) const {
+  return std::make_unique<SubtaskSplitEnumerator<FileSplit>>(splitsBySubtask(checkpointed_parallelism), parallelism);
+}
+
+std::string FileSplit::splitId() const { return fmt::format("{}:{}:{}", open_path, from, to); }
+
+std::vector<FileSplit> FileSystemSourceReader::snapshotState(int64_t) {
+  std::vector<FileSplit> out;
+  if (file_open_ && pos_ < range_end_ && pos_ < data_.size()) {
+    FileSplit s = current_;
+    s.offset = static_cast<int64_t>(pos_);
+    s.line = line_number_;
+    out.push_back(std::move(s));
+  }
+  out.insert(out.end(), splits_.begin(), splits_.end());
+  return out;
+}
+
 std::unique_ptr<runtime::SourceReader<types::RowBatch, FileSplit>> FileSystemSource::createReader(
     const runtime::SourceReaderContext& ctx) const {
   return std::make_unique<FileSystemSourceReader>(spec_, ctx);
@@ -169,6 +189,7 @@ bool FileSystemSourceReader::openNextSplit() {
   const FileSplit u = std::move(splits_.front());
   splits_.pop_front();
   display_path_ = u.display_path;
+  current_ = u;
   int fd = ::open(u.open_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw UserError(fmt::format("Cannot open file '{}' of table '{}': {}", u.display_path, spec_->table_name,
@@ -203,7 +224,12 @@ bool FileSystemSourceReader::openNextSplit() {
   }
   ::close(fd);
   file_open_ = true;
-  if (u.to >= 0) {
+  if (u.offset >= 0) {
+    // A restored split: its next line and that line's number were checkpointed.
+    pos_ = std::min(static_cast<size_t>(u.offset), data_.size());
+    range_end_ = u.to >= 0 ? static_cast<size_t>(u.to) : data_.size();
+    line_number_ = u.line;
+  } else if (u.to >= 0) {
     const size_t begin = std::min(static_cast<size_t>(u.from), data_.size());
     pos_ = alignToLineStart(data_, begin);
     range_end_ = static_cast<size_t>(u.to);
@@ -366,7 +392,105 @@ void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::
   part_bytes_ = 0;
   finished_.clear();
   committed_.clear();
-  openPart();
+  pending_.clear();
+  if (ctx_.state == nullptr) {
+    own_state_ = std::make_unique<runtime::state::StreamOperatorStateContext>(
+        ctx_.uid, runtime::state::KeyGroupRange::of(0, ctx_.max_parallelism - 1), ctx_.max_parallelism, nullptr);
+    ctx_.state = own_state_.get();
+  }
+  pending_state_ = &ctx_.state->operatorStateBackend().getUnionListState(
+      runtime::state::ListStateDescriptor<PendingFile>{"FileSinkPendingFiles"});
+  if (ctx_.state->isRestored()) restore();
+}
+
+namespace {
+
+// The subtask and counter of a part file name of sink `run_id`: "part-<run>-<j>-<c>.csv" (visible) or
+// ".part-<run>-<j>-<c>.csv.inprogress" (hidden); nullopt for other names.
+std::optional<std::pair<int, int>> partNumbers(const std::string& name, const std::string& run_id, bool hidden) {
+  const std::string prefix = (hidden ? ".part-" : "part-") + run_id + "-";
+  const std::string suffix = hidden ? ".csv.inprogress" : ".csv";
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  const size_t dash = middle.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == middle.size()) return std::nullopt;
+  const std::string j = middle.substr(0, dash);
+  const std::string c = middle.substr(dash + 1);
+  auto digits = [](const std::string& t) {
+    return t.size() <= 9 && std::all_of(t.begin(), t.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  };
+  if (!digits(j) || !digits(c)) return std::nullopt;
+  return std::make_pair(std::stoi(j), std::stoi(c));
+}
+
+}  // namespace
+
+void FileSystemSinkOperator::restore() {
+  const int me = ctx_.subtask_index;
+  const int p = std::max(1, ctx_.parallelism);
+  std::set<std::string> restored_hidden;
+  for (const auto& [checkpoint_id, hidden, final_name] : pending_state_->get()) {
+    (void)checkpoint_id;
+    commit(hidden, final_name);
+    restored_hidden.insert(hidden);
+    if (auto n = partNumbers(final_name, spec_->run_id, false); n && n->first == me)
+      counter_ = std::max(counter_, n->second + 1);
+  }
+  // Committed: the next checkpoint records only what this attempt writes.
+  pending_state_->clear();
+  std::error_code ec;
+  for (fs::directory_iterator it(spec_->absolute_path, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (auto n = partNumbers(name, spec_->run_id, false); n && n->first == me) {
+      counter_ = std::max(counter_, n->second + 1);
+      continue;
+    }
+    auto n = partNumbers(name, spec_->run_id, true);
+    if (!n || restored_hidden.count(name) > 0) continue;
+    const int owner = n->first;
+    if (owner == me || (owner >= p && owner % p == me)) {
+      // Written by the failed attempt after its last completed checkpoint: never to be committed.
+      ::unlink(it->path().c_str());
+    }
+  }
+}
+
+void FileSystemSinkOperator::commit(const std::string& hidden_name, const std::string& final_name) {
+  const std::string from = joinPath(spec_->absolute_path, hidden_name);
+  const std::string to = joinPath(spec_->absolute_path, final_name);
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    const int err = errno;
+    std::error_code ec;
+    // Committed before (a notification that arrived, or another subtask of a restore): idempotent.
+    if (!(err == ENOENT && fs::exists(to, ec)))
+      throw UserError(fmt::format("Cannot commit part file '{}' of table '{}' (rename from '{}'): {}", to,
+                                  spec_->table_name, from, std::strerror(err)));
+  }
+  committed_.push_back(to);
+}
+
+void FileSystemSinkOperator::snapshotState(int64_t checkpoint_id) {
+  finishPart();
+  for (int c : finished_) {
+    pending_.emplace_back(checkpoint_id, fs::path(inProgressPath(c)).filename().string(),
+                          fs::path(partFilePath(c)).filename().string());
+  }
+  finished_.clear();
+  pending_state_->update(pending_);
+}
+
+void FileSystemSinkOperator::notifyCheckpointComplete(int64_t checkpoint_id) {
+  std::vector<PendingFile> keep;
+  for (const PendingFile& f : pending_) {
+    if (std::get<0>(f) <= checkpoint_id) {
+      commit(std::get<1>(f), std::get<2>(f));
+    } else {
+      keep.push_back(f);
+    }
+  }
+  pending_ = std::move(keep);
 }
 
 void FileSystemSinkOperator::openPart() {
@@ -387,11 +511,8 @@ void FileSystemSinkOperator::processBatch(types::RowBatch&& batch) {
                  "filesystem sink of table '{}' received a {} row; it accepts only inserts", spec_->table_name,
                  types::shortString(batch.kind(r)));
     // Flink's table rolling policy: roll before a row when the part file is already past the size.
-    if (part_bytes_ + static_cast<int64_t>(buffer_.size()) > limit) {
-      finishPart();
-      ++counter_;
-      openPart();
-    }
+    if (fd_ >= 0 && part_bytes_ + static_cast<int64_t>(buffer_.size()) > limit) finishPart();
+    if (fd_ < 0) openPart();
     serializer_->appendRow(batch, r, buffer_);
   }
   if (buffer_.size() >= kSinkFlushBytes) flush();
@@ -408,28 +529,27 @@ void FileSystemSinkOperator::finishPart() {
   flush();
   if (fd_ < 0) return;
   const int fd = fd_;
+  const int c = counter_;
   fd_ = -1;
+  ++counter_;  // the next part file, opened on the next row
   if (::close(fd) != 0) {
     const int err = errno;
-    ::unlink(inProgressPath(counter_).c_str());
-    throw UserError(fmt::format("Cannot write '{}': {}", inProgressPath(counter_), std::strerror(err)));
+    ::unlink(inProgressPath(c).c_str());
+    throw UserError(fmt::format("Cannot write '{}': {}", inProgressPath(c), std::strerror(err)));
   }
   if (part_bytes_ > 0) {
-    finished_.push_back(counter_);
+    finished_.push_back(c);
   } else {
-    ::unlink(inProgressPath(counter_).c_str());
+    ::unlink(inProgressPath(c).c_str());
   }
 }
 
 void FileSystemSinkOperator::endInput() {
   finishPart();
+  for (const PendingFile& f : pending_) commit(std::get<1>(f), std::get<2>(f));
+  pending_.clear();
   for (int c : finished_) {
-    const std::string from = inProgressPath(c);
-    const std::string to = partFilePath(c);
-    if (::rename(from.c_str(), to.c_str()) != 0)
-      throw UserError(fmt::format("Cannot commit part file '{}' of table '{}' (rename from '{}'): {}", to,
-                                  spec_->table_name, from, std::strerror(errno)));
-    committed_.push_back(to);
+    commit(fs::path(inProgressPath(c)).filename().string(), fs::path(partFilePath(c)).filename().string());
   }
   finished_.clear();
 }

@@ -16,9 +16,24 @@
 /// `<path>/part-<uuid>-<i>-<counter>.csv`, counter from 0, rolling to the next counter once a file exceeds
 /// `sink.rolling-policy.file-size` (default 128mb). Earlier files in the directory are never touched, so
 /// running a job twice appends (the source reading the directory sees both runs). A part file is written
-/// under the hidden name `.part-<uuid>-<i>-<counter>.csv.inprogress` and renamed to its final name on
-/// endInput (Flink commits at the end of a bounded input), so readers never see a half-written file and
-/// a job that fails before endInput leaves no visible file (its in-progress files are removed on close).
+/// under the hidden name `.part-<uuid>-<i>-<counter>.csv.inprogress` and becomes visible only by a rename
+/// to its final name, so readers never see a half-written file (Flink's FileSink, flink-checkpointing.md
+/// §5.1, §5.2: in-progress -> pending -> finished):
+///  - snapshotState(n) closes the open part file (Flink's checkpoint rolling policy for the table sink):
+///    it is now pending, recorded with checkpoint id n in the UNION operator list state
+///    "FileSinkPendingFiles" (hidden name, final name);
+///  - notifyCheckpointComplete(m) renames every pending file of a checkpoint <= m to its final name;
+///  - on restore every subtask commits every pending file of the restored state (their checkpoint
+///    completed; the notification may have been lost). The rename is idempotent: a file already renamed,
+///    by an earlier notification or by another subtask of the restore, is fine. Then it removes the
+///    in-progress files of this sink that belong to the attempt that failed: those of subtask i, and of
+///    subtasks j >= parallelism with j % parallelism == i (scale-in), not in the restored state; and it
+///    continues the part counter after the highest part of subtask i on disk, so no committed file is
+///    overwritten;
+///  - endInput (a bounded input, also without checkpointing) commits everything still pending, as before.
+/// A failed or cancelled subtask removes its open and closed-but-not-checkpointed files; files pending
+/// for a checkpoint stay hidden until a restore commits them. So no visible file ever holds data of a
+/// checkpoint that did not complete.
 /// A subtask that receives no row leaves no file (Flink opens a part file on the first record). Rows are
 /// buffered and written in large blocks.
 /// Threading: operators are used by their task thread only; the counters are atomics readable anywhere.
@@ -28,12 +43,16 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "connectors/csv_format.h"
 #include "connectors/json_format.h"
 #include "runtime/operators/row_source_reader_operator.h"
 #include "runtime/operators/stream_operator.h"
+#include "runtime/serialization/type_traits.h"
+#include "runtime/state/operator_state_backend.h"
+#include "runtime/state/stream_operator_state_context.h"
 #include "table/catalog/table_factory.h"
 
 namespace sluice::connectors {
@@ -66,12 +85,21 @@ struct FileSystemSourceSpec {
 /// A piece of work of the filesystem source (Flink's FileSourceSplit): one file, or the byte range
 /// [from, to) of one file, whose reader reads the lines that start inside the range (a line starting
 /// exactly at `from` belongs to it; the first one starting at or after `to` does not).
+/// Its position (Flink's FileSourceSplit with a CheckpointedPosition): `offset` is the byte of the next
+/// line to read and `line` its 1-based line number, so a restored reader continues after the last row
+/// it emitted and reports path:line as before the restore.
 struct FileSplit {
   std::string open_path;     ///< path passed to open(2)
   std::string display_path;  ///< path shown in error messages
   int64_t from = 0;          ///< first byte of the range
   int64_t to = -1;           ///< end of the range (exclusive); negative: the whole file
+  int64_t offset = -1;       ///< start of the next line to read; negative: not started
+  int64_t line = 0;          ///< line number of the line at `offset` (when offset >= 0)
+
+  /// "<open_path>:<from>:<to>", the same before and after reading starts.
+  std::string splitId() const;
 };
+SLUICE_TYPE(FileSplit, open_path, display_path, from, to, offset, line)
 
 /// The filesystem source on the FLIP-27 interface. The enumerator assigns splits by subtask, as
 /// Sluice always divided the work: a directory's files (sorted) round-robin over the subtasks; a single
@@ -85,6 +113,10 @@ class FileSystemSource final : public runtime::Source<types::RowBatch, FileSplit
   std::vector<std::vector<FileSplit>> splitsBySubtask(int parallelism) const;
   /// A SubtaskSplitEnumerator over splitsBySubtask (throws as it does).
   std::unique_ptr<runtime::SplitEnumerator<FileSplit>> createEnumerator(int parallelism) const override;
+  /// The splits of splitsBySubtask(checkpointed_parallelism) over `parallelism` readers (list j to reader
+  /// j % parallelism). Throws as splitsBySubtask does.
+  std::unique_ptr<runtime::SplitEnumerator<FileSplit>> restoreEnumerator(int parallelism,
+                                                                         int checkpointed_parallelism) const override;
   /// A FileSystemSourceReader.
   std::unique_ptr<runtime::SourceReader<types::RowBatch, FileSplit>> createReader(
       const runtime::SourceReaderContext& ctx) const override;
@@ -105,6 +137,8 @@ class FileSystemSourceReader final : public runtime::SourceReader<types::RowBatc
   void addSplit(FileSplit split) override;
   /// Emits one batch; kEndOfInput once every assigned split was read.
   runtime::InputStatus pollNext(runtime::ReaderOutput<types::RowBatch>& output) override;
+  /// The split being read (with the offset and line number of its next line) and the queued ones.
+  std::vector<FileSplit> snapshotState(int64_t checkpoint_id) override;
   void close() override;
 
   /// Fields nulled plus rows dropped under csv.ignore-parse-errors so far (any thread).
@@ -128,6 +162,7 @@ class FileSystemSourceReader final : public runtime::SourceReader<types::RowBatc
   std::string owned_data_;  ///< used instead of a mapping for files that cannot be mapped
   std::string_view data_;
   std::string display_path_;
+  FileSplit current_;  ///< the split of the open file
   bool file_open_ = false;
   size_t pos_ = 0;
   size_t range_end_ = 0;
@@ -198,33 +233,50 @@ class FileSystemSinkOperator : public runtime::StreamOperator {
   explicit FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec);
   /// Closes and removes any in-progress file still open (a failed or cancelled subtask).
   ~FileSystemSinkOperator() override;
-  /// Creates the directory (and its parents) when missing and opens the in-progress file of part 0.
-  /// Throws UserError naming the path when `path` is a file or the directory or file cannot be created.
+  /// Creates the directory (and its parents) when missing; on restore commits the restored pending files
+  /// and removes the files of the failed attempt (see the file comment). Part files are opened on the
+  /// first row. Throws UserError naming the path when `path` is a file, the directory cannot be created,
+  /// or a restored pending file is neither at its hidden nor at its final name.
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   /// Serializes the rows; rolls to the next part file when the current one exceeds the rolling size.
   /// Throws UserError naming the file on a write error.
   void processBatch(types::RowBatch&& batch) override;
-  /// Writes the buffered rows and commits: renames every part file of this subtask to its final name
-  /// (an empty part 0 is removed instead). Throws UserError naming the file when a write or rename fails.
+  /// Closes the open part file: it is pending for `checkpoint_id`, recorded in the operator state with
+  /// the ones not committed yet. Throws UserError naming the file on a write error.
+  void snapshotState(int64_t checkpoint_id) override;
+  /// Commits (renames to the final name) every pending file of a checkpoint <= `checkpoint_id`. Throws
+  /// UserError naming the file when a rename fails.
+  void notifyCheckpointComplete(int64_t checkpoint_id) override;
+  /// Writes the buffered rows and commits every part file of this subtask, pending or not. Throws
+  /// UserError naming the file when a write or rename fails.
   void endInput() override;
-  /// Closes the open file; in-progress files not committed by endInput are removed.
+  /// Closes the open file; files not committed and not pending for a checkpoint are removed.
   void close() override;
   /// Final path of this subtask's part file number `counter` (valid after open).
   std::string partFilePath(int counter) const;
   /// Hidden in-progress path of this subtask's part file number `counter` (valid after open).
   std::string inProgressPath(int counter) const;
-  /// The final paths committed by endInput, in counter order.
+  /// The final paths committed so far (by restore, notifications and endInput), in commit order.
   const std::vector<std::string>& committedFiles() const { return committed_; }
 
  private:
+  /// (checkpoint id, hidden file name, final file name), names relative to the sink's directory.
+  using PendingFile = std::tuple<int64_t, std::string, std::string>;
+
   void openPart();
   void flush();
   void finishPart();
   void discardUncommitted();
+  void commit(const std::string& hidden_name, const std::string& final_name);
+  void restore();
+
+  std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state_;  ///< when ctx.state is null
+  runtime::state::PartitionableListState<PendingFile>* pending_state_ = nullptr;
+  std::vector<PendingFile> pending_;  ///< closed part files of snapshotted checkpoints, not committed yet
 
   std::shared_ptr<const FileSystemSinkSpec> spec_;
   std::unique_ptr<CsvRowSerializer> serializer_;
-  int counter_ = 0;            ///< part number of the open file
+  int counter_ = 0;            ///< part number of the open file, or of the next one when none is open
   int fd_ = -1;
   int64_t part_bytes_ = 0;     ///< bytes written to the open file (excluding `buffer_`)
   std::string buffer_;         ///< serialized rows of the open file not yet written

@@ -1,6 +1,7 @@
 #pragma once
 /// Small helpers shared by the connector sources and operators.
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <optional>
@@ -29,19 +30,27 @@ namespace sluice::connectors {
 template <typename SplitT>
 class SubtaskSplitEnumerator final : public runtime::SplitEnumerator<SplitT> {
  public:
-  /// `by_subtask[i]` are the splits of subtask i.
-  explicit SubtaskSplitEnumerator(std::vector<std::vector<SplitT>> by_subtask) {
+  /// `by_subtask[j]` are the splits of list j. `readers`: the number of subtasks asking; reader s gets
+  /// the lists j with j % readers == s, in j order (0: one reader per list, the plain static assignment;
+  /// fewer or more readers happen when a checkpoint taken at another parallelism is restored).
+  explicit SubtaskSplitEnumerator(std::vector<std::vector<SplitT>> by_subtask, int readers = 0) {
     for (auto& splits : by_subtask) queues_.emplace_back(splits.begin(), splits.end());
+    readers_ = readers > 0 ? static_cast<size_t>(readers) : std::max<size_t>(1, queues_.size());
   }
   std::optional<SplitT> handleSplitRequest(int subtask) override {
-    if (subtask < 0 || static_cast<size_t>(subtask) >= queues_.size() || queues_[subtask].empty()) return std::nullopt;
-    SplitT s = std::move(queues_[subtask].front());
-    queues_[subtask].pop_front();
-    return s;
+    if (subtask < 0) return std::nullopt;
+    for (size_t j = static_cast<size_t>(subtask); j < queues_.size(); j += readers_) {
+      if (queues_[j].empty()) continue;
+      SplitT s = std::move(queues_[j].front());
+      queues_[j].pop_front();
+      return s;
+    }
+    return std::nullopt;
   }
 
  private:
   std::vector<std::deque<SplitT>> queues_;
+  size_t readers_ = 1;
 };
 
 }  // namespace sluice::connectors

@@ -80,7 +80,7 @@ TEST(StateTimerTest, ProcessingTimeTimersFireWhenTheClockPasses) {
   h.setProcessingTime(109);
   EXPECT_TRUE(h.out.values<std::string>().empty());
   h.setProcessingTime(110);
-  // Same time: keys fire in the order they were first seen.
+  // Same time: timers fire ordered by their key bytes (the timer service's order).
   EXPECT_EQ(h.out.values<std::string>(), (std::vector<std::string>{"a@110", "b@110"}));
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// The user-function interfaces of the DataStream API (Flink's org.apache.flink.api.common.functions and
-/// streaming.api.functions): Collector, OutputTag, RuntimeContext, RichFunction, ValueState, TimerService,
-/// ProcessFunction, KeyedProcessFunction, CoProcessFunction, KeyedCoProcessFunction, AggregateFunction,
+/// streaming.api.functions): Collector, OutputTag, RuntimeContext, RichFunction, the keyed state handles
+/// (ValueState, ListState, MapState, ReducingState, AggregatingState over runtime/state's keyed backend),
+/// TimerService, ProcessFunction, KeyedProcessFunction, CoProcessFunction, KeyedCoProcessFunction, AggregateFunction,
 /// ProcessWindowFunction and TimeWindow. They live in runtime because the operators that call them do;
 /// `api/` re-exports them under sluice::api.
 ///
@@ -14,10 +15,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
 #include "runtime/object_batch.h"
+#include "runtime/serialization/object_batch_serializer.h"
+#include "runtime/serialization/type_serializer.h"
+#include "runtime/state/keyed_state_backend.h"
 
 namespace sluice::runtime {
 
@@ -94,49 +101,206 @@ class AccumulatorRegistry {
   std::map<std::string, int64_t> values_;
 };
 
-/// Dense per-key slots for heap keyed state: every key the operator sees gets a small index.
-class KeyContext {
- public:
-  virtual ~KeyContext() = default;
-  /// Index of the key set by the operator for the record or timer being processed.
-  uint32_t currentKeyIndex() const { return current_; }
+/// The serializer of keyed state values of type T that have no TypeSerializer (hasTypeSerializer is
+/// false): such state works until it must be checkpointed; then the snapshot (or a restore) throws a
+/// UserError naming the type, as Flink fails a job whose state type has no TypeInformation serializer.
+template <typename T>
+struct MissingStateSerializer {
+  [[noreturn]] static void serialize(const T&, DataOutputView&) { fail(); }
+  [[noreturn]] static T deserialize(DataInputView&) { fail(); }
 
- protected:
-  uint32_t current_ = 0;
+ private:
+  [[noreturn]] static void fail() {
+    const std::string name = readableTypeName(typeid(T));
+    throw UserError(fmt::format(
+        "keyed state of type {} cannot be checkpointed: the type has no TypeSerializer. Declare it (and its "
+        "fields) with SLUICE_TYPE, or specialize TypeSerializer<{}>",
+        name, name));
+  }
 };
 
-/// Keyed single-value state (Flink's ValueState), scoped to the current key. Heap backend.
+/// The serializer keyed state uses for T: TypeSerializer<T> when T has one, else MissingStateSerializer<T>.
+template <typename T>
+using StateSerializer = std::conditional_t<hasTypeSerializer<T>(), TypeSerializer<T>, MissingStateSerializer<T>>;
+
+/// Keyed single-value state of the current key (Flink's ValueState): a handle on the operator's keyed
+/// state backend, so the value is checkpointed and rescaled with the key's key group.
 template <typename V>
 class ValueState {
  public:
-  explicit ValueState(const KeyContext* keys) : keys_(keys) {}
-  /// The current key's value; nullopt when never set or cleared (Flink's null).
+  using BackendState = state::ValueState<V, StateSerializer<V>>;
+  explicit ValueState(BackendState* s) : s_(s) {}
+  /// The current key's value (a copy); nullopt when never set or cleared (Flink's null).
   std::optional<V> value() const {
-    const uint32_t k = keys_->currentKeyIndex();
-    return k < values_.size() ? values_[k] : std::nullopt;
+    const V* v = s_->value();
+    return v == nullptr ? std::nullopt : std::optional<V>(*v);
   }
   /// Sets the current key's value.
-  void update(V v) {
-    const uint32_t k = keys_->currentKeyIndex();
-    if (k >= values_.size()) values_.resize(k + 1);
-    values_[k] = std::move(v);
-  }
+  void update(V v) { s_->update(std::move(v)); }
   /// Removes the current key's value.
-  void clear() {
-    const uint32_t k = keys_->currentKeyIndex();
-    if (k < values_.size()) values_[k].reset();
-  }
+  void clear() { s_->clear(); }
 
  private:
-  const KeyContext* keys_;
-  std::vector<std::optional<V>> values_;
+  BackendState* s_;
 };
+
+/// Keyed list state of the current key (Flink's ListState). An empty list is no state.
+template <typename V>
+class ListState {
+ public:
+  using BackendState = state::ListState<V, StateSerializer<V>>;
+  explicit ListState(BackendState* s) : s_(s) {}
+  /// The current key's elements in the order added (a copy); empty when none.
+  std::vector<V> get() const {
+    const std::vector<V>* l = s_->get();
+    return l == nullptr ? std::vector<V>() : *l;
+  }
+  void add(V v) { s_->add(std::move(v)); }
+  void addAll(std::vector<V> values) { s_->addAll(std::move(values)); }
+  /// Replaces the current key's list (an empty list clears it).
+  void update(std::vector<V> values) { s_->update(std::move(values)); }
+  void clear() { s_->clear(); }
+
+ private:
+  BackendState* s_;
+};
+
+/// Keyed map state of the current key (Flink's MapState). Iteration order is unspecified (a hash map
+/// when std::hash<UK> exists, else ordered by UK's <), as with Flink's heap backend.
+template <typename UK, typename UV>
+class MapState {
+ public:
+  using BackendState = state::MapState<UK, UV, StateSerializer<UK>, StateSerializer<UV>>;
+  explicit MapState(BackendState* s) : s_(s) {}
+  /// The value of `key` (a copy), nullopt when absent.
+  std::optional<UV> get(const UK& key) const {
+    const UV* v = s_->get(key);
+    return v == nullptr ? std::nullopt : std::optional<UV>(*v);
+  }
+  void put(UK key, UV value) { s_->put(std::move(key), std::move(value)); }
+  void putAll(std::vector<std::pair<UK, UV>> entries) {
+    for (auto& [k, v] : entries) s_->put(std::move(k), std::move(v));
+  }
+  void remove(const UK& key) { s_->remove(key); }
+  bool contains(const UK& key) const { return s_->contains(key); }
+  bool isEmpty() const { return s_->isEmpty(); }
+  /// The current key's entries (copies).
+  std::vector<std::pair<UK, UV>> entries() const {
+    std::vector<std::pair<UK, UV>> out;
+    if (const auto* m = s_->entries()) out.assign(m->begin(), m->end());
+    return out;
+  }
+  std::vector<UK> keys() const {
+    std::vector<UK> out;
+    if (const auto* m = s_->entries()) for (const auto& e : *m) out.push_back(e.first);
+    return out;
+  }
+  std::vector<UV> values() const {
+    std::vector<UV> out;
+    if (const auto* m = s_->entries()) for (const auto& e : *m) out.push_back(e.second);
+    return out;
+  }
+  void clear() { s_->clear(); }
+
+ private:
+  BackendState* s_;
+};
+
+/// Keyed state that folds the values added for the current key with a reduce function (Flink's
+/// ReducingState).
+template <typename V>
+class ReducingState {
+ public:
+  using BackendState = state::ReducingState<V, StateSerializer<V>>;
+  explicit ReducingState(BackendState* s) : s_(s) {}
+  /// The reduced value (a copy), nullopt when nothing was added.
+  std::optional<V> get() const {
+    const V* v = s_->get();
+    return v == nullptr ? std::nullopt : std::optional<V>(*v);
+  }
+  /// Folds `v` in: reduce(current, v), or v when there is none.
+  void add(V v) { s_->add(std::move(v)); }
+  void clear() { s_->clear(); }
+
+ private:
+  BackendState* s_;
+};
+
+/// Keyed state that aggregates the values added for the current key with an AggregateFunction into an
+/// accumulator (Flink's AggregatingState<IN, OUT>; the accumulator type is the descriptor's).
+template <typename IN, typename OUT>
+class AggregatingState {
+ public:
+  virtual ~AggregatingState() = default;
+  /// getResult of the current key's accumulator, nullopt when nothing was added.
+  virtual std::optional<OUT> get() = 0;
+  /// Adds `value` into the current key's accumulator (created first when absent).
+  virtual void add(const IN& value) = 0;
+  virtual void clear() = 0;
+};
+
+namespace internal {
+template <typename IN, typename ACC, typename OUT>
+class AggregatingStateHandle final : public AggregatingState<IN, OUT> {
+ public:
+  using BackendState = state::AggregatingState<IN, ACC, OUT, StateSerializer<ACC>>;
+  explicit AggregatingStateHandle(BackendState* s) : s_(s) {}
+  std::optional<OUT> get() override { return s_->get(); }
+  void add(const IN& value) override { s_->add(value); }
+  void clear() override { s_->clear(); }
+
+ private:
+  BackendState* s_;
+};
+}  // namespace internal
 
 /// Names a ValueState (Flink's ValueStateDescriptor).
 template <typename V>
 struct ValueStateDescriptor {
   explicit ValueStateDescriptor(std::string n) : name(std::move(n)) {}
   std::string name;
+};
+
+/// Names a ListState (Flink's ListStateDescriptor).
+template <typename V>
+struct ListStateDescriptor {
+  explicit ListStateDescriptor(std::string n) : name(std::move(n)) {}
+  std::string name;
+};
+
+/// Names a MapState (Flink's MapStateDescriptor).
+template <typename UK, typename UV>
+struct MapStateDescriptor {
+  explicit MapStateDescriptor(std::string n) : name(std::move(n)) {}
+  std::string name;
+};
+
+/// Names a ReducingState and its reduce function (Flink's ReducingStateDescriptor): `reduce` is
+/// `V(const V&, const V&)` or an object with `V reduce(const V&, const V&)` (a ReduceFunction<V>).
+template <typename V>
+struct ReducingStateDescriptor {
+  template <typename F>
+  ReducingStateDescriptor(std::string n, F reduce_fn) : name(std::move(n)) {
+    if constexpr (std::is_invocable_r_v<V, F&, const V&, const V&>) {
+      reduce = std::move(reduce_fn);
+    } else {
+      auto f = std::make_shared<F>(std::move(reduce_fn));
+      reduce = [f](const V& a, const V& b) { return f->reduce(a, b); };
+    }
+  }
+  std::string name;
+  std::function<V(const V&, const V&)> reduce;
+};
+
+/// Names an AggregatingState and its AggregateFunction<IN, ACC, OUT> (Flink's AggregatingStateDescriptor);
+/// the function object is copied. Only the accumulator is stored.
+template <typename IN, typename ACC, typename OUT>
+struct AggregatingStateDescriptor {
+  template <typename A>
+  AggregatingStateDescriptor(std::string name, A agg)
+      : desc(state::makeAggregatingStateDescriptor<IN, ACC, OUT, StateSerializer<ACC>>(
+            std::move(name), std::make_shared<A>(std::move(agg)))) {}
+  state::AggregatingStateDescriptor<IN, ACC, OUT, StateSerializer<ACC>> desc;
 };
 
 /// Facts about the subtask and access to keyed state and accumulators (Flink's RuntimeContext).
@@ -148,26 +312,53 @@ class RuntimeContext {
   const std::string& getTaskName() const { return task_name_; }
   /// The subtask's counter `name`, merged over subtasks into JobExecutionResult::accumulators.
   LongCounter& getLongCounter(const std::string& name) { return counters_[name]; }
-  /// Keyed state of the current key. Throws UserError outside a keyed stream (Flink: "Keyed state can
-  /// only be used on a 'keyed stream'").
+
+  /// Keyed state of the current key, kept in the operator's keyed state backend (checkpointed, and
+  /// redistributed by key group on rescaling). The same handle for the same name; the reference stays
+  /// valid until the operator closes. Throws UserError outside a keyed stream (Flink: "Keyed state can
+  /// only be used on a 'keyed stream'") and when the name is already taken by a state of another kind or
+  /// type. Values of a type without TypeSerializer work until a checkpoint needs their bytes (then
+  /// UserError naming the type, see MissingStateSerializer).
   template <typename V>
   ValueState<V>& getState(const ValueStateDescriptor<V>& desc) {
-    if (keys_ == nullptr) {
-      throw UserError(fmt::format("Keyed state '{}' can only be used on a keyed stream (keyBy) in '{}'", desc.name,
-                                  task_name_));
-    }
-    std::shared_ptr<void>& slot = states_[desc.name];
-    if (!slot) slot = std::make_shared<ValueState<V>>(keys_);
-    return *static_cast<ValueState<V>*>(slot.get());
+    return handle<ValueState<V>>(backend(desc.name).getValueState(
+        state::ValueStateDescriptor<V, StateSerializer<V>>{desc.name}));
+  }
+  /// Keyed list state (Flink's getListState); as getState.
+  template <typename V>
+  ListState<V>& getListState(const ListStateDescriptor<V>& desc) {
+    return handle<ListState<V>>(backend(desc.name).getListState(
+        state::ListStateDescriptor<V, StateSerializer<V>>{desc.name}));
+  }
+  /// Keyed map state (Flink's getMapState); as getState.
+  template <typename UK, typename UV>
+  MapState<UK, UV>& getMapState(const MapStateDescriptor<UK, UV>& desc) {
+    return handle<MapState<UK, UV>>(backend(desc.name).getMapState(
+        state::MapStateDescriptor<UK, UV, StateSerializer<UK>, StateSerializer<UV>>{desc.name}));
+  }
+  /// Keyed reducing state (Flink's getReducingState); as getState.
+  template <typename V>
+  ReducingState<V>& getReducingState(const ReducingStateDescriptor<V>& desc) {
+    return handle<ReducingState<V>>(backend(desc.name).getReducingState(
+        state::ReducingStateDescriptor<V, StateSerializer<V>>{desc.name, desc.reduce}));
+  }
+  /// Keyed aggregating state (Flink's getAggregatingState); as getState.
+  template <typename IN, typename ACC, typename OUT>
+  AggregatingState<IN, OUT>& getAggregatingState(const AggregatingStateDescriptor<IN, ACC, OUT>& desc) {
+    return handle<internal::AggregatingStateHandle<IN, ACC, OUT>>(
+        backend(desc.desc.name).getAggregatingState(desc.desc));
   }
 
-  /// Operator side: fills in the facts (before the function's open).
-  void init(int subtask, int parallelism, int max_parallelism, std::string task_name, const KeyContext* keys) {
+  /// Operator side: fills in the facts (before the function's open). `keyed`: the operator's keyed
+  /// state backend, null on a non-keyed stream.
+  void init(int subtask, int parallelism, int max_parallelism, std::string task_name,
+            state::KeyedStateBackend* keyed) {
     subtask_ = subtask;
     parallelism_ = parallelism;
     max_parallelism_ = max_parallelism;
     task_name_ = std::move(task_name);
-    keys_ = keys;
+    keyed_ = keyed;
+    states_.clear();
   }
   /// Operator side: merges the local counters into `registry` (at close).
   void publishAccumulators(AccumulatorRegistry* registry) {
@@ -177,13 +368,36 @@ class RuntimeContext {
   }
 
  private:
+  struct StateHandle {
+    const void* backend_state = nullptr;  ///< what the handle points at (the backend checks the type)
+    std::shared_ptr<void> handle;
+  };
+
+  state::KeyedStateBackend& backend(const std::string& state_name) const {
+    if (keyed_ == nullptr) {
+      throw UserError(fmt::format("Keyed state '{}' can only be used on a keyed stream (keyBy) in '{}'", state_name,
+                                  task_name_));
+    }
+    return *keyed_;
+  }
+  /// The handle of type H on `s`, made once per backend state.
+  template <typename H, typename S>
+  H& handle(S& s) {
+    StateHandle& slot = states_[s.name()];
+    if (slot.backend_state != &s) {
+      slot.backend_state = &s;
+      slot.handle = std::make_shared<H>(&s);
+    }
+    return *static_cast<H*>(slot.handle.get());
+  }
+
   int subtask_ = 0;
   int parallelism_ = 1;
   int max_parallelism_ = 128;
   std::string task_name_;
-  const KeyContext* keys_ = nullptr;
+  state::KeyedStateBackend* keyed_ = nullptr;
   std::map<std::string, LongCounter> counters_;
-  std::map<std::string, std::shared_ptr<void>> states_;
+  std::map<std::string, StateHandle> states_;
 };
 
 /// A function with a lifecycle and a RuntimeContext (Flink's RichFunction).

@@ -1,18 +1,24 @@
 #pragma once
-/// Keyed DataStream operators: heap keyed state by key index, event- and processing-time timers per key
-/// (Flink's HeapKeyedStateBackend + InternalTimerService), keyed reduce / sum / min / max
-/// (StreamGroupedReduceOperator), KeyedProcessOperator, and the two-input operators of connected streams
-/// (CoStreamMap, CoProcessOperator, KeyedCoProcessOperator). Threading: task thread only.
+/// Keyed DataStream operators: keyed state and event- and processing-time timers per key in the
+/// operator's keyed state backend (runtime/state: Flink's HeapKeyedStateBackend + InternalTimerService),
+/// keyed reduce / sum / min / max (StreamGroupedReduceOperator), KeyedProcessOperator, and the two-input
+/// operators of connected streams (CoStreamMap, CoProcessOperator, KeyedCoProcessOperator). Everything a
+/// keyed operator must keep across a failure lives in the backend, so snapshotState has nothing to add.
+/// Threading: task thread only.
 
 #include <memory>
 #include <optional>
 #include <set>
-#include <tuple>
-#include <unordered_map>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/hash.h"
 #include "runtime/operators/object_operators.h"
 #include "runtime/serialization/key_hash.h"
+#include "runtime/serialization/type_serializer.h"
+#include "runtime/state/keyed_state_backend.h"
+#include "runtime/state/stream_operator_state_context.h"
 
 namespace sluice::runtime {
 
@@ -28,130 +34,159 @@ void fireKeyedTimer(F& fn, TimerContext& ctx, Collector& out, const K* key, int6
   fn.onTimer(time, ctx, out);
 }
 
-/// The keys an operator has seen, each with a dense index used by ValueState and timers.
-template <typename K>
-class KeyedBackend final : public KeyContext {
- public:
-  /// Makes `key` the current key (registering it on first sight).
-  void setCurrentKey(const K& key) {
-    auto [it, inserted] = index_.try_emplace(key, static_cast<uint32_t>(keys_.size()));
-    if (inserted) keys_.push_back(key);
-    current_ = it->second;
-  }
-  void setCurrentKeyIndex(uint32_t i) { current_ = i; }
-  const K& currentKey() const { return keys_[current_]; }
-  size_t numKeys() const { return keys_.size(); }
-
- private:
-  std::unordered_map<K, uint32_t, StableKeyHasher> index_;
-  std::vector<K> keys_;
-};
-
-/// Timers ordered by (time, key index, namespace); a timer is set at most once (Flink's
-/// InternalTimerService: duplicates collapse). The namespace distinguishes windows of one key.
-class TimerQueue {
- public:
-  using Timer = std::tuple<int64_t, uint32_t, int64_t>;  ///< time ms, key index, namespace
-  void add(int64_t time, uint32_t key, int64_t ns = 0) { timers_.emplace(time, key, ns); }
-  void remove(int64_t time, uint32_t key, int64_t ns = 0) { timers_.erase(Timer{time, key, ns}); }
-  /// Removes and returns the earliest timer with time <= `until`.
-  std::optional<Timer> pollUntil(int64_t until) {
-    if (timers_.empty() || std::get<0>(*timers_.begin()) > until) return std::nullopt;
-    Timer t = *timers_.begin();
-    timers_.erase(timers_.begin());
-    return t;
-  }
-  std::optional<int64_t> earliest() const {
-    return timers_.empty() ? std::nullopt : std::optional<int64_t>(std::get<0>(*timers_.begin()));
-  }
-  bool empty() const { return timers_.empty(); }
-
- private:
-  std::set<Timer> timers_;
-};
-
-/// Base of keyed operators: the key backend, event-time and processing-time timer queues, the
-/// TimerService a function sees, and timer firing on watermarks and on the task's processing-time service.
-/// Subclasses implement onTimer (key already set). As in Flink (FLINK-14231), processing-time timers still
+/// Base of keyed operators: keyed state and timers in the operator's keyed state backend (runtime/state),
+/// the typed current key, the TimerService a function sees, and timer firing on watermarks and on the
+/// task's ProcessingTimeService.
+///
+/// State: `ctx.state` (set by the StreamTask, already restored) or, when null (operators driven by hand),
+/// a private StreamOperatorStateContext over all key groups [0, max_parallelism - 1]. The backend's
+/// current key is the key's TypeSerializer<K> bytes in key group assignToKeyGroup(keyHash(key),
+/// max_parallelism): the group the HASH exchange (KeySelectorPartitioner) routes the record by, so a
+/// key's state moves with its records when a job is rescaled. A timer's key is deserialized back into
+/// the typed key before onTimer.
+///
+/// Timers: the backend's InternalTimerService `timer_service` ("user-timers" for process functions,
+/// "window-timers" for windows, Flink's names), snapshotted with the keyed state. Processing-time timers
+/// are also scheduled on the task's ProcessingTimeService; after a restore the earliest restored one is
+/// scheduled in open(), so timers already due fire at the task's next timer round (Flink's
+/// InternalTimerServiceImpl.startTimerService). As in Flink (FLINK-14231), processing-time timers still
 /// pending when the input ends are not fired; event-time timers all fire on the final watermark.
+/// Threading: the task thread only.
 template <typename K>
 class KeyedOperatorBase : public ObjectOperator, public TimerService {
+  static_assert(hasTypeSerializer<K>(),
+                "a keyBy key type needs a TypeSerializer (its bytes scope keyed state): declare it with SLUICE_TYPE");
+
  public:
-  using ObjectOperator::ObjectOperator;
+  /// `timer_service`: the name of the backend's timer service, empty for an operator without timers.
+  KeyedOperatorBase(std::shared_ptr<ExecutionScopeSlot> slot, std::string timer_service)
+      : ObjectOperator(std::move(slot)), timer_service_name_(std::move(timer_service)) {}
+
+  void open(const OperatorContext& ctx, Output* output) override {
+    if (ctx.state != nullptr) {
+      state_ = ctx.state;
+    } else {
+      own_state_ = std::make_unique<state::StreamOperatorStateContext>(
+          ctx.uid.empty() ? ctx.operator_name : ctx.uid, state::KeyGroupRange::of(0, ctx.max_parallelism - 1),
+          ctx.max_parallelism, nullptr);
+      state_ = own_state_.get();
+    }
+    SLUICE_CHECK(state_->maxParallelism() == ctx.max_parallelism,
+                 "operator '{}': state context for max parallelism {}, operator runs with {}", ctx.operator_name,
+                 state_->maxParallelism(), ctx.max_parallelism);
+    backend_ = &state_->keyedStateBackend();
+    if (!timer_service_name_.empty()) timers_ = &backend_->getInternalTimerService(timer_service_name_);
+    ObjectOperator::open(ctx, output);
+    if (timers_ != nullptr) {
+      if (auto next = timers_->nextProcessingTime()) scheduleProcessingTimer(*next);
+    }
+  }
 
   int64_t currentProcessingTime() const override { return processingTime(); }
   int64_t currentWatermark() const override { return watermark_; }
-  void registerEventTimeTimer(int64_t time) override { event_timers_.add(time, keys_.currentKeyIndex(), 0); }
-  void registerProcessingTimeTimer(int64_t time) override { addProcessingTimer(time, keys_.currentKeyIndex(), 0); }
-  void deleteEventTimeTimer(int64_t time) override { event_timers_.remove(time, keys_.currentKeyIndex(), 0); }
-  void deleteProcessingTimeTimer(int64_t time) override {
-    processing_timers_.remove(time, keys_.currentKeyIndex(), 0);
+  void registerEventTimeTimer(int64_t time) override { timerService().registerEventTimeTimer({}, time); }
+  void registerProcessingTimeTimer(int64_t time) override {
+    timerService().registerProcessingTimeTimer({}, time);
+    scheduleProcessingTimer(time);
   }
+  void deleteEventTimeTimer(int64_t time) override { timerService().deleteEventTimeTimer({}, time); }
+  void deleteProcessingTimeTimer(int64_t time) override { timerService().deleteProcessingTimeTimer({}, time); }
 
   /// Fires every event-time timer <= the watermark (timers set while firing included), then forwards it.
   void processWatermark(Watermark mark) override {
     watermark_ = mark.timestamp;
-    while (auto t = event_timers_.pollUntil(mark.timestamp)) {
-      keys_.setCurrentKeyIndex(std::get<1>(*t));
-      onTimer(std::get<0>(*t), std::get<2>(*t), TimeDomain::kEventTime);
+    if (timers_ != nullptr) {
+      timers_->advanceWatermark(mark.timestamp, [this](std::string_view key, int32_t, std::string_view ns,
+                                                       int64_t time) { fireTimer(key, ns, time, TimeDomain::kEventTime); });
     }
     afterTimers();
     output_->emitWatermark(mark);
   }
 
  protected:
-  const KeyContext* keyContext() const override { return &keys_; }
-  /// A timer fired for the current key; `ns` is its namespace.
-  virtual void onTimer(int64_t time, int64_t ns, TimeDomain domain) = 0;
+  state::KeyedStateBackend* keyedStateBackend() override { return backend_; }
+  state::KeyedStateBackend& backend() { return *backend_; }
+  state::InternalTimerService& timerService() {
+    SLUICE_CHECK(timers_ != nullptr, "operator '{}' has no timer service", this->ctx_.operator_name);
+    return *timers_;
+  }
+
+  /// Makes `key` the current key of the backend (bytes and key group, see the class comment) and of
+  /// currentKey().
+  void setCurrentKey(K key) {
+    key_bytes_.clear();
+    DataOutputView out(key_bytes_);
+    TypeSerializer<K>::serialize(key, out);
+    backend_->setCurrentKey(key_bytes_, assignToKeyGroup(keyHash(key), backend_->maxParallelism()));
+    current_key_ = std::move(key);
+  }
+  /// The typed key of the record or timer being processed.
+  const K& currentKey() const { return *current_key_; }
+
+  /// A timer fired for the current key; `ns` is its namespace bytes (empty: VoidNamespace).
+  virtual void onTimer(int64_t time, std::string_view ns, TimeDomain domain) = 0;
   /// Called after a round of timers (flush outputs).
   virtual void afterTimers() {}
 
-  void addProcessingTimer(int64_t time, uint32_t key, int64_t ns) {
-    processing_timers_.add(time, key, ns);
+  /// Schedules a call on the task's ProcessingTimeService at `time` (ms), once per distinct time.
+  void scheduleProcessingTimer(int64_t time) {
     if (ctx_.processing_time_service != nullptr && scheduled_.insert(time).second) {
-      ctx_.processing_time_service->registerTimer(time, [this](int64_t now) { fireProcessingTimers(now); });
+      ctx_.processing_time_service->registerTimer(time, [this](int64_t t) { onProcessingTime(t); });
     }
-  }
-  void fireProcessingTimers(int64_t until) {
-    scheduled_.erase(until);
-    bool fired = false;
-    while (auto t = processing_timers_.pollUntil(until)) {
-      keys_.setCurrentKeyIndex(std::get<1>(*t));
-      onTimer(std::get<0>(*t), std::get<2>(*t), TimeDomain::kProcessingTime);
-      fired = true;
-    }
-    if (fired) afterTimers();
   }
 
-  KeyedBackend<K> keys_;
-  TimerQueue event_timers_;
-  TimerQueue processing_timers_;
-  std::set<int64_t> scheduled_;
   int64_t watermark_ = Watermark::kMinTimestamp;
+
+ private:
+  void fireTimer(std::string_view key, std::string_view ns, int64_t time, TimeDomain domain) {
+    DataInputView in(key);
+    current_key_ = TypeSerializer<K>::deserialize(in);
+    onTimer(time, ns, domain);
+  }
+  void onProcessingTime(int64_t time) {
+    scheduled_.erase(time);
+    bool fired = false;
+    timers_->advanceProcessingTime(time, [&](std::string_view key, int32_t, std::string_view ns, int64_t t) {
+      fired = true;
+      fireTimer(key, ns, t, TimeDomain::kProcessingTime);
+    });
+    if (fired) afterTimers();
+    // Restored timers (and timers registered for times already scheduled once) are not scheduled yet.
+    if (auto next = timers_->nextProcessingTime()) scheduleProcessingTimer(*next);
+  }
+
+  std::string timer_service_name_;
+  std::unique_ptr<state::StreamOperatorStateContext> own_state_;
+  state::StreamOperatorStateContext* state_ = nullptr;
+  state::KeyedStateBackend* backend_ = nullptr;
+  state::InternalTimerService* timers_ = nullptr;
+  std::string key_bytes_;
+  std::optional<K> current_key_;
+  std::set<int64_t> scheduled_;
 };
 
-/// Rolling reduce per key (Flink's StreamGroupedReduceOperator): in STREAMING every record emits the key's
-/// updated value; in BATCH runtime mode only the final value per key is emitted at the end of input.
+/// Rolling reduce per key (Flink's StreamGroupedReduceOperator): the key's value is the ValueState
+/// "_op_state" (Flink's name). In STREAMING every record emits the key's updated value; in BATCH runtime
+/// mode only the final value per key is emitted at the end of input (in key-group order).
 template <typename K, typename T, typename KS, typename R>
 class KeyedReduceOperator final : public KeyedOperatorBase<K> {
  public:
   KeyedReduceOperator(KS key_selector, R reducer, bool batch_mode, std::shared_ptr<ExecutionScopeSlot> slot)
-      : KeyedOperatorBase<K>(std::move(slot)), key_selector_(std::move(key_selector)),
+      : KeyedOperatorBase<K>(std::move(slot), ""), key_selector_(std::move(key_selector)),
         reducer_(std::move(reducer)), batch_mode_(batch_mode) {}
   void open(const OperatorContext& ctx, Output* output) override {
     KeyedOperatorBase<K>::open(ctx, output);
+    value_ = &this->backend().getValueState(state::ValueStateDescriptor<T, StateSerializer<T>>{"_op_state"});
     this->openFunction(reducer_);
   }
   void processObjects(ObjectBatchPtr&& batch) override {
     const auto& in = batch->template as<T>();
     auto out = makeObjectBatch<T>();
     for (size_t i = 0; i < in.size(); ++i) {
-      this->keys_.setCurrentKey(key_selector_(in.value(i)));
-      const uint32_t k = this->keys_.currentKeyIndex();
-      if (k >= values_.size()) values_.resize(k + 1);
-      auto& cur = values_[k];
-      if (cur) cur = invokeReduce(reducer_, *cur, in.value(i));
-      else cur = in.value(i);
+      this->setCurrentKey(key_selector_(in.value(i)));
+      T* cur = value_->value();
+      if (cur != nullptr) *cur = invokeReduce(reducer_, *cur, in.value(i));
+      else cur = &value_->valueOrInsert(in.value(i));
       if (!batch_mode_) out->add(*cur, in.timestamp(i));
     }
     this->emit(std::move(out));
@@ -159,10 +194,7 @@ class KeyedReduceOperator final : public KeyedOperatorBase<K> {
   void endInput() override {
     if (!batch_mode_) return;
     auto out = makeObjectBatch<T>();
-    for (auto& v : values_) {
-      if (v) out->add(std::move(*v));
-    }
-    values_.clear();
+    value_->forEachKey([&](std::string_view, int32_t, std::string_view, T& v) { out->add(v); });
     this->emit(std::move(out));
   }
   void close() override {
@@ -171,13 +203,13 @@ class KeyedReduceOperator final : public KeyedOperatorBase<K> {
   }
 
  protected:
-  void onTimer(int64_t, int64_t, TimeDomain) override {}
+  void onTimer(int64_t, std::string_view, TimeDomain) override {}
 
  private:
   KS key_selector_;
   R reducer_;
   bool batch_mode_;
-  std::vector<std::optional<T>> values_;  ///< by key index
+  state::ValueState<T, StateSerializer<T>>* value_ = nullptr;
 };
 
 /// keyBy(...).process(KeyedProcessFunction) (Flink's KeyedProcessOperator).
@@ -188,7 +220,8 @@ class KeyedProcessOperator final : public KeyedOperatorBase<typename F::KeyType>
   using I = typename F::InputType;
   using O = typename F::OutputType;
   KeyedProcessOperator(KS key_selector, F fn, std::shared_ptr<ExecutionScopeSlot> slot)
-      : KeyedOperatorBase<K>(std::move(slot)), key_selector_(std::move(key_selector)), fn_(std::move(fn)) {}
+      : KeyedOperatorBase<K>(std::move(slot), "user-timers"), key_selector_(std::move(key_selector)),
+        fn_(std::move(fn)) {}
   void open(const OperatorContext& ctx, Output* output) override {
     KeyedOperatorBase<K>::open(ctx, output);
     context_.bind(this, &this->side_outputs_);
@@ -198,8 +231,8 @@ class KeyedProcessOperator final : public KeyedOperatorBase<typename F::KeyType>
   void processObjects(ObjectBatchPtr&& batch) override {
     const auto& in = batch->template as<I>();
     for (size_t i = 0; i < in.size(); ++i) {
-      this->keys_.setCurrentKey(key_selector_(in.value(i)));
-      context_.setKey(&this->keys_.currentKey());
+      this->setCurrentKey(key_selector_(in.value(i)));
+      context_.setKey(&this->currentKey());
       context_.setTimestamp(in.timestamp(i));
       out_.setTimestamp(in.timestamp(i));
       fn_.processElement(in.value(i), context_, out_);
@@ -212,8 +245,8 @@ class KeyedProcessOperator final : public KeyedOperatorBase<typename F::KeyType>
   }
 
  protected:
-  void onTimer(int64_t time, int64_t, TimeDomain domain) override {
-    fireKeyedTimer(fn_, timer_context_, out_, &this->keys_.currentKey(), time, domain);
+  void onTimer(int64_t time, std::string_view, TimeDomain domain) override {
+    fireKeyedTimer(fn_, timer_context_, out_, &this->currentKey(), time, domain);
   }
   void afterTimers() override {
     this->emit(out_.take());
@@ -315,7 +348,8 @@ class KeyedCoProcessOperator final : public KeyedOperatorBase<typename F::KeyTyp
   using I2 = typename F::Input2Type;
   using O = typename F::OutputType;
   KeyedCoProcessOperator(KS1 ks1, KS2 ks2, F fn, std::shared_ptr<ExecutionScopeSlot> slot)
-      : KeyedOperatorBase<K>(std::move(slot)), ks1_(std::move(ks1)), ks2_(std::move(ks2)), fn_(std::move(fn)) {}
+      : KeyedOperatorBase<K>(std::move(slot), "user-timers"), ks1_(std::move(ks1)), ks2_(std::move(ks2)),
+        fn_(std::move(fn)) {}
   void open(const OperatorContext& ctx, Output* output) override {
     KeyedOperatorBase<K>::open(ctx, output);
     context_.bind(this, &this->side_outputs_);
@@ -330,8 +364,8 @@ class KeyedCoProcessOperator final : public KeyedOperatorBase<typename F::KeyTyp
   }
 
  protected:
-  void onTimer(int64_t time, int64_t, TimeDomain domain) override {
-    fireKeyedTimer(fn_, timer_context_, out_, &this->keys_.currentKey(), time, domain);
+  void onTimer(int64_t time, std::string_view, TimeDomain domain) override {
+    fireKeyedTimer(fn_, timer_context_, out_, &this->currentKey(), time, domain);
   }
   void afterTimers() override {
     this->emit(out_.take());
@@ -343,9 +377,9 @@ class KeyedCoProcessOperator final : public KeyedOperatorBase<typename F::KeyTyp
   void run(ObjectBatch& batch) {
     const auto& in = batch.as<I>();
     for (size_t i = 0; i < in.size(); ++i) {
-      if constexpr (N == 1) this->keys_.setCurrentKey(ks1_(in.value(i)));
-      else this->keys_.setCurrentKey(ks2_(in.value(i)));
-      context_.setKey(&this->keys_.currentKey());
+      if constexpr (N == 1) this->setCurrentKey(ks1_(in.value(i)));
+      else this->setCurrentKey(ks2_(in.value(i)));
+      context_.setKey(&this->currentKey());
       context_.setTimestamp(in.timestamp(i));
       out_.setTimestamp(in.timestamp(i));
       if constexpr (N == 1) fn_.processElement1(in.value(i), context_, out_);

@@ -87,15 +87,17 @@ class ObjectOperator : public StreamOperator {
   void open(const OperatorContext& ctx, Output* output) override {
     StreamOperator::open(ctx, output);
     if (scope_slot_) scope_ = scope_slot_->current();
-    runtime_context_.init(ctx.subtask_index, ctx.parallelism, ctx.max_parallelism, ctx.task_name, keyContext());
+    runtime_context_.init(ctx.subtask_index, ctx.parallelism, ctx.max_parallelism, ctx.task_name,
+                          keyedStateBackend());
   }
   void close() override {
     if (scope_) runtime_context_.publishAccumulators(&scope_->accumulators());
   }
 
  protected:
-  /// Keyed operators return their key context (enables getState).
-  virtual const KeyContext* keyContext() const { return nullptr; }
+  /// Keyed operators return their keyed state backend (enables the RuntimeContext's keyed state); it
+  /// must exist when ObjectOperator::open runs.
+  virtual state::KeyedStateBackend* keyedStateBackend() { return nullptr; }
   /// Opens `fn` when it is a RichFunction.
   template <typename F>
   void openFunction(F& fn) {

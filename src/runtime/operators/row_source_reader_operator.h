@@ -11,6 +11,10 @@
 /// A subtask of a bounded source without a split ends. Threading: one task thread; the enumerator
 /// is shared through an ExecutionScopeSlot when one is given, else each subtask has its own (correct for
 /// enumerators that assign splits by subtask index, as Flink's static assignment does).
+///
+/// Checkpoints: the splits and their positions are operator state, restored into the reader on open,
+/// and the enumerator skips the splits claimed before the checkpoint (SourceReaderSplitState, whose rule
+/// source_sink_operators.h documents).
 
 #include <chrono>
 #include <memory>
@@ -40,18 +44,19 @@ class RowSourceReaderOperator : public SourceOperator {
         scope_slot_(std::move(slot)),
         generator_(std::move(watermarks)) {}
 
-  /// Creates (or joins) the enumerator and this subtask's reader. Rethrows what they throw.
+  /// Creates (or joins) the enumerator and this subtask's reader, and gives the reader the splits
+  /// restored from `ctx.state` (with their positions). Rethrows what they throw.
   void open(const OperatorContext& ctx, Output* output) override {
     SourceOperator::open(ctx, output);
     auto scope = scope_slot_ ? scope_slot_->current() : std::make_shared<ExecutionScope>();
-    const int parallelism = ctx.parallelism;
-    const Source<types::RowBatch, SplitT>* source = source_.get();
-    coordinator_ = scope->template shared<EnumeratorCoordinator<SplitT>>(source_id_, [source, parallelism] {
-      return std::make_shared<EnumeratorCoordinator<SplitT>>(source->createEnumerator(parallelism));
-    });
+    std::vector<SplitT> restored = split_state_.open(ctx_, source_.get(), *scope, source_id_);
     if (ctx.config != nullptr) split_watermarks_ = SplitWatermarks(ctx.config->get(options::kIdleTimeout));
     reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
     reader_->start();
+    if (!restored.empty()) {
+      reader_->addSplits(std::move(restored));
+      has_split_ = true;
+    }
   }
 
   /// One pollNext of the reader; kEndOfInput once the enumerator has no split left for this subtask.
@@ -60,7 +65,7 @@ class RowSourceReaderOperator : public SourceOperator {
   /// them all; readers that read splits one after another queue them.
   InputStatus emitNext() override {
     if (!has_split_) {
-      while (auto split = coordinator_->request(ctx_.subtask_index)) {
+      while (auto split = split_state_.request(ctx_.subtask_index)) {
         reader_->addSplit(std::move(*split));
         has_split_ = true;
       }
@@ -86,6 +91,12 @@ class RowSourceReaderOperator : public SourceOperator {
     }
     return status == InputStatus::kNothingAvailable ? InputStatus::kNothingAvailable : InputStatus::kMoreAvailable;
   }
+
+  /// Writes the reader's splits with their positions into the operator state (between two emitNext
+  /// calls, so every row read is downstream already). UserError when the source cannot be checkpointed.
+  void snapshotState(int64_t checkpoint_id) override { split_state_.snapshot(checkpoint_id, *reader_); }
+  /// Forwarded to the reader (Kafka commits its offsets there).
+  void notifyCheckpointComplete(int64_t checkpoint_id) override { reader_->notifyCheckpointComplete(checkpoint_id); }
 
   void close() override {
     if (reader_) reader_->close();
@@ -129,7 +140,7 @@ class RowSourceReaderOperator : public SourceOperator {
   std::shared_ptr<const Source<types::RowBatch, SplitT>> source_;
   int source_id_;
   std::shared_ptr<ExecutionScopeSlot> scope_slot_;
-  std::shared_ptr<EnumeratorCoordinator<SplitT>> coordinator_;
+  SourceReaderSplitState<types::RowBatch, SplitT> split_state_;
   std::unique_ptr<SourceReader<types::RowBatch, SplitT>> reader_;
   std::shared_ptr<const BatchWatermarkGenerator> generator_;
   SplitWatermarks split_watermarks_;

@@ -5,9 +5,27 @@
 /// whenever it has finished the ones it has (Flink's handleSplitRequest / pull-based assignment).
 /// A Sink creates one SinkWriter per subtask. Threading: readers and writers are used by one task
 /// thread; the enumerator is called under a lock from any reader's thread.
+///
+/// Checkpoints (FLIP-27's SourceOperator, flink-checkpointing.md §1.5). A reader's splits with their
+/// current positions (SourceReader::snapshotState) are the operator ListState "SourceReaderState"
+/// (SPLIT_DISTRIBUTE, each element the split's SimpleVersionedSerializer form), so on rescale they are
+/// redistributed and a restored subtask adds them to its reader before its first poll. Sluice has no
+/// coordinator checkpoint: the enumerator of a restored execution is created afresh and must be
+/// deterministic (the same splits, with the same ids, for the same parallelism). So that it does not
+/// hand out a split that some subtask already owned, every subtask also keeps the UNION list state
+/// "SourceReaderClaimedSplits" of the ids of every split it was assigned before the checkpoint (in
+/// progress or finished), and the UNION list "SourceEnumeratorParallelism" with the parallelism the
+/// enumerator was created for (Source::restoreEnumerator recreates it with that layout). On restore
+/// every subtask sees the whole claimed set and excludes it from the enumerator before its first
+/// request (EnumeratorCoordinator::excludeSplits, idempotent); subtask 0 carries the restored set
+/// forward into the next checkpoint, the others only what they claim after the restore. Splits assigned
+/// to a subtask after its own snapshot are in nobody's state and are handed out again: correct, since
+/// their records were not read before that checkpoint's cut. A finished bounded subtask therefore stays
+/// finished after a restore: its splits are claimed and none of them comes back through the split state.
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,9 +33,16 @@
 #include <utility>
 #include <vector>
 
+#include <set>
+#include <string_view>
+
 #include "common/config.h"
+#include "runtime/operators/execution_scope.h"
 #include "runtime/operators/object_operators.h"
 #include "runtime/serialization/record_format.h"
+#include "runtime/serialization/type_serializer.h"
+#include "runtime/state/operator_state_backend.h"
+#include "runtime/state/stream_operator_state_context.h"
 
 namespace sluice::runtime {
 
@@ -50,6 +75,40 @@ struct SourceReaderContext {
 };
 using SinkWriterContext = SourceReaderContext;
 
+/// The versioned byte form of a split (Flink's SimpleVersionedSerializer, as returned by
+/// Source.getSplitSerializer). Stateless; any thread.
+template <typename SplitT>
+class SimpleVersionedSerializer {
+ public:
+  virtual ~SimpleVersionedSerializer() = default;
+  /// The version written with every serialized split.
+  virtual int32_t getVersion() const = 0;
+  virtual std::string serialize(const SplitT& split) const = 0;
+  /// Reads bytes written by serialize() under `version`. Throws InputError on malformed bytes or an
+  /// unknown version.
+  virtual SplitT deserialize(int32_t version, std::string_view bytes) const = 0;
+};
+
+/// The default split serializer: TypeSerializer<SplitT> (version 1).
+template <typename SplitT>
+class TypeSplitSerializer final : public SimpleVersionedSerializer<SplitT> {
+ public:
+  int32_t getVersion() const override { return 1; }
+  std::string serialize(const SplitT& split) const override {
+    std::string out;
+    DataOutputView w(out);
+    TypeSerializer<SplitT>::serialize(split, w);
+    return out;
+  }
+  SplitT deserialize(int32_t version, std::string_view bytes) const override {
+    if (version != 1) throw InputError(fmt::format("split serializer version {} is not known (expected 1)", version));
+    DataInputView in(bytes);
+    SplitT split = TypeSerializer<SplitT>::deserialize(in);
+    if (!in.atEnd()) throw InputError(fmt::format("{} trailing bytes after a split", bytes.size() - in.position()));
+    return split;
+  }
+};
+
 /// Hands out splits to readers (Flink's SplitEnumerator). Called under a lock: need not be thread-safe.
 template <typename SplitT>
 class SplitEnumerator {
@@ -66,8 +125,22 @@ class SourceReader {
  public:
   virtual ~SourceReader() = default;
   virtual void start() {}
-  /// A new split to read.
+  /// A new split to read (or a restored one, with its position).
   virtual void addSplit(SplitT split) = 0;
+  /// Several splits, in order (Flink's addSplits; restored splits arrive this way before the first poll).
+  virtual void addSplits(std::vector<SplitT> splits) {
+    for (SplitT& s : splits) addSplit(std::move(s));
+  }
+  /// The splits not finished yet, each with the position of the next record to emit, so a reader given
+  /// them back continues exactly after the last record emitted before this call (Flink's
+  /// SourceReader.snapshotState). Called on the task thread between two polls. Default: UserError
+  /// (the source does not support checkpoints yet).
+  virtual std::vector<SplitT> snapshotState(int64_t checkpoint_id) {
+    (void)checkpoint_id;
+    throw UserError("this source does not support checkpoints yet");
+  }
+  /// Checkpoint `checkpoint_id` completed (Flink's notifyCheckpointComplete; e.g. commit offsets).
+  virtual void notifyCheckpointComplete(int64_t checkpoint_id) { (void)checkpoint_id; }
   /// Emits some records (at most about one batch; must not block for long). Returns kMoreAvailable when
   /// more records follow, kNothingAvailable when none are ready now (unbounded input), kEndOfInput when
   /// every assigned split is finished (the operator then asks for another split).
@@ -88,6 +161,37 @@ class Source {
   virtual std::unique_ptr<SplitEnumerator<SplitT>> createEnumerator(int parallelism) const = 0;
   /// The reader of one subtask.
   virtual std::unique_ptr<SourceReader<T, SplitT>> createReader(const SourceReaderContext& ctx) const = 0;
+  /// The enumerator of an execution restored from a checkpoint whose enumerator was created for
+  /// `checkpointed_parallelism` readers, now serving `parallelism` readers (Flink's restoreEnumerator;
+  /// here the checkpointed enumerator state is only that parallelism, see the file comment). It must hand
+  /// out the same splits, with the same ids, as createEnumerator(checkpointed_parallelism) did; the
+  /// caller skips the claimed ones. Default: createEnumerator(checkpointed_parallelism), right for
+  /// enumerators that give a split to whichever reader asks; enumerators that assign by subtask index
+  /// override it.
+  virtual std::unique_ptr<SplitEnumerator<SplitT>> restoreEnumerator(int parallelism,
+                                                                      int checkpointed_parallelism) const {
+    (void)parallelism;
+    return createEnumerator(checkpointed_parallelism);
+  }
+  /// The byte form of the splits in checkpoints (Flink's getSplitSerializer): TypeSplitSerializer when
+  /// TypeSerializer<SplitT> exists, else nullptr (a checkpoint of the source then fails with UserError).
+  virtual std::shared_ptr<const SimpleVersionedSerializer<SplitT>> getSplitSerializer() const {
+    if constexpr (hasTypeSerializer<SplitT>()) {
+      return std::make_shared<TypeSplitSerializer<SplitT>>();
+    } else {
+      return nullptr;
+    }
+  }
+  /// The stable id of a split, independent of its position (Flink's SourceSplit.splitId). Default: the
+  /// split's own splitId() member; UserError when it has none.
+  virtual std::string splitId(const SplitT& split) const {
+    if constexpr (requires { split.splitId(); }) {
+      return split.splitId();
+    } else {
+      (void)split;
+      throw UserError("this source's splits have no id; the source does not support checkpoints yet");
+    }
+  }
 };
 
 /// Writes the records of one subtask (Flink's SinkWriter).
@@ -111,19 +215,143 @@ class Sink {
   virtual std::unique_ptr<SinkWriter<T>> createWriter(const SinkWriterContext& ctx) const = 0;
 };
 
-/// The enumerator of one execution behind a lock.
+/// The enumerator of one execution behind a lock, with the ids of the splits it must not hand out
+/// again (claimed before the checkpoint the execution restored). Thread-safe.
 template <typename SplitT>
 class EnumeratorCoordinator {
  public:
-  explicit EnumeratorCoordinator(std::unique_ptr<SplitEnumerator<SplitT>> e) : enumerator_(std::move(e)) {}
+  /// `split_id`: a split's stable id (Source::splitId); needed only once excludeSplits was called.
+  explicit EnumeratorCoordinator(std::unique_ptr<SplitEnumerator<SplitT>> e,
+                                 std::function<std::string(const SplitT&)> split_id = nullptr)
+      : enumerator_(std::move(e)), split_id_(std::move(split_id)) {}
+  /// The next split for reader `subtask` that is not excluded, or nullopt.
   std::optional<SplitT> request(int subtask) {
     std::lock_guard<std::mutex> lock(mu_);
-    return enumerator_->handleSplitRequest(subtask);
+    while (auto split = enumerator_->handleSplitRequest(subtask)) {
+      if (excluded_.empty() || excluded_.count(split_id_(*split)) == 0) return split;
+    }
+    return std::nullopt;
+  }
+  /// Never hand out the splits with these ids (idempotent; every restored subtask calls it with the
+  /// same claimed set before its first request).
+  void excludeSplits(const std::vector<std::string>& ids) {
+    std::lock_guard<std::mutex> lock(mu_);
+    SLUICE_CHECK(ids.empty() || split_id_ != nullptr, "excluding splits needs the source's split ids");
+    excluded_.insert(ids.begin(), ids.end());
   }
 
  private:
   std::mutex mu_;
   std::unique_ptr<SplitEnumerator<SplitT>> enumerator_;
+  std::function<std::string(const SplitT&)> split_id_;
+  std::set<std::string> excluded_;
+};
+
+/// The checkpointed side of a source subtask, shared by SourceReaderOperator and
+/// RowSourceReaderOperator (see the file comment for the rule): joins or creates the enumerator in the
+/// execution scope (restored with the checkpointed layout), reads the restored splits, records the
+/// splits this subtask is assigned, and writes the three operator states on snapshot. Used by the task
+/// thread only.
+template <typename T, typename SplitT>
+class SourceReaderSplitState {
+ public:
+  /// The states' names (Flink's SourceOperator uses "SourceReaderState" for the splits).
+  static constexpr const char* kSplitsStateName = "SourceReaderState";
+  static constexpr const char* kClaimedStateName = "SourceReaderClaimedSplits";
+  static constexpr const char* kLayoutStateName = "SourceEnumeratorParallelism";
+
+  /// Opens against `ctx`'s state (a private empty StreamOperatorStateContext over key groups
+  /// [0, max_parallelism - 1] when ctx.state is null; ctx.state then points to it). Returns the restored
+  /// splits of this subtask with their positions. Throws InputError naming the operator when a restored
+  /// split does not decode, UserError when the source has no split serializer and state was restored.
+  std::vector<SplitT> open(OperatorContext& ctx, const Source<T, SplitT>* source, ExecutionScope& scope,
+                           int source_id) {
+    source_ = source;
+    if (ctx.state == nullptr) {
+      own_state_ = std::make_unique<state::StreamOperatorStateContext>(
+          ctx.uid, state::KeyGroupRange::of(0, ctx.max_parallelism - 1), ctx.max_parallelism, nullptr);
+      ctx.state = own_state_.get();
+    }
+    operator_name_ = ctx.operator_name;
+    auto& backend = ctx.state->operatorStateBackend();
+    splits_ = &backend.getListState(SplitsDescriptor{kSplitsStateName});
+    claimed_state_ = &backend.getUnionListState(ClaimedDescriptor{kClaimedStateName});
+    layout_state_ = &backend.getUnionListState(LayoutDescriptor{kLayoutStateName});
+    const bool restored = ctx.state->isRestored() && !layout_state_->get().empty();
+    layout_parallelism_ = restored ? layout_state_->get().front() : ctx.parallelism;
+    std::vector<std::string> restored_claimed = claimed_state_->get();
+    if (ctx.subtask_index == 0) claimed_.insert(restored_claimed.begin(), restored_claimed.end());
+
+    const int parallelism = ctx.parallelism;
+    const int layout = layout_parallelism_;
+    coordinator_ = scope.template shared<EnumeratorCoordinator<SplitT>>(source_id, [source, parallelism, layout,
+                                                                                    restored] {
+      auto e = restored ? source->restoreEnumerator(parallelism, layout) : source->createEnumerator(parallelism);
+      return std::make_shared<EnumeratorCoordinator<SplitT>>(
+          std::move(e), [source](const SplitT& s) { return source->splitId(s); });
+    });
+    coordinator_->excludeSplits(restored_claimed);
+
+    std::vector<SplitT> out;
+    if (splits_->get().empty()) return out;
+    auto serializer = source->getSplitSerializer();
+    SLUICE_USER_CHECK(serializer != nullptr, "'{}': the source has no split serializer; it cannot restore splits",
+                      operator_name_);
+    for (size_t i = 0; i < splits_->get().size(); ++i) {
+      const auto& [version, bytes] = splits_->get()[i];
+      try {
+        out.push_back(serializer->deserialize(version, bytes));
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("'{}': restored split {} of state '{}': {}", operator_name_, i, kSplitsStateName,
+                                     e.what()));
+      }
+    }
+    return out;
+  }
+
+  /// The next split from the enumerator for `subtask`, recorded as claimed.
+  std::optional<SplitT> request(int subtask) {
+    auto split = coordinator_->request(subtask);
+    // Ids are taken at the next snapshot: sources that are never checkpointed need none.
+    if (split) assigned_.push_back(*split);
+    return split;
+  }
+
+  /// Writes the reader's splits and positions, the claimed ids and the layout into the operator states.
+  /// Throws UserError naming the operator when the source does not support checkpoints.
+  void snapshot(int64_t checkpoint_id, SourceReader<T, SplitT>& reader) {
+    auto serializer = source_->getSplitSerializer();
+    SLUICE_USER_CHECK(serializer != nullptr, "'{}': the source has no split serializer; it cannot be checkpointed",
+                      operator_name_);
+    std::vector<SplitT> splits;
+    try {
+      for (const SplitT& s : assigned_) claimed_.insert(source_->splitId(s));
+      assigned_.clear();
+      splits = reader.snapshotState(checkpoint_id);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("'{}': {}", operator_name_, e.what()));
+    }
+    splits_->clear();
+    for (const SplitT& s : splits) splits_->add({serializer->getVersion(), serializer->serialize(s)});
+    claimed_state_->update(std::vector<std::string>(claimed_.begin(), claimed_.end()));
+    layout_state_->update({layout_parallelism_});
+  }
+
+ private:
+  using SplitsDescriptor = state::ListStateDescriptor<std::pair<int32_t, std::string>>;
+  using ClaimedDescriptor = state::ListStateDescriptor<std::string>;
+  using LayoutDescriptor = state::ListStateDescriptor<int32_t>;
+
+  const Source<T, SplitT>* source_ = nullptr;
+  std::string operator_name_;
+  std::unique_ptr<state::StreamOperatorStateContext> own_state_;
+  state::PartitionableListState<std::pair<int32_t, std::string>>* splits_ = nullptr;
+  state::PartitionableListState<std::string>* claimed_state_ = nullptr;
+  state::PartitionableListState<int32_t>* layout_state_ = nullptr;
+  std::shared_ptr<EnumeratorCoordinator<SplitT>> coordinator_;
+  std::set<std::string> claimed_;   ///< ids of the splits claimed up to the last snapshot
+  std::vector<SplitT> assigned_;    ///< splits assigned since the last snapshot
+  int32_t layout_parallelism_ = 1;
 };
 
 /// Runs a Source's reader in a source task (Flink's SourceOperator), applying a WatermarkStrategy.
@@ -143,17 +371,18 @@ class SourceReaderOperator final : public SourceOperator {
         batch_mode_(batch_mode),
         scope_slot_(std::move(slot)) {}
 
+  /// Joins the enumerator, creates the reader and gives it the restored splits (see the file comment).
   void open(const OperatorContext& ctx, Output* output) override {
     SourceOperator::open(ctx, output);
     auto scope = scope_slot_ ? scope_slot_->current() : std::make_shared<ExecutionScope>();
-    const int parallelism = ctx.parallelism;
-    const Source<T, SplitT>* source = source_.get();
-    coordinator_ = scope->template shared<EnumeratorCoordinator<SplitT>>(source_id_, [source, parallelism] {
-      return std::make_shared<EnumeratorCoordinator<SplitT>>(source->createEnumerator(parallelism));
-    });
+    std::vector<SplitT> restored = split_state_.open(ctx_, source_.get(), *scope, source_id_);
     if (ctx.config != nullptr) batch_size_ = static_cast<size_t>(std::max(1, ctx.config->get(options::kBatchSize)));
     reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
     reader_->start();
+    if (!restored.empty()) {
+      reader_->addSplits(std::move(restored));
+      has_split_ = true;
+    }
     if (idleness_.enabled()) {
       SLUICE_CHECK(ctx.processing_time_service != nullptr, "'{}': withIdleness needs processing-time timers",
                    ctx.operator_name);
@@ -163,7 +392,7 @@ class SourceReaderOperator final : public SourceOperator {
 
   InputStatus emitNext() override {
     if (!has_split_) {
-      auto split = coordinator_->request(ctx_.subtask_index);
+      auto split = split_state_.request(ctx_.subtask_index);
       if (!split) {
         if (source_->isBounded() || batch_mode_) return InputStatus::kEndOfInput;
         status_.markIdle(output_);
@@ -193,6 +422,10 @@ class SourceReaderOperator final : public SourceOperator {
     return status == InputStatus::kNothingAvailable ? InputStatus::kNothingAvailable : InputStatus::kMoreAvailable;
   }
 
+  /// Writes the reader's splits with their positions (every emitted record is downstream already).
+  void snapshotState(int64_t checkpoint_id) override { split_state_.snapshot(checkpoint_id, *reader_); }
+  void notifyCheckpointComplete(int64_t checkpoint_id) override { reader_->notifyCheckpointComplete(checkpoint_id); }
+
   void close() override {
     if (reader_) reader_->close();
   }
@@ -211,7 +444,7 @@ class SourceReaderOperator final : public SourceOperator {
   int source_id_;
   bool batch_mode_;
   std::shared_ptr<ExecutionScopeSlot> scope_slot_;
-  std::shared_ptr<EnumeratorCoordinator<SplitT>> coordinator_;
+  SourceReaderSplitState<T, SplitT> split_state_;
   std::unique_ptr<SourceReader<T, SplitT>> reader_;
   BatchOutput output_batch_;
   size_t batch_size_ = 1024;

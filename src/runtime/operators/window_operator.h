@@ -1,6 +1,7 @@
 #pragma once
 /// Keyed time windows (Flink's WindowOperator with the tumbling and sliding assigners and the default
-/// EventTimeTrigger / ProcessingTimeTrigger): contents are kept per (key, window) as an accumulator; a
+/// EventTimeTrigger / ProcessingTimeTrigger): contents are kept per (key, window) as an accumulator in the
+/// keyed state backend (namespace = the window), timers in its "window-timers" service; a
 /// window fires when the watermark (event time) or the clock (processing time) passes its max timestamp
 /// (end - 1); late firings within the allowed lateness fire again; state is dropped at max timestamp +
 /// allowed lateness; elements later than that go to the late-data side output or are dropped.
@@ -8,9 +9,9 @@
 /// ends are not fired (Flink quiesces pending processing-time timers at the end of input). Threading: task thread only.
 
 #include <functional>
-#include <map>
 #include <optional>
-#include <tuple>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/operators/keyed_operators.h"
@@ -50,18 +51,43 @@ struct WindowFunctions {
   std::function<void()> close;
 };
 
+/// The namespace of a window's state and timers: its start and end as TypeSerializer<int64_t> bytes
+/// (16 bytes), written into `out` (replaced).
+inline void windowNamespace(const TimeWindow& w, std::string& out) {
+  out.clear();
+  DataOutputView view(out);
+  TypeSerializer<int64_t>::serialize(w.start, view);
+  TypeSerializer<int64_t>::serialize(w.end, view);
+}
+/// The window of a namespace written by windowNamespace. InputError when it is not 16 bytes.
+inline TimeWindow windowFromNamespace(std::string_view ns) {
+  if (ns.size() != 2 * sizeof(int64_t)) {
+    throw InputError(fmt::format("a window namespace takes 16 bytes, not {}", ns.size()));
+  }
+  DataInputView in(ns);
+  TimeWindow w;
+  w.start = TypeSerializer<int64_t>::deserialize(in);
+  w.end = TypeSerializer<int64_t>::deserialize(in);
+  return w;
+}
+
 /// The window operator. `late_tag` (optional): side output for elements too late for every window.
+/// Window contents are the ValueState<ACC> "window-contents" (Flink's name) in namespace = the window
+/// (windowNamespace), its timers those of the timer service "window-timers"; both are checkpointed
+/// with the keyed state. An ACC without TypeSerializer works until a checkpoint holds a window of it,
+/// which then fails with a UserError naming the type (MissingStateSerializer).
 template <typename K, typename IN, typename ACC, typename OUT, typename KS>
 class WindowOperator final : public KeyedOperatorBase<K> {
  public:
   WindowOperator(KS key_selector, WindowAssigner assigner, int64_t allowed_lateness_ms,
                  WindowFunctions<K, IN, ACC, OUT> fns, std::optional<OutputTag<IN>> late_tag,
                  std::shared_ptr<ExecutionScopeSlot> slot)
-      : KeyedOperatorBase<K>(std::move(slot)), key_selector_(std::move(key_selector)), assigner_(assigner),
-        lateness_(allowed_lateness_ms), fns_(std::move(fns)), late_tag_(std::move(late_tag)) {}
+      : KeyedOperatorBase<K>(std::move(slot), "window-timers"), key_selector_(std::move(key_selector)),
+        assigner_(assigner), lateness_(allowed_lateness_ms), fns_(std::move(fns)), late_tag_(std::move(late_tag)) {}
 
   void open(const OperatorContext& ctx, Output* output) override {
     KeyedOperatorBase<K>::open(ctx, output);
+    contents_ = &this->backend().getValueState(state::ValueStateDescriptor<ACC, StateSerializer<ACC>>{"window-contents"});
     if (fns_.open) fns_.open(this->runtime_context_);
   }
 
@@ -77,15 +103,15 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   }
 
  protected:
-  void onTimer(int64_t time, int64_t ns, TimeDomain domain) override {
-    const TimeWindow w{ns, ns + assigner_.size_ms};
-    const uint32_t k = this->keys_.currentKeyIndex();
-    auto it = contents_.find(Slot{k, w.start, w.end});
-    if (it == contents_.end()) return;
-    if (time == w.maxTimestamp()) fire(w, it->second);
+  void onTimer(int64_t time, std::string_view ns, TimeDomain domain) override {
+    const TimeWindow w = windowFromNamespace(ns);
+    contents_->setCurrentNamespace(ns);
+    ACC* acc = contents_->value();
+    if (acc == nullptr) return;
+    if (time == w.maxTimestamp()) fire(w, *acc);
     const bool event = domain == TimeDomain::kEventTime;
     const int64_t cleanup = event ? w.maxTimestamp() + lateness_ : w.maxTimestamp();
-    if (time == cleanup) contents_.erase(it);
+    if (time == cleanup) contents_->clear();
   }
   void afterTimers() override {
     this->emit(out_.take());
@@ -93,11 +119,8 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   }
 
  private:
-  using Slot = std::tuple<uint32_t, int64_t, int64_t>;  ///< key index, window start, window end
-
   void processElement(const IN& value, int64_t ts) {
-    this->keys_.setCurrentKey(key_selector_(value));
-    const uint32_t k = this->keys_.currentKeyIndex();
+    this->setCurrentKey(key_selector_(value));
     int64_t t = ts;
     if (assigner_.event_time) {
       if (ts == kNoTimestamp) {
@@ -111,20 +134,28 @@ class WindowOperator final : public KeyedOperatorBase<K> {
     }
     assigner_.assign(t, windows_);
     bool skipped = true;
+    state::InternalTimerService& timers = this->timerService();
     for (const TimeWindow& w : windows_) {
       if (assigner_.event_time && w.maxTimestamp() + lateness_ <= this->watermark_) continue;  // isWindowLate
       skipped = false;
-      auto [it, inserted] = contents_.try_emplace(Slot{k, w.start, w.end}, fns_.create ? fns_.create() : ACC());
-      fns_.add(it->second, value);
+      windowNamespace(w, ns_);
+      contents_->setCurrentNamespace(ns_);
+      ACC* acc = contents_->value();
+      const bool created = acc == nullptr;
+      if (created) acc = &contents_->valueOrInsert(fns_.create ? fns_.create() : ACC());
+      fns_.add(*acc, value);
+      // Timers of a window are registered when its contents are created and live as long as they do
+      // (both are in the same snapshot), so registering them again per element would only be deduplicated.
       if (assigner_.event_time) {
         if (w.maxTimestamp() <= this->watermark_) {
-          fire(w, it->second);  // EventTimeTrigger.onElement: a late element within lateness fires at once
-        } else {
-          this->event_timers_.add(w.maxTimestamp(), k, w.start);
+          fire(w, *acc);  // EventTimeTrigger.onElement: a late element within lateness fires at once
+        } else if (created) {
+          timers.registerEventTimeTimer(ns_, w.maxTimestamp());
         }
-        if (lateness_ > 0) this->event_timers_.add(w.maxTimestamp() + lateness_, k, w.start);
-      } else {
-        this->addProcessingTimer(w.maxTimestamp(), k, w.start);
+        if (created && lateness_ > 0) timers.registerEventTimeTimer(ns_, w.maxTimestamp() + lateness_);
+      } else if (created) {
+        timers.registerProcessingTimeTimer(ns_, w.maxTimestamp());
+        this->scheduleProcessingTimer(w.maxTimestamp());
       }
     }
     if (skipped && assigner_.event_time && ts + lateness_ <= this->watermark_ && late_tag_) {
@@ -135,7 +166,7 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   void fire(const TimeWindow& w, ACC& acc) {
     context_.set(&w, this->watermark_, this->processingTime(), &this->side_outputs_);
     out_.setTimestamp(w.maxTimestamp());
-    fns_.emit(this->keys_.currentKey(), w, acc, context_, out_);
+    fns_.emit(this->currentKey(), w, acc, context_, out_);
   }
 
   KS key_selector_;
@@ -143,7 +174,8 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   int64_t lateness_;
   WindowFunctions<K, IN, ACC, OUT> fns_;
   std::optional<OutputTag<IN>> late_tag_;
-  std::map<Slot, ACC> contents_;
+  state::ValueState<ACC, StateSerializer<ACC>>* contents_ = nullptr;
+  std::string ns_;
   std::vector<TimeWindow> windows_;
   BatchCollector<OUT> out_;
   WindowContext<TimeWindow> context_;
