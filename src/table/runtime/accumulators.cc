@@ -78,6 +78,33 @@ class ValueCounterImpl final : public ValueCounter {
 
   size_t size() const override { return map_.size(); }
 
+  Phys phys() const override {
+    if constexpr (std::is_same_v<T, int64_t>) return Phys::kLong;
+    else if constexpr (std::is_same_v<T, double>) return Phys::kDouble;
+    else return Phys::kString;
+  }
+
+  void serialize(runtime::DataOutputView& out) const override {
+    out.writeVarUint(map_.size());
+    for (const auto& [v, count] : map_) {
+      runtime::TypeSerializer<T>::serialize(v, out);
+      runtime::TypeSerializer<int64_t>::serialize(count, out);
+    }
+  }
+
+  void deserializeEntries(runtime::DataInputView& in) {
+    // Each entry takes at least 8 count bytes and one value byte.
+    const size_t n = in.readLength(9);
+    for (size_t i = 0; i < n; ++i) {
+      T v = runtime::TypeSerializer<T>::deserialize(in);
+      const int64_t count = runtime::TypeSerializer<int64_t>::deserialize(in);
+      if (count == 0) throw InputError(fmt::format("value counter entry {} has count 0", i));
+      if (!map_.emplace(std::move(v), count).second) {
+        throw InputError(fmt::format("value counter entry {} repeats a value", i));
+      }
+    }
+  }
+
  private:
   static T get(const Column& c, size_t row) {
     if constexpr (std::is_same_v<T, int64_t>) return c.getLong(row);
@@ -95,14 +122,9 @@ class ValueCounterImpl final : public ValueCounter {
   std::map<T, int64_t, Less> map_;
 };
 
-std::unique_ptr<ValueCounter> makeCounter(Phys p) {
-  switch (p) {
-    case Phys::kLong: return std::make_unique<ValueCounterImpl<int64_t, std::less<int64_t>>>();
-    case Phys::kDouble: return std::make_unique<ValueCounterImpl<double, JavaDoubleLess>>();
-    case Phys::kString: return std::make_unique<ValueCounterImpl<std::string, std::less<>>>();
-  }
-  return nullptr;
-}
+using LongCounter = ValueCounterImpl<int64_t, std::less<int64_t>>;
+using DoubleCounter = ValueCounterImpl<double, JavaDoubleLess>;
+using StringCounter = ValueCounterImpl<std::string, std::less<>>;
 
 // Java int / long arithmetic wraps on overflow; SUM(INT) keeps an INT sum (IntSumAggFunction) and
 // SUM(BIGINT) / AVG(INT|BIGINT) keep a BIGINT sum (LongSumAggFunction, AvgAggFunction.getSumType).
@@ -119,7 +141,91 @@ int64_t pow10(int32_t n) {
   return r;
 }
 
+const char* physName(Phys p) {
+  switch (p) {
+    case Phys::kLong: return "LONG";
+    case Phys::kDouble: return "DOUBLE";
+    case Phys::kString: return "STRING";
+  }
+  return "UNKNOWN";
+}
+
 }  // namespace
+
+std::unique_ptr<ValueCounter> ValueCounter::make(Phys p) {
+  switch (p) {
+    case Phys::kLong: return std::make_unique<LongCounter>();
+    case Phys::kDouble: return std::make_unique<DoubleCounter>();
+    case Phys::kString: return std::make_unique<StringCounter>();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<ValueCounter> ValueCounter::deserialize(Phys p, runtime::DataInputView& in) {
+  switch (p) {
+    case Phys::kLong: {
+      auto c = std::make_unique<LongCounter>();
+      c->deserializeEntries(in);
+      return c;
+    }
+    case Phys::kDouble: {
+      auto c = std::make_unique<DoubleCounter>();
+      c->deserializeEntries(in);
+      return c;
+    }
+    case Phys::kString: {
+      auto c = std::make_unique<StringCounter>();
+      c->deserializeEntries(in);
+      return c;
+    }
+  }
+  throw InputError(fmt::format("unknown value counter class {}", static_cast<int>(p)));
+}
+
+namespace {
+constexpr uint8_t kAccumulatorsVersion = 1;
+}  // namespace
+
+void AccumulatorsSerializer::serialize(const Accumulators& acc, runtime::DataOutputView& out) {
+  out.writeBytes(&kAccumulatorsVersion, 1);
+  runtime::TypeSerializer<int64_t>::serialize(acc.record_count, out);
+  out.writeVarUint(acc.slots.size());
+  for (const AggSlot& slot : acc.slots) {
+    runtime::TypeSerializer<int64_t>::serialize(slot.count, out);
+    runtime::TypeSerializer<int64_t>::serialize(slot.value, out);
+  }
+  out.writeVarUint(acc.counters.size());
+  for (const auto& counter : acc.counters) {
+    const auto p = static_cast<uint8_t>(counter->phys());
+    out.writeBytes(&p, 1);
+    counter->serialize(out);
+  }
+}
+
+Accumulators AccumulatorsSerializer::deserialize(runtime::DataInputView& in) {
+  uint8_t version;
+  in.readBytes(&version, 1);
+  if (version != kAccumulatorsVersion) {
+    throw InputError(fmt::format("accumulators of unknown version {} (expected {})", version, kAccumulatorsVersion));
+  }
+  Accumulators acc;
+  acc.record_count = runtime::TypeSerializer<int64_t>::deserialize(in);
+  const size_t num_slots = in.readLength(16);
+  acc.slots.resize(num_slots);
+  for (AggSlot& slot : acc.slots) {
+    slot.count = runtime::TypeSerializer<int64_t>::deserialize(in);
+    slot.value = runtime::TypeSerializer<int64_t>::deserialize(in);
+  }
+  const size_t num_counters = in.readLength(2);
+  acc.counters.reserve(num_counters);
+  for (size_t i = 0; i < num_counters; ++i) {
+    uint8_t p;
+    in.readBytes(&p, 1);
+    if (p > static_cast<uint8_t>(Phys::kString)) throw InputError(fmt::format("unknown value counter class {}", p));
+    acc.counters.push_back(ValueCounter::deserialize(static_cast<Phys>(p), in));
+  }
+  return acc;
+}
 
 AggsHandler::AggsHandler(const types::RowType& input, const std::vector<AggregateCall>& calls,
                          bool with_retraction)
@@ -163,7 +269,23 @@ void AggsHandler::init(Accumulators& acc) const {
   acc.slots.assign(descs_.size(), AggSlot{});
   acc.counters.clear();
   acc.counters.reserve(counter_phys_.size());
-  for (Phys p : counter_phys_) acc.counters.push_back(makeCounter(p));
+  for (Phys p : counter_phys_) acc.counters.push_back(ValueCounter::make(p));
+}
+
+void AggsHandler::checkLayout(const Accumulators& acc) const {
+  if (acc.slots.size() != descs_.size()) {
+    throw InputError(fmt::format("accumulators hold {} aggregates, the query has {}", acc.slots.size(), descs_.size()));
+  }
+  if (acc.counters.size() != counter_phys_.size()) {
+    throw InputError(fmt::format("accumulators hold {} value maps, the query needs {}", acc.counters.size(),
+                                 counter_phys_.size()));
+  }
+  for (size_t i = 0; i < counter_phys_.size(); ++i) {
+    if (acc.counters[i]->phys() != counter_phys_[i]) {
+      throw InputError(fmt::format("value map {} holds {} values, the query needs {}", i,
+                                   physName(acc.counters[i]->phys()), physName(counter_phys_[i])));
+    }
+  }
 }
 
 void AggsHandler::accumulate(Accumulators& acc, const RowBatch& batch, size_t row) const {
@@ -434,6 +556,28 @@ void KeyCodec::decodeAppend(std::string_view key, RowBatch& out, size_t first_co
       }
     }
   }
+}
+
+bool KeyCodec::isValid(std::string_view key) const {
+  size_t pos = 0;
+  for (Phys p : phys_) {
+    if (pos >= key.size()) return false;
+    const char marker = key[pos++];
+    if (marker == '\0') continue;
+    if (marker != '\1') return false;
+    if (p != Phys::kString) {
+      if (key.size() - pos < 8) return false;
+      pos += 8;
+      continue;
+    }
+    if (key.size() - pos < 4) return false;
+    uint32_t n;
+    std::memcpy(&n, key.data() + pos, 4);
+    pos += 4;
+    if (key.size() - pos < n) return false;
+    pos += n;
+  }
+  return pos == key.size();
 }
 
 types::RowType keysAndAggregatesType(const types::RowType& input_type, const std::vector<int>& group_keys,

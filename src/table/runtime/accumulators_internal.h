@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/serialization/type_serializer.h"
 #include "table/runtime/aggregate_call.h"
 #include "types/row_batch.h"
 
@@ -50,6 +51,16 @@ class ValueCounter {
   virtual void keepOnlyExtreme(bool max) = 0;
   /// Number of distinct values held.
   virtual size_t size() const = 0;
+  /// Physical class of the values.
+  virtual Phys phys() const = 0;
+  /// Writes the entries in value order: varint number of entries, then per entry the value (int64 or
+  /// the double's bits, 8 bytes; a string as varint length + bytes) and its int64 count.
+  virtual void serialize(runtime::DataOutputView& out) const = 0;
+  /// A fresh, empty counter over values of class `p`.
+  static std::unique_ptr<ValueCounter> make(Phys p);
+  /// A counter of class `p` read from serialize()'s form. Throws InputError on malformed bytes (a value
+  /// twice, a zero count, truncation).
+  static std::unique_ptr<ValueCounter> deserialize(Phys p, runtime::DataInputView& in);
 };
 
 /// All accumulators of one group (one key, or one key in one window). `record_count` is the number of
@@ -59,6 +70,16 @@ struct Accumulators {
   int64_t record_count = 0;
   std::vector<AggSlot> slots;                            ///< one per aggregate call
   std::vector<std::unique_ptr<ValueCounter>> counters;   ///< only for calls that need a value map
+};
+
+/// The snapshot form of Accumulators, as the state layer's descriptors take a serializer (static
+/// serialize / deserialize, like TypeSerializer): u8 version (1), int64 record_count, varint number of
+/// slots and per slot int64 count and value, varint number of counters and per counter u8 Phys then
+/// ValueCounter::serialize. Used only by snapshots and restores, never per row. Any thread.
+struct AccumulatorsSerializer {
+  static void serialize(const Accumulators& acc, runtime::DataOutputView& out);
+  /// Throws InputError on malformed bytes (unknown version or Phys, truncation).
+  static Accumulators deserialize(runtime::DataInputView& in);
 };
 
 /// Evaluates a list of aggregate calls over rows of one input type (Flink's AggsHandleFunction).
@@ -78,6 +99,10 @@ class AggsHandler {
 
   /// Fresh accumulators (Flink's createAccumulators).
   void init(Accumulators& acc) const;
+  /// Checks that restored accumulators have the shape init() gives (as many slots as calls, counters of
+  /// the same classes), so a checkpoint of another query is refused instead of misread. Throws
+  /// InputError saying what differs.
+  void checkLayout(const Accumulators& acc) const;
   /// Adds row `row` of `batch` (an input row) to `acc`.
   void accumulate(Accumulators& acc, const types::RowBatch& batch, size_t row) const;
   /// Takes row `row` of `batch` out of `acc`. Only with `with_retraction`.
@@ -120,8 +145,11 @@ class KeyCodec {
   KeyCodec(const types::RowType& input, std::vector<int> key_columns);
   /// Replaces `out` with the key of row `row` of `batch`.
   void encode(const types::RowBatch& batch, size_t row, std::string& out) const;
-  /// Appends the key columns decoded from `key` to columns first_column.. of `out`.
+  /// Appends the key columns decoded from `key` to columns first_column.. of `out`. `key` must be
+  /// valid (written by encode(), or checked with isValid() when it comes from a checkpoint).
   void decodeAppend(std::string_view key, types::RowBatch& out, size_t first_column) const;
+  /// True when `key` is exactly one encoded key of these columns (restored bytes are untrusted).
+  bool isValid(std::string_view key) const;
   const std::vector<int>& keyColumns() const { return key_columns_; }
 
  private:

@@ -1,10 +1,11 @@
 #include "table/runtime/changelog_normalize.h"
 
 #include <string>
-#include <unordered_map>
 
 #include "common/error.h"
+#include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
+#include "table/runtime/operator_state_internal.h"
 
 namespace sluice::table {
 
@@ -13,6 +14,10 @@ using types::RowKind;
 using types::RowType;
 
 namespace {
+using RowState = runtime::state::ValueState<std::string>;
+// ProcTimeDeduplicateKeepLastRowFunction's state of the last row.
+constexpr const char* kRowStateName = "deduplicate-state";
+
 std::vector<int> allColumns(const RowType& t) {
   std::vector<int> out;
   for (size_t i = 0; i < t.size(); ++i) out.push_back(static_cast<int>(i));
@@ -25,7 +30,10 @@ struct ChangelogNormalizeOperator::Impl {
 
   agg::KeyCodec keys;
   agg::KeyCodec rows;  // the whole row, encoded: stored per key, compared for duplicates, decoded to emit
-  std::unordered_map<std::string, std::string> state;
+  std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
+  runtime::state::KeyedStateBackend* backend = nullptr;
+  RowState* state = nullptr;
+  std::vector<uint64_t> hashes;
   std::string key_buf;
   std::string row_buf;
 };
@@ -38,11 +46,31 @@ ChangelogNormalizeOperator::ChangelogNormalizeOperator(RowType row_type, std::ve
 
 ChangelogNormalizeOperator::~ChangelogNormalizeOperator() = default;
 
-size_t ChangelogNormalizeOperator::numKeys() const { return impl_->state.size(); }
+size_t ChangelogNormalizeOperator::numKeys() const { return impl_->state ? impl_->state->size() : 0; }
+
+void ChangelogNormalizeOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  StreamOperator::open(ctx, output);
+  Impl& s = *impl_;
+  auto& sc = internal::stateContextOf(ctx_, s.own_state);
+  s.backend = &sc.keyedStateBackend();
+  s.state = &s.backend->getValueState(runtime::state::ValueStateDescriptor<std::string>{kRowStateName});
+  if (!sc.isRestored()) return;
+  s.state->forEachKey([&](std::string_view key, int32_t key_group, std::string_view, std::string& stored) {
+    if (!s.keys.isValid(key)) {
+      internal::rethrowRestoreError(sc, kRowStateName, key_group, InputError("a key does not decode"));
+    }
+    if (!s.rows.isValid(stored)) {
+      internal::rethrowRestoreError(sc, kRowStateName, key_group,
+                                    InputError(fmt::format("a row does not decode as {} columns", row_type_.size())));
+    }
+  });
+}
 
 void ChangelogNormalizeOperator::processBatch(RowBatch&& batch) {
   Impl& s = *impl_;
+  SLUICE_CHECK(s.state != nullptr, "ChangelogNormalize used before open()");
   RowBatch out(row_type_);
+  runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
   auto emitStored = [&](const std::string& stored, RowKind kind) {
     s.rows.decodeAppend(stored, out, 0);
     out.kinds().push_back(kind);
@@ -51,21 +79,22 @@ void ChangelogNormalizeOperator::processBatch(RowBatch&& batch) {
     const RowKind kind = batch.kind(row);
     if (kind == RowKind::kUpdateBefore) continue;
     s.keys.encode(batch, row, s.key_buf);
-    auto it = s.state.find(s.key_buf);
+    s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
+    std::string* stored = s.state->value();
     if (kind == RowKind::kDelete) {
-      if (it == s.state.end()) continue;
-      emitStored(it->second, RowKind::kDelete);
-      s.state.erase(it);
+      if (stored == nullptr) continue;
+      emitStored(*stored, RowKind::kDelete);
+      s.state->clear();
       continue;
     }
     s.rows.encode(batch, row, s.row_buf);
-    if (it == s.state.end()) {
+    if (stored == nullptr) {
       out.appendRow(batch, row, RowKind::kInsert);
-      s.state.emplace(s.key_buf, s.row_buf);
-    } else if (it->second != s.row_buf) {
-      emitStored(it->second, RowKind::kUpdateBefore);
+      s.state->update(s.row_buf);
+    } else if (*stored != s.row_buf) {
+      emitStored(*stored, RowKind::kUpdateBefore);
       out.appendRow(batch, row, RowKind::kUpdateAfter);
-      it->second = s.row_buf;
+      stored->assign(s.row_buf);
     }
   }
   if (!out.empty()) output_->collect(std::move(out));

@@ -19,14 +19,21 @@ namespace sluice::table {
 ///  - -D: -D(stored row) and the key is forgotten; nothing when no row is stored.
 /// Output rows have the input's type. Watermarks are forwarded. Threading: task thread only. The input
 /// must be hash-partitioned on the key columns.
+///
+/// State (flink-checkpointing.md §6): the keyed ValueState "deduplicate-state" of the last full row per
+/// key (all columns in the KeyCodec form of accumulators_internal.h), keyed by the KeyCodec bytes of the
+/// primary key in the key group of runtime::hashKey over the key columns. Nothing is kept outside it.
 class ChangelogNormalizeOperator : public runtime::StreamOperator {
  public:
   /// `key_columns`: the primary key as indexes into `row_type` (non-empty). Throws UserError on an
   /// out-of-range index.
   ChangelogNormalizeOperator(types::RowType row_type, std::vector<int> key_columns);
   ~ChangelogNormalizeOperator() override;
+  /// Registers "deduplicate-state" in `ctx.state` (a private context when null). Throws InputError
+  /// naming the operator, state and key group when a restored row does not decode for this row type.
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   void processBatch(types::RowBatch&& batch) override;
-  /// Keys with a stored row (tests).
+  /// Keys with a stored row in this subtask (tests); 0 before open().
   size_t numKeys() const;
 
  private:

@@ -1,17 +1,23 @@
 #include "table/runtime/group_aggregate.h"
 
 #include <string>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
+#include "table/runtime/operator_state_internal.h"
 
 namespace sluice::table {
 
 using types::RowBatch;
 using types::RowKind;
 using types::RowType;
+
+namespace {
+using AccState = runtime::state::ValueState<agg::Accumulators, agg::AccumulatorsSerializer>;
+constexpr const char* kAccStateName = "accState";  // GroupAggFunction's accumulator state
+}  // namespace
 
 struct GroupAggregateOperator::Impl {
   Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls,
@@ -34,8 +40,11 @@ struct GroupAggregateOperator::Impl {
   agg::KeyCodec keys;
   agg::AggsHandler handler;
   bool generate_update_before;
-  std::unordered_map<std::string, agg::Accumulators> state;
+  std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
+  runtime::state::KeyedStateBackend* backend = nullptr;
+  AccState* acc_state = nullptr;
   // Reused buffers.
+  std::vector<uint64_t> hashes;
   std::string key_buf;
   std::vector<agg::AggValue> prev;
   std::vector<agg::AggValue> next;
@@ -53,27 +62,47 @@ GroupAggregateOperator::GroupAggregateOperator(RowType input_type, std::vector<i
 
 GroupAggregateOperator::~GroupAggregateOperator() = default;
 
-size_t GroupAggregateOperator::numKeys() const { return impl_->state.size(); }
+size_t GroupAggregateOperator::numKeys() const { return impl_->acc_state ? impl_->acc_state->size() : 0; }
+
+void GroupAggregateOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  StreamOperator::open(ctx, output);
+  Impl& s = *impl_;
+  auto& sc = internal::stateContextOf(ctx_, s.own_state);
+  s.backend = &sc.keyedStateBackend();
+  s.acc_state = &s.backend->getValueState(
+      runtime::state::ValueStateDescriptor<agg::Accumulators, agg::AccumulatorsSerializer>{kAccStateName});
+  if (!sc.isRestored()) return;
+  s.acc_state->forEachKey([&](std::string_view, int32_t key_group, std::string_view, agg::Accumulators& acc) {
+    try {
+      s.handler.checkLayout(acc);
+    } catch (const InputError& e) {
+      internal::rethrowRestoreError(sc, kAccStateName, key_group, e);
+    }
+  });
+}
 
 void GroupAggregateOperator::processBatch(RowBatch&& batch) {
   Impl& s = *impl_;
+  SLUICE_CHECK(s.acc_state != nullptr, "GroupAggregate used before open()");
   RowBatch out(output_type_);
+  runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const bool accumulate = types::isAccumulate(batch.kind(row));
     s.keys.encode(batch, row, s.key_buf);
-    auto it = s.state.find(s.key_buf);
+    s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
+    agg::Accumulators* found = s.acc_state->value();
     bool first_row = false;
-    if (it == s.state.end()) {
+    if (found == nullptr) {
       // GroupAggFunction: no accumulator is created for a retraction (first message of the key, or
       // after the key's state was cleared).
       if (!accumulate) continue;
-      it = s.state.try_emplace(s.key_buf).first;
-      s.handler.init(it->second);
+      found = &s.acc_state->valueOrInsert();
+      s.handler.init(*found);
       first_row = true;
     } else {
-      s.handler.getValue(it->second, s.prev);
+      s.handler.getValue(*found, s.prev);
     }
-    agg::Accumulators& acc = it->second;
+    agg::Accumulators& acc = *found;
     if (accumulate) s.handler.accumulate(acc, batch, row);
     else s.handler.retract(acc, batch, row);
 
@@ -88,7 +117,7 @@ void GroupAggregateOperator::processBatch(RowBatch&& batch) {
       }
     } else {
       if (!first_row) s.appendRow(batch, row, s.prev, RowKind::kDelete, out);
-      s.state.erase(it);
+      s.acc_state->clear();
     }
   }
   if (!out.empty()) output_->collect(std::move(out));

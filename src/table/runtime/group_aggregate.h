@@ -22,6 +22,12 @@ namespace sluice::table {
 ///  - else emit -U(previous) (only when `generate_update_before`) and +U(new).
 /// Rows produced by one input batch leave as one output batch. endInput emits nothing: every update
 /// was emitted when it happened. Watermarks are forwarded.
+///
+/// State (flink-checkpointing.md §6): the keyed ValueState "accState" of the accumulators, keyed by the
+/// KeyCodec bytes of the group key in the key group of runtime::hashKey over the group key columns (the
+/// hash of the HASH exchange in front; a global aggregate has one key, the empty bytes, hashed over zero
+/// columns, and runs in one subtask fed by a GLOBAL exchange). Nothing is kept outside the backend, so a
+/// snapshot of `ctx.state` at any batch boundary restores, also at another parallelism.
 /// Threading: task thread only.
 class GroupAggregateOperator : public runtime::StreamOperator {
  public:
@@ -37,13 +43,17 @@ class GroupAggregateOperator : public runtime::StreamOperator {
                                    const std::vector<AggregateCall>& calls);
   const types::RowType& outputType() const { return output_type_; }
 
+  /// Registers "accState" in `ctx.state` (or a private context when null, see operator_state_internal.h).
+  /// Throws InputError naming the operator, state and key group when restored accumulators do not match
+  /// the aggregate calls (a checkpoint of another query) or do not decode.
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   void processBatch(types::RowBatch&& batch) override;
 
-  /// Number of keys with state (for tests and metrics).
+  /// Number of keys with state in this subtask (for tests and metrics); 0 before open().
   size_t numKeys() const;
 
  private:
-  struct Impl;  // accumulators and key map (accumulators_internal.h stays out of this header)
+  struct Impl;  // accumulators and state handles (accumulators_internal.h stays out of this header)
   types::RowType output_type_;
   std::unique_ptr<Impl> impl_;
 };

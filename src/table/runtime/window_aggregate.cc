@@ -1,13 +1,15 @@
 #include "table/runtime/window_aggregate.h"
 
-#include <map>
+#include <algorithm>
+#include <set>
 #include <string>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
+#include "table/runtime/operator_state_internal.h"
 
 namespace sluice::table {
 
@@ -17,6 +19,49 @@ using types::RowKind;
 using types::RowType;
 
 namespace {
+
+// WindowAggOperator's state names (SlicingWindowAggOperatorBuilder, WindowAggOperator.open).
+constexpr const char* kWindowStateName = "window-aggs";
+constexpr const char* kTimerServiceName = "window-timers";
+constexpr const char* kWatermarkStateName = "watermark";
+
+/// The value of "window-aggs": the accumulators of one (key, window) and the arrival number of the key
+/// in that window (firing emits a window's keys in that order).
+struct WindowAcc {
+  uint64_t seq = 0;
+  agg::Accumulators acc;
+};
+
+/// varint seq, then AccumulatorsSerializer.
+struct WindowAccSerializer {
+  static void serialize(const WindowAcc& v, runtime::DataOutputView& out) {
+    out.writeVarUint(v.seq);
+    agg::AccumulatorsSerializer::serialize(v.acc, out);
+  }
+  static WindowAcc deserialize(runtime::DataInputView& in) {
+    WindowAcc v;
+    v.seq = in.readVarUint();
+    v.acc = agg::AccumulatorsSerializer::deserialize(in);
+    return v;
+  }
+};
+
+using WindowState = runtime::state::ValueState<WindowAcc, WindowAccSerializer>;
+
+// A window end as a namespace: big-endian, as Flink's LongSerializer writes it.
+void encodeWindowEnd(int64_t end, std::string& out) {
+  out.resize(8);
+  const auto u = static_cast<uint64_t>(end);
+  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>(u >> (56 - 8 * i));
+}
+
+bool decodeWindowEnd(std::string_view ns, int64_t& end) {
+  if (ns.size() != 8) return false;
+  uint64_t u = 0;
+  for (char c : ns) u = (u << 8) | static_cast<uint8_t>(c);
+  end = static_cast<int64_t>(u);
+  return true;
+}
 
 // TimeWindow.getWindowStartWithOffset: the remainder is taken into [0, size) so negative times
 // (before 1970) fall into the window that contains them.
@@ -57,17 +102,26 @@ struct WindowAggregateOperator::Impl {
   Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls)
       : keys(input_type, std::move(group_keys)), handler(input_type, calls, /*with_retraction=*/false) {}
 
-  /// The groups of one window, in order of their first row.
-  struct WindowGroups {
-    std::unordered_map<std::string, uint32_t> index;
-    std::vector<std::string> keys;
-    std::vector<agg::Accumulators> accs;
+  /// A fired (key, window), held until every key of its window has fired so they leave in arrival order.
+  struct Fired {
+    uint64_t seq;
+    std::string key;
+    agg::Accumulators acc;
   };
 
   agg::KeyCodec keys;
   agg::AggsHandler handler;
-  std::map<int64_t, WindowGroups> windows;  ///< by window_end, ascending = firing order
+  std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
+  runtime::state::KeyedStateBackend* backend = nullptr;
+  WindowState* aggs = nullptr;
+  runtime::state::InternalTimerService* timers = nullptr;
+  runtime::state::PartitionableListState<int64_t>* watermark_state = nullptr;
+  /// Arrival number of the next (key, window) entry: above every stored one, restored ones included.
+  uint64_t next_seq = 0;
+  std::vector<Fired> fired;
+  std::vector<uint64_t> hashes;
   std::string key_buf;
+  std::string ns_buf;
   std::vector<agg::AggValue> values;
 };
 
@@ -91,11 +145,51 @@ WindowAggregateOperator::WindowAggregateOperator(RowType input_type, WindowSpec 
 
 WindowAggregateOperator::~WindowAggregateOperator() = default;
 
-size_t WindowAggregateOperator::numPendingWindows() const { return impl_->windows.size(); }
+size_t WindowAggregateOperator::numPendingWindows() const {
+  if (impl_->aggs == nullptr) return 0;
+  std::set<std::string> windows;
+  impl_->aggs->forEachKey(
+      [&](std::string_view, int32_t, std::string_view ns, WindowAcc&) { windows.emplace(ns); });
+  return windows.size();
+}
+
+void WindowAggregateOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  StreamOperator::open(ctx, output);
+  Impl& s = *impl_;
+  auto& sc = internal::stateContextOf(ctx_, s.own_state);
+  s.backend = &sc.keyedStateBackend();
+  s.aggs = &s.backend->getValueState(runtime::state::ValueStateDescriptor<WindowAcc, WindowAccSerializer>{kWindowStateName});
+  s.timers = &s.backend->getInternalTimerService(kTimerServiceName);
+  s.watermark_state =
+      &sc.operatorStateBackend().getUnionListState(runtime::state::ListStateDescriptor<int64_t>{kWatermarkStateName});
+  if (!sc.isRestored()) return;
+  // WindowAggOperator.initializeState: the smallest watermark of the old subtasks.
+  const std::vector<int64_t>& marks = s.watermark_state->get();
+  if (!marks.empty()) current_watermark_ = *std::min_element(marks.begin(), marks.end());
+  s.aggs->forEachKey([&](std::string_view key, int32_t key_group, std::string_view ns, WindowAcc& w) {
+    try {
+      int64_t end;
+      if (!s.keys.isValid(key)) throw InputError("a key does not decode");
+      if (!decodeWindowEnd(ns, end)) throw InputError(fmt::format("a window namespace of {} bytes", ns.size()));
+      s.handler.checkLayout(w.acc);
+    } catch (const InputError& e) {
+      internal::rethrowRestoreError(sc, kWindowStateName, key_group, e);
+    }
+    s.next_seq = std::max(s.next_seq, w.seq + 1);
+  });
+}
+
+void WindowAggregateOperator::snapshotState(int64_t checkpoint_id) {
+  (void)checkpoint_id;
+  SLUICE_CHECK(impl_->watermark_state != nullptr, "WindowAggregate snapshot before open()");
+  impl_->watermark_state->update({current_watermark_});
+}
 
 void WindowAggregateOperator::processBatch(RowBatch&& batch) {
   Impl& s = *impl_;
+  SLUICE_CHECK(s.aggs != nullptr, "WindowAggregate used before open()");
   const types::Column& time_col = batch.column(static_cast<size_t>(window_.time_index));
+  runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
   for (size_t row = 0; row < batch.numRows(); ++row) {
     if (batch.kind(row) != RowKind::kInsert) {
       throw UserError(fmt::format("window aggregate does not support update/delete input (got a {} row)",
@@ -112,16 +206,22 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
     for (int64_t start = last_start; start > t - window_.size_ms; start -= window_.slide_ms) {
       const int64_t end = start + window_.size_ms;
       if (end - 1 <= current_watermark_) continue;  // TimeWindowUtil.isWindowFired
-      if (!assigned) s.keys.encode(batch, row, s.key_buf);
-      assigned = true;
-      Impl::WindowGroups& w = s.windows[end];
-      auto [it, inserted] = w.index.try_emplace(s.key_buf, static_cast<uint32_t>(w.keys.size()));
-      if (inserted) {
-        w.keys.push_back(s.key_buf);
-        w.accs.emplace_back();
-        s.handler.init(w.accs.back());
+      if (!assigned) {
+        s.keys.encode(batch, row, s.key_buf);
+        s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
       }
-      s.handler.accumulate(w.accs[it->second], batch, row);
+      assigned = true;
+      encodeWindowEnd(end, s.ns_buf);
+      s.aggs->setCurrentNamespace(s.ns_buf);
+      WindowAcc* w = s.aggs->value();
+      if (w == nullptr) {
+        w = &s.aggs->valueOrInsert();
+        w->seq = s.next_seq++;
+        s.handler.init(w->acc);
+        // WindowAggOperator registers the window's timer at its end - 1 (TimeWindowUtil.toEpochMillsForTimer).
+        s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+      }
+      s.handler.accumulate(w->acc, batch, row);
     }
     if (!assigned) ++num_late_records_dropped_;
   }
@@ -129,25 +229,44 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
 
 void WindowAggregateOperator::processWatermark(runtime::Watermark mark) {
   Impl& s = *impl_;
+  SLUICE_CHECK(s.timers != nullptr, "WindowAggregate used before open()");
   if (mark.timestamp > current_watermark_) {
     current_watermark_ = mark.timestamp;
     RowBatch out(output_type_);
     const size_t num_keys = s.keys.keyColumns().size();
     const size_t agg_first = num_keys;
     const size_t start_col = num_keys + s.handler.numAggs();
-    while (!s.windows.empty() && s.windows.begin()->first - 1 <= current_watermark_) {
-      auto node = s.windows.extract(s.windows.begin());
-      const int64_t end = node.key();
-      Impl::WindowGroups& w = node.mapped();
-      for (size_t g = 0; g < w.keys.size(); ++g) {
-        s.keys.decodeAppend(w.keys[g], out, 0);
-        s.handler.getValue(w.accs[g], s.values);
+    int64_t fired_end = 0;
+    // Timers fire in time order (one time per window end) and, within a time, by key bytes; the keys
+    // of one window leave in their arrival order instead, as they always have.
+    auto flush = [&] {
+      std::sort(s.fired.begin(), s.fired.end(), [](const Impl::Fired& a, const Impl::Fired& b) { return a.seq < b.seq; });
+      for (const Impl::Fired& f : s.fired) {
+        s.keys.decodeAppend(f.key, out, 0);
+        s.handler.getValue(f.acc, s.values);
         s.handler.appendValues(s.values, out, agg_first);
-        out.column(start_col).appendLong(end - window_.size_ms);
-        out.column(start_col + 1).appendLong(end);
+        out.column(start_col).appendLong(fired_end - window_.size_ms);
+        out.column(start_col + 1).appendLong(fired_end);
         out.kinds().push_back(RowKind::kInsert);
       }
-    }
+      s.fired.clear();
+    };
+    s.timers->advanceWatermark(current_watermark_, [&](std::string_view key, int32_t, std::string_view ns, int64_t) {
+      int64_t end;
+      if (!decodeWindowEnd(ns, end)) {
+        // Only restored timers can be malformed: every namespace registered here has 8 bytes.
+        throw InputError(fmt::format("operator '{}': restored timer of '{}' with a {}-byte window namespace",
+                                     ctx_.uid, kTimerServiceName, ns.size()));
+      }
+      if (!s.fired.empty() && end != fired_end) flush();
+      fired_end = end;
+      s.aggs->setCurrentNamespace(ns);
+      WindowAcc* w = s.aggs->value();
+      if (w == nullptr) return;
+      s.fired.push_back(Impl::Fired{w->seq, std::string(key), std::move(w->acc)});
+      s.aggs->clear();
+    });
+    flush();
     if (!out.empty()) output_->collect(std::move(out));
   }
   output_->emitWatermark(mark);

@@ -29,6 +29,14 @@ namespace sluice::table {
 /// window_end order, emitting one +I row per key of the window (keys in order of their first row in
 /// that window), frees their state, then forwards the watermark. endInput emits nothing: the final
 /// Watermark::kMaxTimestamp fires the remaining windows.
+///
+/// State (WindowAggOperator, flink-checkpointing.md §6): per (key, window) the keyed ValueState
+/// "window-aggs" in namespace = window end (8 bytes, big-endian), holding the accumulators and the
+/// order in which the key first came into the window; keys are KeyCodec bytes of the group key in the
+/// key group of runtime::hashKey over the group key columns. Each (key, window) has an event-time timer
+/// at window_end - 1 in the timer service "window-timers", which fires it. The current watermark is the
+/// UNION operator list state "watermark" (one element per subtask, written by snapshotState); a restore
+/// takes the minimum of its elements as the current watermark, so lateness is judged as before.
 /// Threading: task thread only.
 class WindowAggregateOperator : public runtime::StreamOperator {
  public:
@@ -48,18 +56,24 @@ class WindowAggregateOperator : public runtime::StreamOperator {
   /// Throws UserError on a row that is not +I ("window aggregate does not support update/delete input")
   /// or whose row time is NULL (Flink: "RowTime field should not be null, please convert it to a
   /// non-null long value.").
+  /// Registers the states in `ctx.state` (a private context when null) and restores the current
+  /// watermark. Throws InputError naming the operator, state and key group when restored state does
+  /// not match this query or does not decode.
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   void processBatch(types::RowBatch&& batch) override;
   void processWatermark(runtime::Watermark mark) override;
+  /// Writes the current watermark into the "watermark" list state. Emits nothing.
+  void snapshotState(int64_t checkpoint_id) override;
 
   /// Rows dropped because every window they belong to had already fired (Flink's metric of that name).
   int64_t numLateRecordsDropped() const { return num_late_records_dropped_; }
-  /// Windows holding state (not fired yet).
+  /// Windows holding state (not fired yet) in this subtask; 0 before open(). Walks the state (tests).
   size_t numPendingWindows() const;
   /// The last watermark seen (Watermark::kMinTimestamp before the first one).
   int64_t currentWatermark() const { return current_watermark_; }
 
  private:
-  struct Impl;  // per-window accumulators (accumulators_internal.h stays out of this header)
+  struct Impl;  // accumulators and state handles (accumulators_internal.h stays out of this header)
   types::RowType output_type_;
   WindowSpec window_;
   std::unique_ptr<Impl> impl_;
