@@ -124,7 +124,7 @@ RocksDBStore::RocksDBStore(const StateBackendOptions& options) : impl_(std::make
 
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
-  // A working copy: no info log files or OPTIONS history to accumulate in the directory.
+  // A working copy removed with the backend: one info log file is enough.
   db_options.keep_log_file_num = 1;
   db_options.max_open_files = -1;
   rocksdb::ColumnFamilyDescriptor default_family(rocksdb::kDefaultColumnFamilyName, impl_->cf_options);
