@@ -1,12 +1,16 @@
 #pragma once
-/// Keyed state handles of the heap backend (Flink's ValueState, ListState, MapState, ReducingState,
-/// AggregatingState over HashMapStateBackend's state tables, flink-checkpointing.md §3.5). A state is
-/// scoped to the backend's current key and to the state's current namespace (empty = Flink's
-/// VoidNamespace). Values are kept as C++ objects, one hash map per key group: reads and writes never
-/// serialize; the descriptor's serializer runs only in snapshots and restores.
+/// Keyed state handles (Flink's ValueState, ListState, MapState, ReducingState, AggregatingState,
+/// flink-checkpointing.md §3.5–3.6). A state is scoped to the backend's current key and to the state's
+/// current namespace (empty = Flink's VoidNamespace). The same handle types serve both backends:
+/// - heap (HashMapStateBackend): values are C++ objects, one hash map per key group; reads and writes
+///   never serialize; the descriptor's serializer runs only in snapshots and restores;
+/// - RocksDB (EmbeddedRocksDBStateBackend): values are serialized in one column family per state, and a
+///   write-back cache of the current (key, namespace) keeps the in-place contract below
+///   (rocksdb_state_table.h has the layout and the cache rules).
 ///
 /// Pointers returned by value()/get() stay valid until the next write to the same state (Flink's rule:
-/// no references to state objects across calls). Threading: the task thread only.
+/// no references to state objects across calls); on RocksDB, until the state is next used under another
+/// key or namespace. Threading: the task thread only.
 
 #include <algorithm>
 #include <cstdint>
@@ -24,92 +28,12 @@
 #include "common/hash.h"
 #include "runtime/serialization/type_serializer.h"
 #include "runtime/state/key_group.h"
+#include "runtime/state/keyed_state_internal.h"
+#include "runtime/state/rocksdb_state_table.h"
 #include "runtime/state/state_descriptor.h"
 
 namespace sluice::runtime::state {
 
-/// The key the backend's states are scoped to: key bytes and their key group (-1: none set yet).
-struct CurrentKey {
-  std::string bytes;
-  int32_t key_group = -1;
-};
-
-namespace internal {
-
-/// (key, namespace) of a heap entry, owned; looked up through StateKeyView without allocating.
-struct StateKey {
-  std::string key;
-  std::string ns;
-};
-struct StateKeyView {
-  std::string_view key;
-  std::string_view ns;
-};
-struct StateKeyHash {
-  using is_transparent = void;
-  size_t operator()(const StateKeyView& k) const { return hashCombine(hashBytes(k.key), hashBytes(k.ns)); }
-  size_t operator()(const StateKey& k) const { return (*this)(StateKeyView{k.key, k.ns}); }
-};
-struct StateKeyEq {
-  using is_transparent = void;
-  static StateKeyView view(const StateKey& k) { return StateKeyView{k.key, k.ns}; }
-  static StateKeyView view(const StateKeyView& k) { return k; }
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    return view(a).key == view(b).key && view(a).ns == view(b).ns;
-  }
-};
-
-/// Serializes a std::vector<V> with an element serializer: varint count, then the elements.
-template <typename V, typename Ser>
-struct ListSerializer {
-  static void serialize(const std::vector<V>& v, DataOutputView& out) {
-    out.writeVarUint(v.size());
-    for (const auto& e : v) Ser::serialize(e, out);
-  }
-  static std::vector<V> deserialize(DataInputView& in) {
-    const size_t n = in.readLength(1);
-    std::vector<V> v;
-    v.reserve(n);
-    for (size_t i = 0; i < n; ++i) v.push_back(Ser::deserialize(in));
-    return v;
-  }
-};
-
-template <typename T, typename = void>
-struct IsStdHashable : std::false_type {};
-template <typename T>
-struct IsStdHashable<T, std::void_t<decltype(std::hash<T>{}(std::declval<const T&>()))>> : std::true_type {};
-
-/// The user map of a MapState: a hash map when std::hash<UK> exists, else an ordered map (UK needs <).
-template <typename UK, typename UV>
-using UserMap = std::conditional_t<IsStdHashable<UK>::value, std::unordered_map<UK, UV>, std::map<UK, UV>>;
-
-/// Serializes a user map: varint count, then key and value of each entry.
-template <typename UK, typename UV, typename KeySer, typename ValueSer>
-struct UserMapSerializer {
-  static void serialize(const UserMap<UK, UV>& m, DataOutputView& out) {
-    out.writeVarUint(m.size());
-    for (const auto& [k, v] : m) {
-      KeySer::serialize(k, out);
-      ValueSer::serialize(v, out);
-    }
-  }
-  static UserMap<UK, UV> deserialize(DataInputView& in) {
-    const size_t n = in.readLength(1);
-    UserMap<UK, UV> m;
-    for (size_t i = 0; i < n; ++i) {
-      UK k = KeySer::deserialize(in);
-      m.insert_or_assign(std::move(k), ValueSer::deserialize(in));
-    }
-    return m;
-  }
-};
-
-/// Writes a length-prefixed byte string (the snapshot format's strings).
-void writeBytesField(DataOutputView& out, std::string_view bytes);
-
-}  // namespace internal
 
 /// A keyed state as the backend snapshots and restores it, whatever its value type (each registered
 /// state and each timer queue). Snapshot entries are (key bytes, namespace bytes, value bytes), written
@@ -127,6 +51,9 @@ class SnapshotableKeyedState {
   /// Adds one restored entry. Throws InputError (without the place; the caller adds it) when `value`
   /// does not decode exactly.
   virtual void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) = 0;
+  /// Writes cached values back to the storage that groupSize/writeGroup read (RocksDB's write-back
+  /// cache); called by the backend before a snapshot. No-op for heap states.
+  virtual void flushCache() {}
 
  private:
   std::string name_;
@@ -182,25 +109,47 @@ class HeapStateTable {
   size_t size_ = 0;
 };
 
-/// What every heap keyed state shares: namespace, clear, entry count, iteration, snapshot of S with SSer.
+/// What every keyed state shares: namespace, clear, entry count, iteration, snapshot of S with SSer.
+/// The entries live in a HeapStateTable, or, once attachRocksDB() was called (by a RocksDB backend when
+/// it registers the state), in a RocksDB column family behind a write-back cache of the current
+/// address (rocksdb_state_table.h).
 template <typename S, typename SSer>
-class AbstractHeapState : public SnapshotableKeyedState {
+class AbstractKeyedState : public SnapshotableKeyedState {
+  using RocksTable = typename internal::RocksDBTableFor<S, SSer>::type;
+
  public:
-  AbstractHeapState(std::string name, StateKind kind, KeyGroupRange range, const CurrentKey* current)
+  AbstractKeyedState(std::string name, StateKind kind, KeyGroupRange range, const CurrentKey* current)
       : SnapshotableKeyedState(std::move(name), kind), table_(range), current_(current) {}
+
+  /// Moves this state's storage to `cf` (empty; called once, before any use, by the backend).
+  void attachRocksDB(RocksDBColumnFamily& cf, int32_t max_parallelism) {
+    SLUICE_CHECK(table_.size() == 0 && !rocks_, "state '{}' attached to RocksDB after use", name());
+    rocks_ = std::make_unique<RocksTable>(cf, table_.range(), max_parallelism);
+  }
+  bool usesRocksDB() const { return rocks_ != nullptr; }
 
   /// Scopes the following calls to namespace `ns` (bytes; empty = VoidNamespace). Stays until changed.
   void setCurrentNamespace(std::string_view ns) { ns_.assign(ns); }
   const std::string& currentNamespace() const { return ns_; }
   /// Removes the current key's entry in the current namespace.
-  void clear() { table_.erase(keyGroup(), current_->bytes, ns_); }
-  /// Number of (key, namespace) entries over all keys and namespaces.
-  size_t size() const { return table_.size(); }
-  /// Calls fn(key_bytes, key_group, namespace_bytes, S& value) for every entry, key group by key group.
-  /// fn may change the value in place and may set the backend's current key, but must not add or remove
-  /// entries of this state.
+  void clear() { eraseCurrent(); }
+  /// Number of (key, namespace) entries over all keys and namespaces. RocksDB: a scan of the column
+  /// family (O(entries)), for tests and diagnostics.
+  size_t size() const {
+    if (!rocks_) return table_.size();
+    rocks_->flush();
+    return rocks_->size();
+  }
+  /// Calls fn(key_bytes, key_group, namespace_bytes, S& value) for every entry, key group by key group
+  /// (RocksDB: in (key, namespace) byte order within a group). fn may change the value in place and may
+  /// set the backend's current key, but must not add or remove entries of this state (nor, on RocksDB,
+  /// read this state by key: changed values are written back as the iteration passes them).
   template <typename Fn>
   void forEachKey(Fn&& fn) {
+    if (rocks_) {
+      rocks_->forEach(std::forward<Fn>(fn));
+      return;
+    }
     const KeyGroupRange& r = table_.range();
     for (int32_t g = r.start; g <= r.end; ++g) {
       if (auto* m = table_.group(g)) {
@@ -209,11 +158,19 @@ class AbstractHeapState : public SnapshotableKeyedState {
     }
   }
 
+  void flushCache() override {
+    if (rocks_) rocks_->flush();
+  }
   size_t groupSize(int32_t key_group) const override {
+    if (rocks_) return rocks_->groupSize(key_group);
     auto* m = table_.group(key_group);
     return m == nullptr ? 0 : m->size();
   }
   void writeGroup(int32_t key_group, DataOutputView& out) const override {
+    if (rocks_) {
+      rocks_->writeGroup(key_group, out);
+      return;
+    }
     auto* m = table_.group(key_group);
     if (m == nullptr) return;
     // Sorted by (key, namespace) bytes, so equal state gives equal bytes whatever the insertion history.
@@ -234,6 +191,10 @@ class AbstractHeapState : public SnapshotableKeyedState {
     }
   }
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) override {
+    if (rocks_) {
+      rocks_->restoreEntry(key_group, key, ns, value);
+      return;
+    }
     DataInputView in(value);
     S v = SSer::deserialize(in);
     if (!in.atEnd()) {
@@ -247,24 +208,39 @@ class AbstractHeapState : public SnapshotableKeyedState {
     SLUICE_CHECK(current_->key_group >= 0, "state '{}' used before the backend's current key was set", name());
     return current_->key_group;
   }
-  S* currentEntry() { return table_.find(keyGroup(), current_->bytes, ns_); }
+  S* currentEntry() {
+    if (rocks_) return rocks_->find(keyGroup(), current_->bytes, ns_);
+    return table_.find(keyGroup(), current_->bytes, ns_);
+  }
   template <typename Make>
   S& currentEntryOrInsert(Make&& make) {
+    if (rocks_) return rocks_->findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make));
     return table_.findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make));
   }
-  void eraseCurrent() { table_.erase(keyGroup(), current_->bytes, ns_); }
+  void eraseCurrent() {
+    if (rocks_) {
+      rocks_->erase(keyGroup(), current_->bytes, ns_);
+      return;
+    }
+    table_.erase(keyGroup(), current_->bytes, ns_);
+  }
 
   HeapStateTable<S> table_;
+  std::unique_ptr<RocksTable> rocks_;  ///< null: heap
   const CurrentKey* current_;
   std::string ns_;
 };
 
+/// The former name, kept for code written against the heap-only layer.
+template <typename S, typename SSer>
+using AbstractHeapState = AbstractKeyedState<S, SSer>;
+
 /// One value per (key, namespace) (Flink's ValueState).
 template <typename V, typename Ser = TypeSerializer<V>>
-class ValueState : public AbstractHeapState<V, Ser> {
+class ValueState : public AbstractKeyedState<V, Ser> {
  public:
   ValueState(std::string name, KeyGroupRange range, const CurrentKey* current)
-      : AbstractHeapState<V, Ser>(std::move(name), StateKind::kValue, range, current) {}
+      : AbstractKeyedState<V, Ser>(std::move(name), StateKind::kValue, range, current) {}
   /// The current value, nullptr when absent (Flink's null). Mutable: change it in place, no copy.
   V* value() { return this->currentEntry(); }
   /// The current value, inserted as `init` when absent; change it in place.
@@ -279,8 +255,8 @@ class ValueState : public AbstractHeapState<V, Ser> {
 
 /// A list per (key, namespace) (Flink's ListState). An empty list is no entry.
 template <typename V, typename Ser = TypeSerializer<V>>
-class ListState : public AbstractHeapState<std::vector<V>, internal::ListSerializer<V, Ser>> {
-  using Base = AbstractHeapState<std::vector<V>, internal::ListSerializer<V, Ser>>;
+class ListState : public AbstractKeyedState<std::vector<V>, internal::ListSerializer<V, Ser>> {
+  using Base = AbstractKeyedState<std::vector<V>, internal::ListSerializer<V, Ser>>;
 
  public:
   ListState(std::string name, KeyGroupRange range, const CurrentKey* current)
@@ -308,8 +284,8 @@ class ListState : public AbstractHeapState<std::vector<V>, internal::ListSeriali
 /// A map per (key, namespace) (Flink's MapState). An empty map is no entry.
 template <typename UK, typename UV, typename KeySer = TypeSerializer<UK>, typename ValueSer = TypeSerializer<UV>>
 class MapState
-    : public AbstractHeapState<internal::UserMap<UK, UV>, internal::UserMapSerializer<UK, UV, KeySer, ValueSer>> {
-  using Base = AbstractHeapState<internal::UserMap<UK, UV>, internal::UserMapSerializer<UK, UV, KeySer, ValueSer>>;
+    : public AbstractKeyedState<internal::UserMap<UK, UV>, internal::UserMapSerializer<UK, UV, KeySer, ValueSer>> {
+  using Base = AbstractKeyedState<internal::UserMap<UK, UV>, internal::UserMapSerializer<UK, UV, KeySer, ValueSer>>;
 
  public:
   using Entries = internal::UserMap<UK, UV>;
@@ -339,11 +315,11 @@ class MapState
 
 /// One value per (key, namespace) folded with the descriptor's reduce function (Flink's ReducingState).
 template <typename V, typename Ser = TypeSerializer<V>>
-class ReducingState : public AbstractHeapState<V, Ser> {
+class ReducingState : public AbstractKeyedState<V, Ser> {
  public:
   ReducingState(std::string name, KeyGroupRange range, const CurrentKey* current,
                 std::function<V(const V&, const V&)> reduce)
-      : AbstractHeapState<V, Ser>(std::move(name), StateKind::kReducing, range, current), reduce_(std::move(reduce)) {
+      : AbstractKeyedState<V, Ser>(std::move(name), StateKind::kReducing, range, current), reduce_(std::move(reduce)) {
     SLUICE_USER_CHECK(static_cast<bool>(reduce_), "reducing state '{}' has no reduce function", this->name());
   }
   /// The reduced value, nullptr when nothing was added.
@@ -363,11 +339,11 @@ class ReducingState : public AbstractHeapState<V, Ser> {
 
 /// An accumulator per (key, namespace) fed with IN and read as OUT (Flink's AggregatingState).
 template <typename IN, typename ACC, typename OUT, typename AccSer = TypeSerializer<ACC>>
-class AggregatingState : public AbstractHeapState<ACC, AccSer> {
+class AggregatingState : public AbstractKeyedState<ACC, AccSer> {
  public:
   AggregatingState(std::string name, KeyGroupRange range, const CurrentKey* current,
                    AggregatingStateDescriptor<IN, ACC, OUT, AccSer> desc)
-      : AbstractHeapState<ACC, AccSer>(std::move(name), StateKind::kAggregating, range, current),
+      : AbstractKeyedState<ACC, AccSer>(std::move(name), StateKind::kAggregating, range, current),
         desc_(std::move(desc)) {
     SLUICE_USER_CHECK(desc_.create_accumulator && desc_.add && desc_.get_result,
                       "aggregating state '{}' lacks create_accumulator, add or get_result", this->name());

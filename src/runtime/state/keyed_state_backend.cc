@@ -77,7 +77,7 @@ void writeBytesField(DataOutputView& out, std::string_view bytes) {
 }  // namespace internal
 
 KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism,
-                                     std::map<int32_t, std::string> restored)
+                                     std::map<int32_t, std::string> restored, const StateBackendOptions& options)
     : range_(range), max_parallelism_(max_parallelism) {
   SLUICE_CHECK(max_parallelism >= 1 && max_parallelism <= KeyGroupRangeAssignment::kUpperBoundMaxParallelism,
                "max parallelism {}", max_parallelism);
@@ -87,6 +87,7 @@ KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, int32_t max_parallelis
     if (range_.contains(group)) restored_blobs_.emplace(group, std::move(blob));
   }
   for (const auto& [group, blob] : restored_blobs_) parseRestoredBlob(group, blob);
+  if (options.type == StateBackendType::kRocksDB) db_ = std::make_unique<RocksDBStore>(options);
 }
 
 KeyedStateBackend::~KeyedStateBackend() = default;
@@ -205,6 +206,18 @@ std::vector<std::string> KeyedStateBackend::registeredStateNames() const {
 }
 
 std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
+  // One consistent view for the whole snapshot: caches written back first, then a RocksDB snapshot that
+  // every column family's iteration reads.
+  for (const auto& [name, s] : states_) s->flushCache();
+  struct SnapshotScope {
+    RocksDBStore* db;
+    explicit SnapshotScope(RocksDBStore* d) : db(d) {
+      if (db != nullptr) db->beginSnapshot();
+    }
+    ~SnapshotScope() {
+      if (db != nullptr) db->endSnapshot();
+    }
+  } scope(db_.get());
   // Cursors over the restored states not registered yet; their entries are in key-group order.
   struct Pending {
     const std::string* name;

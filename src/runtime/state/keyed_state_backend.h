@@ -1,15 +1,24 @@
 #pragma once
-/// The heap keyed state backend of one operator subtask (Flink's HeapKeyedStateBackend /
-/// HashMapStateBackend, flink-checkpointing.md §3.3–3.5). It owns the states registered by the operator,
-/// scoped to a current key set by the caller, and the timer services, all partitioned by key group.
+/// The keyed state backend of one operator subtask: heap (Flink's HeapKeyedStateBackend /
+/// HashMapStateBackend) or RocksDB (Flink's RocksDBKeyedStateBackend / EmbeddedRocksDBStateBackend),
+/// chosen by StateBackendOptions (flink-checkpointing.md §3.3–3.6). It owns the states registered by the
+/// operator, scoped to a current key set by the caller, and the timer services, all partitioned by key
+/// group. Both backends hand out the same state handle types (keyed_state.h).
 ///
-/// Keys and namespaces are bytes, so a RocksDB backend with Flink's key layout (key group | key |
-/// namespace) can implement the same interface. snapshot() writes one blob per key group holding every
+/// RocksDB: one database per backend in a fresh directory under StateBackendOptions::local_directory
+/// (io.tmp.dirs), removed by the destructor; one column family per state, keys laid out as key group |
+/// key | namespace (rocksdb_state_table.h). Timers stay in heap queues on both backends (Flink's
+/// state.backend.rocksdb.timer-service.factory: HEAP) and are snapshotted the same way.
+///
+/// Keys and namespaces are bytes. snapshot() writes one blob per key group holding every
 /// state of that group (the canonical format below); a backend restored from such blobs (of one or
 /// several old subtasks) decodes a state lazily when the operator registers it, since only then is its
 /// serializer known. Restored states the operator never registers are written back unchanged.
 ///
-/// Snapshots are synchronous full copies; copy-on-write asynchronous snapshots are not there yet.
+/// The blobs are the same for both backends (canonical savepoints, backend-independent since Flink 1.13):
+/// restore a heap snapshot into RocksDB and back. Snapshots are synchronous and full; on RocksDB they
+/// flush the write-back caches, take a RocksDB snapshot and iterate each column family in key-group
+/// order. Incremental (SST-sharing) checkpoints are not there yet.
 /// Threading: the task thread only.
 ///
 /// Blob format of one key group: u8 version (1), varint number of states, then per state: name
@@ -26,6 +35,8 @@
 
 #include "runtime/state/internal_timer_service.h"
 #include "runtime/state/keyed_state.h"
+#include "runtime/state/rocksdb_store.h"
+#include "runtime/state/state_backend_options.h"
 
 namespace sluice::runtime::state {
 
@@ -33,9 +44,11 @@ namespace sluice::runtime::state {
 class KeyedStateBackend {
  public:
   /// A backend for `range` out of `max_parallelism` key groups, restored from `restored` (key group ->
-  /// blob; groups outside the range are ignored). Throws InputError naming the key group (and state)
-  /// when a blob is malformed.
-  KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism, std::map<int32_t, std::string> restored = {});
+  /// blob; groups outside the range are ignored), of the type in `options` (default: heap). Throws
+  /// InputError naming the key group (and state) when a blob is malformed, ConfigError naming io.tmp.dirs
+  /// when the RocksDB directory cannot be created.
+  KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism, std::map<int32_t, std::string> restored = {},
+                    const StateBackendOptions& options = {});
   ~KeyedStateBackend();
   KeyedStateBackend(const KeyedStateBackend&) = delete;
   KeyedStateBackend& operator=(const KeyedStateBackend&) = delete;
@@ -48,6 +61,9 @@ class KeyedStateBackend {
   int32_t currentKeyGroup() const { return current_.key_group; }
   const KeyGroupRange& keyGroupRange() const { return range_; }
   int32_t maxParallelism() const { return max_parallelism_; }
+  StateBackendType backendType() const { return db_ ? StateBackendType::kRocksDB : StateBackendType::kHashMap; }
+  /// The RocksDB database (its directory, flush), nullptr for the heap backend.
+  RocksDBStore* rocksDBStore() const { return db_.get(); }
 
   /// The state named by the descriptor, created (and restored) on first use; the same object for the
   /// same name. UserError when the name is taken by a state of another kind or value type, or was
@@ -91,7 +107,8 @@ class KeyedStateBackend {
   /// Names of the registered states (timer queues included), sorted.
   std::vector<std::string> registeredStateNames() const;
 
-  /// The canonical snapshot: key group -> blob, only groups holding state. Synchronous, full.
+  /// The canonical snapshot: key group -> blob, only groups holding state. Synchronous, full; the same
+  /// bytes on both backends for the same state.
   std::map<int32_t, std::string> snapshot() const;
 
  private:
@@ -115,6 +132,7 @@ class KeyedStateBackend {
     }
     checkNewStateName(name, kind);
     auto owned = make();
+    if (db_) owned->attachRocksDB(db_->columnFamily(name), max_parallelism_);
     State& ref = *owned;
     addState(std::move(owned));
     return ref;
@@ -130,6 +148,8 @@ class KeyedStateBackend {
   KeyGroupRange range_;
   int32_t max_parallelism_;
   CurrentKey current_;
+  /// Declared before the states, which hold its column families, so it is destroyed after them.
+  std::unique_ptr<RocksDBStore> db_;
   std::map<std::string, std::unique_ptr<SnapshotableKeyedState>> states_;
   std::map<std::string, std::unique_ptr<InternalTimerService>> timer_services_;
   /// Restored blobs (owned; restored_ views into them) and the restored states not registered yet.

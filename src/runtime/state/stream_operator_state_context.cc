@@ -8,8 +8,16 @@ namespace sluice::runtime::state {
 
 StreamOperatorStateContext::StreamOperatorStateContext(std::string uid, KeyGroupRange range,
                                                        int32_t max_parallelism,
-                                                       const checkpoint::OperatorSubtaskState* restored)
-    : uid_(std::move(uid)), range_(range), max_parallelism_(max_parallelism), restored_(restored != nullptr) {
+                                                       const checkpoint::OperatorSubtaskState* restored,
+                                                       StateBackendOptions backend)
+    : uid_(std::move(uid)),
+      range_(range),
+      max_parallelism_(max_parallelism),
+      restored_(restored != nullptr),
+      backend_(std::move(backend)) {
+  if (backend_.instance_name == StateBackendOptions().instance_name) {
+    backend_.instance_name = fmt::format("{}-kg{}-{}", uid_, range_.start, range_.end);
+  }
   if (restored != nullptr) {
     for (const auto& [group, blob] : restored->keyed) {
       if (range_.contains(group)) restored_state_.keyed.emplace(group, blob);
@@ -23,7 +31,7 @@ StreamOperatorStateContext::~StreamOperatorStateContext() = default;
 KeyedStateBackend& StreamOperatorStateContext::keyedStateBackend() {
   if (!keyed_) {
     try {
-      keyed_ = std::make_unique<KeyedStateBackend>(range_, max_parallelism_, std::move(restored_state_.keyed));
+      keyed_ = std::make_unique<KeyedStateBackend>(range_, max_parallelism_, std::move(restored_state_.keyed), backend_);
     } catch (const InputError& e) {
       throw InputError(fmt::format("operator '{}': {}", uid_, e.what()));
     }

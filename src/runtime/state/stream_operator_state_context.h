@@ -1,6 +1,7 @@
 #pragma once
 /// The state of one operator instance in one subtask (Flink's StreamOperatorStateContext): its keyed
-/// backend (heap; created on first use), its operator state backend, and the synchronous snapshot of
+/// backend (heap or RocksDB by StateBackendOptions, i.e. `state.backend.type`; created on first use), its
+/// operator state backend (always on the heap, as in Flink), and the synchronous snapshot of
 /// both into the canonical checkpoint form. Copy-on-write asynchronous snapshots are not there yet: a
 /// snapshot serializes everything on the task thread. Threading: the task thread only.
 
@@ -10,6 +11,7 @@
 
 #include "runtime/checkpoint/checkpoint_types.h"
 #include "runtime/state/key_group.h"
+#include "runtime/state/state_backend_options.h"
 
 namespace sluice::runtime::state {
 
@@ -21,9 +23,11 @@ class StreamOperatorStateContext {
  public:
   /// `uid`: the operator's identity in checkpoints (for messages). `range`: the key groups of this
   /// subtask. `restored`: this subtask's already redistributed state, or nullptr for a fresh start (it is
-  /// copied; the pointer need not outlive the call).
+  /// copied; the pointer need not outlive the call). `backend`: which keyed backend to create
+  /// (StateBackendOptions::fromConfiguration reads state.backend.type and io.tmp.dirs); when its
+  /// instance_name is left at the default, the RocksDB directory is named after `uid` and the range.
   StreamOperatorStateContext(std::string uid, KeyGroupRange range, int32_t max_parallelism,
-                             const checkpoint::OperatorSubtaskState* restored);
+                             const checkpoint::OperatorSubtaskState* restored, StateBackendOptions backend = {});
   ~StreamOperatorStateContext();
   StreamOperatorStateContext(const StreamOperatorStateContext&) = delete;
   StreamOperatorStateContext& operator=(const StreamOperatorStateContext&) = delete;
@@ -36,6 +40,7 @@ class StreamOperatorStateContext {
   const std::string& uid() const { return uid_; }
   const KeyGroupRange& keyGroupRange() const { return range_; }
   int32_t maxParallelism() const { return max_parallelism_; }
+  const StateBackendOptions& backendOptions() const { return backend_; }
 
   /// Synchronous snapshot of both backends (restored state never touched is passed on unchanged).
   checkpoint::OperatorSubtaskState snapshot() const;
@@ -45,6 +50,7 @@ class StreamOperatorStateContext {
   KeyGroupRange range_;
   int32_t max_parallelism_;
   bool restored_;
+  StateBackendOptions backend_;
   checkpoint::OperatorSubtaskState restored_state_;  ///< consumed when a backend is created
   std::unique_ptr<KeyedStateBackend> keyed_;
   std::unique_ptr<OperatorStateBackend> operator_;

@@ -34,8 +34,20 @@ std::string valueName(int i) {
   return s;
 }
 
-TEST(KeyedStateTest, ValueStatePutGetClearAndNamespaces) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+// The suite runs on both backends: every state kind behaves the same on the heap and on RocksDB.
+class KeyedStateTest : public ::testing::TestWithParam<StateBackendType> {
+ protected:
+  StateBackendOptions opts() const {
+    StateBackendOptions o;
+    o.type = GetParam();
+    o.local_directory = ::testing::TempDir();
+    o.instance_name = "KeyedStateTest";
+    return o;
+  }
+};
+
+TEST_P(KeyedStateTest, ValueStatePutGetClearAndNamespaces) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& count = b.getValueState(ValueStateDescriptor<int64_t>{"count"});
   EXPECT_EQ(&count, &b.getValueState(ValueStateDescriptor<int64_t>{"count"}));
   setKey(b, "a");
@@ -71,8 +83,8 @@ TEST(KeyedStateTest, ValueStatePutGetClearAndNamespaces) {
   EXPECT_EQ(seen, (std::set<std::tuple<std::string, std::string, int64_t>>{{"a", "w1", 7}, {"b", "", 12}}));
 }
 
-TEST(KeyedStateTest, ListMapReducingAggregating) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(KeyedStateTest, ListMapReducingAggregating) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& list = b.getListState(ListStateDescriptor<std::string>{"list"});
   auto& map = b.getMapState(MapStateDescriptor<std::string, int32_t>{"map"});
   auto& sum = b.getReducingState(
@@ -139,16 +151,16 @@ TEST(KeyedStateTest, ListMapReducingAggregating) {
   EXPECT_EQ(sum.size(), 1u);
 }
 
-TEST(KeyedStateTest, NameWithAnotherKindOrTypeIsAUserError) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(KeyedStateTest, NameWithAnotherKindOrTypeIsAUserError) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   b.getValueState(ValueStateDescriptor<int64_t>{"s"});
   EXPECT_THROW(b.getListState(ListStateDescriptor<int64_t>{"s"}), UserError);
   EXPECT_THROW(b.getValueState(ValueStateDescriptor<std::string>{"s"}), UserError);
   EXPECT_THROW(b.getValueState(ValueStateDescriptor<int64_t>{"_timer_state/x"}), UserError);
 }
 
-TEST(KeyedStateTest, KeyGroupOutsideTheRangeIsAnInternalError) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 63), kMaxP);
+TEST_P(KeyedStateTest, KeyGroupOutsideTheRangeIsAnInternalError) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 63), kMaxP, {}, opts());
   EXPECT_THROW(b.setCurrentKey("x", 64), InternalError);
 }
 
@@ -215,34 +227,34 @@ void checkAll(KeyedStateBackend& b, int from, int to) {
   EXPECT_EQ(count.size(), expected_keys);
 }
 
-TEST(KeyedStateTest, SnapshotRestoreRoundTrip) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(KeyedStateTest, SnapshotRestoreRoundTrip) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   writeAll(b, 0, 50);
   const auto blobs = b.snapshot();
   std::set<int32_t> groups;
   for (int i = 0; i < 50; ++i) groups.insert(groupOf(keyName(i)));
   EXPECT_EQ(blobs.size(), groups.size());
 
-  KeyedStateBackend restored(KeyGroupRange::of(0, 127), kMaxP, blobs);
+  KeyedStateBackend restored(KeyGroupRange::of(0, 127), kMaxP, blobs, opts());
   checkAll(restored, 0, 50);
   EXPECT_TRUE(restored.snapshot() == blobs);
 }
 
-TEST(KeyedStateTest, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(KeyedStateTest, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   writeAll(b, 0, 20);
-  KeyedStateBackend restored(KeyGroupRange::of(0, 127), kMaxP, b.snapshot());
+  KeyedStateBackend restored(KeyGroupRange::of(0, 127), kMaxP, b.snapshot(), opts());
   restored.getValueState(ValueStateDescriptor<int64_t>{"value"});  // only one state registered
-  KeyedStateBackend again(KeyGroupRange::of(0, 127), kMaxP, restored.snapshot());
+  KeyedStateBackend again(KeyGroupRange::of(0, 127), kMaxP, restored.snapshot(), opts());
   checkAll(again, 0, 20);
 }
 
-TEST(KeyedStateTest, RescaleTwoSubtasksIntoOneAndFour) {
+TEST_P(KeyedStateTest, RescaleTwoSubtasksIntoOneAndFour) {
   // Keys k0..k199 written by the two subtasks of parallelism 2, each only the keys it owns.
   checkpoint::OperatorSubtaskState old_states[2];
   std::set<int> keys_written;
   for (int s = 0; s < 2; ++s) {
-    KeyedStateBackend b(rangeOf(2, s), kMaxP);
+    KeyedStateBackend b(rangeOf(2, s), kMaxP, {}, opts());
     std::vector<int> mine;
     for (int i = 0; i < 200; ++i) {
       if (rangeOf(2, s).contains(groupOf(keyName(i)))) mine.push_back(i);
@@ -262,7 +274,7 @@ TEST(KeyedStateTest, RescaleTwoSubtasksIntoOneAndFour) {
       const KeyGroupRange range = rangeOf(new_p, s);
       auto selected = selectKeyGroups(old, range);
       for (const auto& [g, blob] : selected) EXPECT_TRUE(range.contains(g));
-      KeyedStateBackend b(range, kMaxP, std::move(selected));
+      KeyedStateBackend b(range, kMaxP, std::move(selected), opts());
       checkAll(b, 0, 200);
       total += b.getValueState(ValueStateDescriptor<int64_t>{"value"}).size() / 2;
       // The backend holds no key outside its range.
@@ -276,14 +288,14 @@ TEST(KeyedStateTest, RescaleTwoSubtasksIntoOneAndFour) {
   }
 }
 
-TEST(KeyedStateTest, BackendIgnoresRestoredGroupsOutsideItsRange) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(KeyedStateTest, BackendIgnoresRestoredGroupsOutsideItsRange) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   writeAll(b, 0, 40);
-  KeyedStateBackend half(rangeOf(2, 1), kMaxP, b.snapshot());
+  KeyedStateBackend half(rangeOf(2, 1), kMaxP, b.snapshot(), opts());
   checkAll(half, 0, 40);
 }
 
-TEST(KeyedStateTest, SelectKeyGroupsRejectsAGroupInTwoOldSubtasks) {
+TEST_P(KeyedStateTest, SelectKeyGroupsRejectsAGroupInTwoOldSubtasks) {
   checkpoint::OperatorSubtaskState a, c;
   a.keyed[3] = "x";
   c.keyed[3] = "y";
@@ -300,8 +312,8 @@ std::string errorOf(const std::function<void()>& fn) {
   return "no InputError";
 }
 
-TEST(KeyedStateTest, TruncatedBlobIsAnInputErrorNamingTheGroupAndState) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(KeyedStateTest, TruncatedBlobIsAnInputErrorNamingTheGroupAndState) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   writeAll(b, 0, 1);
   auto blobs = b.snapshot();
   ASSERT_EQ(blobs.size(), 1u);
@@ -309,7 +321,7 @@ TEST(KeyedStateTest, TruncatedBlobIsAnInputErrorNamingTheGroupAndState) {
   for (size_t cut : {size_t{0}, size_t{1}, size_t{5}, blobs.begin()->second.size() - 1}) {
     auto broken = blobs;
     broken.begin()->second.resize(cut);
-    const std::string msg = errorOf([&] { KeyedStateBackend r(KeyGroupRange::of(0, 127), kMaxP, broken); });
+    const std::string msg = errorOf([&] { KeyedStateBackend r(KeyGroupRange::of(0, 127), kMaxP, broken, opts()); });
     EXPECT_NE(msg.find(fmt::format("key group {}", g)), std::string::npos) << msg;
     if (cut > 20) {
       EXPECT_NE(msg.find("state '"), std::string::npos) << msg;
@@ -317,7 +329,7 @@ TEST(KeyedStateTest, TruncatedBlobIsAnInputErrorNamingTheGroupAndState) {
   }
 }
 
-TEST(KeyedStateTest, ValueBytesThatDoNotDecodeAreAnInputErrorNamingTheState) {
+TEST_P(KeyedStateTest, ValueBytesThatDoNotDecodeAreAnInputErrorNamingTheState) {
   // A hand-built blob: version 1, one state "count" of kind VALUE with one entry: key "a", namespace "",
   // value of 3 bytes (an int64 needs 8).
   std::string blob;
@@ -332,33 +344,38 @@ TEST(KeyedStateTest, ValueBytesThatDoNotDecodeAreAnInputErrorNamingTheState) {
   blob += '\x00';
   blob += '\x03';
   blob += "abc";
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {{7, blob}});
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {{7, blob}}, opts());
   const std::string msg = errorOf([&] { b.getValueState(ValueStateDescriptor<int64_t>{"count"}); });
   EXPECT_NE(msg.find("'count'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("key group 7"), std::string::npos) << msg;
   // Registering the restored name as another kind is a UserError.
-  KeyedStateBackend c(KeyGroupRange::of(0, 127), kMaxP, {{7, blob}});
+  KeyedStateBackend c(KeyGroupRange::of(0, 127), kMaxP, {{7, blob}}, opts());
   EXPECT_THROW(c.getListState(ListStateDescriptor<int64_t>{"count"}), UserError);
 }
 
-TEST(KeyedStateTest, OperatorStateContextSnapshotsBothBackends) {
-  StreamOperatorStateContext fresh("op", KeyGroupRange::of(0, 127), kMaxP, nullptr);
+TEST_P(KeyedStateTest, OperatorStateContextSnapshotsBothBackends) {
+  StreamOperatorStateContext fresh("op", KeyGroupRange::of(0, 127), kMaxP, nullptr, opts());
   EXPECT_FALSE(fresh.isRestored());
   writeAll(fresh.keyedStateBackend(), 0, 10);
   auto snap = fresh.snapshot();
   EXPECT_FALSE(snap.keyed.empty());
 
   // A context that never opens its keyed backend passes the restored groups of its range on unchanged.
-  StreamOperatorStateContext idle("op", rangeOf(2, 0), kMaxP, &snap);
+  StreamOperatorStateContext idle("op", rangeOf(2, 0), kMaxP, &snap, opts());
   EXPECT_TRUE(idle.isRestored());
   const auto idle_snap = idle.snapshot();
   for (const auto& [g, blob] : idle_snap.keyed) {
     EXPECT_TRUE(rangeOf(2, 0).contains(g));
     EXPECT_EQ(blob, snap.keyed.at(g));
   }
-  StreamOperatorStateContext restored("op", KeyGroupRange::of(0, 127), kMaxP, &snap);
+  StreamOperatorStateContext restored("op", KeyGroupRange::of(0, 127), kMaxP, &snap, opts());
   checkAll(restored.keyedStateBackend(), 0, 10);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, KeyedStateTest, ::testing::Values(StateBackendType::kHashMap, StateBackendType::kRocksDB),
+                         [](const ::testing::TestParamInfo<StateBackendType>& info) {
+                           return std::string(info.param == StateBackendType::kRocksDB ? "RocksDB" : "HashMap");
+                         });
 
 }  // namespace
 }  // namespace sluice::runtime::state

@@ -17,8 +17,20 @@ void setKey(KeyedStateBackend& b, std::string_view key) { b.setCurrentKey(key, g
 
 using Fired = std::vector<std::tuple<int64_t, std::string, std::string>>;
 
-TEST(TimerServiceTest, EventTimersFireInTimeOrderDeduplicated) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+// The suite runs on both backends: every state kind behaves the same on the heap and on RocksDB.
+class TimerServiceTest : public ::testing::TestWithParam<StateBackendType> {
+ protected:
+  StateBackendOptions opts() const {
+    StateBackendOptions o;
+    o.type = GetParam();
+    o.local_directory = ::testing::TempDir();
+    o.instance_name = "TimerServiceTest";
+    return o;
+  }
+};
+
+TEST_P(TimerServiceTest, EventTimersFireInTimeOrderDeduplicated) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& timers = b.getInternalTimerService("window");
   EXPECT_EQ(&timers, &b.getInternalTimerService("window"));
   setKey(b, "a");
@@ -51,8 +63,8 @@ TEST(TimerServiceTest, EventTimersFireInTimeOrderDeduplicated) {
   EXPECT_EQ(timers.numEventTimeTimers(), 0u);
 }
 
-TEST(TimerServiceTest, TimersRegisteredWhileFiringFireInTheSameAdvance) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(TimerServiceTest, TimersRegisteredWhileFiringFireInTheSameAdvance) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& timers = b.getInternalTimerService("t");
   setKey(b, "x");
   timers.registerEventTimeTimer("", 5);
@@ -67,8 +79,8 @@ TEST(TimerServiceTest, TimersRegisteredWhileFiringFireInTheSameAdvance) {
   EXPECT_EQ(timers.numEventTimeTimers(), 1u);
 }
 
-TEST(TimerServiceTest, ProcessingTimers) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(TimerServiceTest, ProcessingTimers) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& timers = b.getInternalTimerService("t");
   EXPECT_FALSE(timers.nextProcessingTime().has_value());
   setKey(b, "p");
@@ -88,8 +100,8 @@ TEST(TimerServiceTest, ProcessingTimers) {
   EXPECT_EQ(timers.numEventTimeTimers(), 0u);
 }
 
-TEST(TimerServiceTest, ManyKeysAcrossGroupsFireInGlobalOrder) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(TimerServiceTest, ManyKeysAcrossGroupsFireInGlobalOrder) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& timers = b.getInternalTimerService("t");
   // Key i gets timers at (i * 37) % 101 and 200 + i: times unique per key, spread over the groups.
   for (int i = 0; i < 300; ++i) {
@@ -109,8 +121,8 @@ TEST(TimerServiceTest, ManyKeysAcrossGroupsFireInGlobalOrder) {
   EXPECT_EQ(times.back(), 1299);  // 299 % 3 != 0, so its timer stayed
 }
 
-TEST(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
-  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP);
+TEST_P(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
   auto& timers = b.getInternalTimerService("t");
   setKey(b, "a");
   timers.registerEventTimeTimer("w1", 15);
@@ -128,7 +140,7 @@ TEST(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
     for (const auto& [g, blob] : blobs) {
       if (range.contains(g)) mine.emplace(g, blob);
     }
-    KeyedStateBackend r(range, kMaxP, mine);
+    KeyedStateBackend r(range, kMaxP, mine, opts());
     auto& rt = r.getInternalTimerService("t");
     processing += rt.numProcessingTimeTimers();
     rt.advanceWatermark(100, [&](std::string_view key, int32_t kg, std::string_view ns, int64_t time) {
@@ -141,9 +153,14 @@ TEST(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
   EXPECT_EQ(processing, 1u);
 
   // An unregistered timer service survives a snapshot of the restored backend.
-  KeyedStateBackend untouched(KeyGroupRange::of(0, 127), kMaxP, blobs);
+  KeyedStateBackend untouched(KeyGroupRange::of(0, 127), kMaxP, blobs, opts());
   EXPECT_TRUE(untouched.snapshot() == blobs);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, TimerServiceTest, ::testing::Values(StateBackendType::kHashMap, StateBackendType::kRocksDB),
+                         [](const ::testing::TestParamInfo<StateBackendType>& info) {
+                           return std::string(info.param == StateBackendType::kRocksDB ? "RocksDB" : "HashMap");
+                         });
 
 }  // namespace
 }  // namespace sluice::runtime::state

@@ -1,0 +1,217 @@
+#include "runtime/state/rocksdb_store.h"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+
+#include "common/config.h"
+#include "common/error.h"
+
+namespace sluice::runtime::state {
+
+namespace {
+
+rocksdb::Slice slice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+rocksdb::ColumnFamilyHandle* handleOf(void* h) { return static_cast<rocksdb::ColumnFamilyHandle*>(h); }
+
+std::string sanitized(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                       c == '_' || c == '.';
+    out.push_back(plain ? c : '_');
+  }
+  return out.empty() ? std::string("state") : out;
+}
+
+}  // namespace
+
+StateBackendOptions StateBackendOptions::fromConfiguration(const Configuration& config, int32_t subtask_index) {
+  StateBackendOptions o;
+  const std::string type = config.get(options::kStateBackend);
+  if (type == "rocksdb") {
+    o.type = StateBackendType::kRocksDB;
+  } else if (type == "hashmap") {
+    o.type = StateBackendType::kHashMap;
+  } else {
+    throw ConfigError(fmt::format("configuration key '{}': unknown state backend '{}' (hashmap or rocksdb)",
+                                  options::kStateBackend.key(), type));
+  }
+  std::vector<std::string> dirs;
+  const std::string configured = config.get(options::kTmpDirs);
+  for (size_t start = 0; start <= configured.size();) {
+    const size_t end = std::min(configured.find(',', start), configured.size());
+    std::string dir = configured.substr(start, end - start);
+    dir.erase(0, dir.find_first_not_of(' '));
+    dir.erase(dir.find_last_not_of(' ') + 1);
+    if (!dir.empty()) dirs.push_back(std::move(dir));
+    start = end + 1;
+  }
+  if (!dirs.empty()) o.local_directory = dirs[static_cast<size_t>(std::max(subtask_index, 0)) % dirs.size()];
+  return o;
+}
+
+struct RocksDBIterator::Impl {
+  std::string upper;
+  rocksdb::Slice upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it;
+  std::string where;  ///< for messages
+};
+
+RocksDBIterator::RocksDBIterator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RocksDBIterator::~RocksDBIterator() = default;
+
+bool RocksDBIterator::valid() const {
+  if (impl_->it->Valid()) return true;
+  const rocksdb::Status s = impl_->it->status();
+  SLUICE_CHECK(s.ok(), "RocksDB iteration over {}: {}", impl_->where, s.ToString());
+  return false;
+}
+std::string_view RocksDBIterator::key() const {
+  const rocksdb::Slice k = impl_->it->key();
+  return std::string_view(k.data(), k.size());
+}
+std::string_view RocksDBIterator::value() const {
+  const rocksdb::Slice v = impl_->it->value();
+  return std::string_view(v.data(), v.size());
+}
+void RocksDBIterator::next() { impl_->it->Next(); }
+
+struct RocksDBStore::Impl {
+  std::shared_ptr<rocksdb::Cache> block_cache;
+  rocksdb::ColumnFamilyOptions cf_options;
+  rocksdb::WriteOptions write_options;
+  std::unique_ptr<rocksdb::DB> db;
+  std::map<std::string, std::unique_ptr<RocksDBColumnFamily>> families;
+  const rocksdb::Snapshot* snapshot = nullptr;
+
+  void check(const rocksdb::Status& s, const std::string& dir, const std::string& what) const {
+    SLUICE_CHECK(s.ok(), "RocksDB state in {}: {}: {}", dir, what, s.ToString());
+  }
+};
+
+RocksDBStore::RocksDBStore(const StateBackendOptions& options) : impl_(std::make_unique<Impl>()) {
+  std::error_code ec;
+  const std::filesystem::path parent = options.local_directory.empty()
+                                           ? std::filesystem::temp_directory_path(ec)
+                                           : std::filesystem::path(options.local_directory);
+  std::filesystem::create_directories(parent, ec);
+  std::string pattern = (parent / ("sluice-rocksdb-" + sanitized(options.instance_name) + "-XXXXXX")).string();
+  if (ec || ::mkdtemp(pattern.data()) == nullptr) {
+    throw ConfigError(fmt::format("configuration key '{}': cannot create the RocksDB working directory under '{}': {}",
+                                  options::kTmpDirs.key(), parent.string(),
+                                  ec ? ec.message() : std::string(std::strerror(errno))));
+  }
+  directory_ = pattern;
+
+  impl_->block_cache = rocksdb::NewLRUCache(options.block_cache_size);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = impl_->block_cache;
+  impl_->cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  impl_->cf_options.write_buffer_size = options.write_buffer_size;
+  impl_->cf_options.max_write_buffer_number = 2;
+  impl_->write_options.disableWAL = true;
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  // A working copy removed with the backend: one info log file is enough.
+  db_options.keep_log_file_num = 1;
+  db_options.max_open_files = -1;
+  rocksdb::ColumnFamilyDescriptor default_family(rocksdb::kDefaultColumnFamilyName, impl_->cf_options);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  const rocksdb::Status s = rocksdb::DB::Open(db_options, directory_, {default_family}, &handles, &db);
+  if (!s.ok()) {
+    std::filesystem::remove_all(directory_, ec);
+    impl_->check(s, directory_, "open");
+  }
+  impl_->db.reset(db);
+  // The default column family stays unused; its handle is owned by the DB.
+  for (auto* h : handles) impl_->db->DestroyColumnFamilyHandle(h);
+}
+
+RocksDBStore::~RocksDBStore() {
+  if (impl_->db) {
+    if (impl_->snapshot != nullptr) impl_->db->ReleaseSnapshot(impl_->snapshot);
+    for (auto& [name, cf] : impl_->families) impl_->db->DestroyColumnFamilyHandle(handleOf(cf->handle_));
+    impl_->db->Close();
+    impl_->db.reset();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(directory_, ec);
+}
+
+RocksDBColumnFamily& RocksDBStore::columnFamily(const std::string& name) {
+  auto it = impl_->families.find(name);
+  if (it != impl_->families.end()) return *it->second;
+  rocksdb::ColumnFamilyHandle* handle = nullptr;
+  impl_->check(impl_->db->CreateColumnFamily(impl_->cf_options, name, &handle), directory_,
+               fmt::format("create column family '{}'", name));
+  auto cf = std::unique_ptr<RocksDBColumnFamily>(new RocksDBColumnFamily(this, name, handle));
+  return *impl_->families.emplace(name, std::move(cf)).first->second;
+}
+
+void RocksDBStore::beginSnapshot() {
+  SLUICE_CHECK(impl_->snapshot == nullptr, "RocksDB snapshot in {} already open", directory_);
+  impl_->snapshot = impl_->db->GetSnapshot();
+}
+
+void RocksDBStore::endSnapshot() {
+  if (impl_->snapshot == nullptr) return;
+  impl_->db->ReleaseSnapshot(impl_->snapshot);
+  impl_->snapshot = nullptr;
+}
+
+void RocksDBStore::flush() {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  for (auto& [name, cf] : impl_->families) handles.push_back(handleOf(cf->handle_));
+  if (handles.empty()) return;
+  impl_->check(impl_->db->Flush(rocksdb::FlushOptions(), handles), directory_, "flush");
+}
+
+bool RocksDBColumnFamily::get(std::string_view key, std::string* value) const {
+  rocksdb::ReadOptions ro;
+  const rocksdb::Status s = store_->impl_->db->Get(ro, handleOf(handle_), slice(key), value);
+  if (s.IsNotFound()) return false;
+  store_->impl_->check(s, store_->directory_, fmt::format("get in state '{}'", name_));
+  return true;
+}
+
+void RocksDBColumnFamily::put(std::string_view key, std::string_view value) {
+  store_->impl_->check(store_->impl_->db->Put(store_->impl_->write_options, handleOf(handle_), slice(key), slice(value)),
+                       store_->directory_, fmt::format("put in state '{}'", name_));
+}
+
+void RocksDBColumnFamily::remove(std::string_view key) {
+  store_->impl_->check(store_->impl_->db->Delete(store_->impl_->write_options, handleOf(handle_), slice(key)),
+                       store_->directory_, fmt::format("delete in state '{}'", name_));
+}
+
+std::unique_ptr<RocksDBIterator> RocksDBColumnFamily::newIterator(std::string_view begin, std::string_view end) const {
+  auto impl = std::make_unique<RocksDBIterator::Impl>();
+  impl->where = fmt::format("state '{}' in {}", name_, store_->directory_);
+  rocksdb::ReadOptions ro;
+  ro.snapshot = store_->impl_->snapshot;
+  if (!end.empty()) {
+    impl->upper.assign(end);
+    impl->upper_slice = rocksdb::Slice(impl->upper);
+    ro.iterate_upper_bound = &impl->upper_slice;
+  }
+  // Scans read each block once: keep them from evicting the point lookups' blocks.
+  ro.fill_cache = false;
+  impl->it.reset(store_->impl_->db->NewIterator(ro, handleOf(handle_)));
+  impl->it->Seek(slice(begin));
+  return std::unique_ptr<RocksDBIterator>(new RocksDBIterator(std::move(impl)));
+}
+
+}  // namespace sluice::runtime::state

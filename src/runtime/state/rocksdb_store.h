@@ -1,0 +1,97 @@
+#pragma once
+/// The RocksDB instance behind the RocksDB keyed state backend of one operator subtask (Flink's
+/// EmbeddedRocksDBStateBackend / RocksDBKeyedStateBackend, flink-checkpointing.md §3.6): one database in
+/// a fresh local working directory, one column family per state, byte keys and values. The RocksDB
+/// headers stay inside rocksdb_store.cc; this header is light.
+///
+/// Writes skip the write-ahead log, as Flink's do: the database is a working copy rebuilt from the last
+/// checkpoint after a failure, never recovered from its own files. Memory is bounded by
+/// StateBackendOptions: each column family keeps at most two memtables of `write_buffer_size` bytes, and
+/// all of them share one LRU block cache of `block_cache_size` bytes for reads of flushed SST files.
+///
+/// Errors: IO failures of RocksDB throw InternalError naming the directory and column family (the local
+/// working directory is the engine's, not the user's); a directory that cannot be created throws
+/// ConfigError naming io.tmp.dirs. Threading: the owning task thread only.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runtime/state/state_backend_options.h"
+
+namespace sluice::runtime::state {
+
+class RocksDBStore;
+
+/// An iterator over the keys of one column family in [begin, end), in bytewise order. It sees the
+/// store's open snapshot when there is one (RocksDBStore::beginSnapshot), else the data as of its
+/// creation (RocksDB's implicit snapshot): writes made while it is open are not visible to it.
+class RocksDBIterator {
+ public:
+  ~RocksDBIterator();
+  RocksDBIterator(const RocksDBIterator&) = delete;
+  RocksDBIterator& operator=(const RocksDBIterator&) = delete;
+  bool valid() const;
+  /// The current key and value; views valid until next().
+  std::string_view key() const;
+  std::string_view value() const;
+  void next();
+
+ private:
+  friend class RocksDBColumnFamily;
+  struct Impl;
+  explicit RocksDBIterator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One column family (one keyed state) of a RocksDBStore; owned by the store, valid while it lives.
+class RocksDBColumnFamily {
+ public:
+  const std::string& name() const { return name_; }
+  /// The value of `key` into *value; false when absent.
+  bool get(std::string_view key, std::string* value) const;
+  void put(std::string_view key, std::string_view value);
+  void remove(std::string_view key);
+  /// Iterates [begin, end) (an empty `end`: to the last key).
+  std::unique_ptr<RocksDBIterator> newIterator(std::string_view begin, std::string_view end) const;
+
+ private:
+  friend class RocksDBStore;
+  RocksDBColumnFamily(RocksDBStore* store, std::string name, void* handle)
+      : store_(store), name_(std::move(name)), handle_(handle) {}
+  RocksDBStore* store_;
+  std::string name_;
+  void* handle_;  ///< rocksdb::ColumnFamilyHandle*, owned by the store
+};
+
+/// A RocksDB database in its own fresh directory, removed (with its files) by the destructor.
+class RocksDBStore {
+ public:
+  /// Creates the directory `<dir>/sluice-rocksdb-<name>-XXXXXX` (dir: options.local_directory, or the
+  /// system temp directory when empty; name: options.instance_name with '/' and spaces replaced) and
+  /// opens a database there. ConfigError naming io.tmp.dirs when the directory cannot be created.
+  explicit RocksDBStore(const StateBackendOptions& options);
+  ~RocksDBStore();
+  RocksDBStore(const RocksDBStore&) = delete;
+  RocksDBStore& operator=(const RocksDBStore&) = delete;
+
+  /// The column family `name`, created on first use; the same object for the same name.
+  RocksDBColumnFamily& columnFamily(const std::string& name);
+  /// Pins one consistent view for every iterator created until endSnapshot() (Flink's full snapshot:
+  /// the synchronous part takes a RocksDB snapshot, the writer iterates it). Not nested.
+  void beginSnapshot();
+  void endSnapshot();
+  /// Flushes every memtable to SST files (for tests and, later, native checkpoints).
+  void flush();
+  /// The database directory.
+  const std::string& directory() const { return directory_; }
+
+ private:
+  friend class RocksDBColumnFamily;
+  struct Impl;
+  std::string directory_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sluice::runtime::state

@@ -1,0 +1,293 @@
+// The RocksDB keyed state backend beyond the shared suite: its write-back cache, canonical snapshots
+// equal to the heap's, state larger than the write buffer, rescaling, and its local directory.
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/config.h"
+#include "common/hash.h"
+#include "runtime/state/keyed_state_backend.h"
+#include "runtime/state/state_redistribution.h"
+#include "runtime/state/stream_operator_state_context.h"
+
+namespace sluice::runtime::state {
+namespace {
+
+constexpr int32_t kMaxP = 128;
+const KeyGroupRange kAll = KeyGroupRange::of(0, kMaxP - 1);
+
+int32_t groupOf(std::string_view key, int32_t max_p = kMaxP) { return assignToKeyGroup(hashBytes(key), max_p); }
+
+std::string keyName(int i) {
+  std::string s = "k";
+  s += std::to_string(i);
+  return s;
+}
+
+StateBackendOptions rocks(const std::string& name) {
+  StateBackendOptions o;
+  o.type = StateBackendType::kRocksDB;
+  o.local_directory = ::testing::TempDir();
+  o.instance_name = name;
+  return o;
+}
+
+StateBackendOptions heap() { return StateBackendOptions{}; }
+
+using Sum = ReducingStateDescriptor<int64_t>;
+Sum sumDesc() { return Sum{"sum", [](const int64_t& a, const int64_t& b) { return a + b; }}; }
+
+// Keys k0..k{n-1}: value i, list [i, -i], map {i: i*i, i+1000: 7} (two user keys, so the canonical map
+// order matters), sum 2i in namespace "w".
+void writeMixed(KeyedStateBackend& b, int n) {
+  auto& value = b.getValueState(ValueStateDescriptor<int64_t>{"value"});
+  auto& list = b.getListState(ListStateDescriptor<int32_t>{"list"});
+  auto& map = b.getMapState(MapStateDescriptor<int32_t, int64_t>{"map"});
+  auto& sum = b.getReducingState(sumDesc());
+  sum.setCurrentNamespace("w");
+  for (int i = 0; i < n; ++i) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key, b.maxParallelism()));
+    value.update(i);
+    list.add(i);
+    list.add(-i);
+    map.put(i + 1000, 7);
+    map.put(i, int64_t{i} * i);
+    sum.add(i);
+    sum.add(i);
+  }
+}
+
+void checkMixed(KeyedStateBackend& b, int n) {
+  auto& value = b.getValueState(ValueStateDescriptor<int64_t>{"value"});
+  auto& list = b.getListState(ListStateDescriptor<int32_t>{"list"});
+  auto& map = b.getMapState(MapStateDescriptor<int32_t, int64_t>{"map"});
+  auto& sum = b.getReducingState(sumDesc());
+  sum.setCurrentNamespace("w");
+  size_t expected = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::string key = keyName(i);
+    const int32_t g = groupOf(key, b.maxParallelism());
+    if (!b.keyGroupRange().contains(g)) continue;
+    ++expected;
+    b.setCurrentKey(key, g);
+    ASSERT_NE(value.value(), nullptr) << key;
+    EXPECT_EQ(*value.value(), i);
+    EXPECT_EQ(*list.get(), (std::vector<int32_t>{i, -i}));
+    EXPECT_EQ(*map.get(i), int64_t{i} * i);
+    EXPECT_EQ(*map.get(i + 1000), 7);
+    EXPECT_EQ(map.entries()->size(), 2u);
+    EXPECT_EQ(*sum.get(), 2 * i);
+  }
+  EXPECT_EQ(value.size(), expected);
+  EXPECT_EQ(map.size(), expected);
+  EXPECT_EQ(sum.size(), expected);
+}
+
+TEST(RocksDBStateTest, ValuePointerChangedInPlaceIsWrittenBack) {
+  KeyedStateBackend b(kAll, kMaxP, {}, rocks("inplace"));
+  auto& count = b.getValueState(ValueStateDescriptor<int64_t>{"count"});
+  b.setCurrentKey("a", groupOf("a"));
+  count.update(5);
+  *count.value() += 10;  // 15, only in the cache
+  b.setCurrentKey("b", groupOf("b"));
+  count.valueOrInsert(1) *= 3;  // 3
+  b.setCurrentKey("a", groupOf("a"));
+  ASSERT_NE(count.value(), nullptr);
+  EXPECT_EQ(*count.value(), 15);
+  *count.value() = 40;  // changed, still cached when the snapshot is taken
+  count.setCurrentNamespace("w");
+  EXPECT_EQ(count.value(), nullptr);
+  count.setCurrentNamespace("");
+
+  KeyedStateBackend restored(kAll, kMaxP, b.snapshot(), heap());
+  auto& r = restored.getValueState(ValueStateDescriptor<int64_t>{"count"});
+  restored.setCurrentKey("a", groupOf("a"));
+  EXPECT_EQ(*r.value(), 40);
+  restored.setCurrentKey("b", groupOf("b"));
+  EXPECT_EQ(*r.value(), 3);
+
+  // Cleared in the cache, then the key changes: the entry is deleted from RocksDB.
+  b.setCurrentKey("a", groupOf("a"));
+  count.clear();
+  b.setCurrentKey("b", groupOf("b"));
+  EXPECT_EQ(count.size(), 1u);
+  b.setCurrentKey("a", groupOf("a"));
+  EXPECT_EQ(count.value(), nullptr);
+}
+
+TEST(RocksDBStateTest, ForEachKeyWritesChangedValuesBack) {
+  KeyedStateBackend b(kAll, kMaxP, {}, rocks("foreach"));
+  auto& count = b.getValueState(ValueStateDescriptor<int64_t>{"count"});
+  auto& map = b.getMapState(MapStateDescriptor<std::string, int32_t>{"map"});
+  for (int i = 0; i < 10; ++i) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key));
+    count.update(i);
+    map.put("x", i);
+    map.put("y", 1);
+  }
+  int64_t seen_sum = 0;
+  count.forEachKey([&](std::string_view key, int32_t kg, std::string_view ns, int64_t& v) {
+    EXPECT_EQ(kg, groupOf(key));
+    EXPECT_EQ(ns, "");
+    seen_sum += v;
+    v *= 2;
+  });
+  EXPECT_EQ(seen_sum, 45);
+  map.forEachKey([&](std::string_view, int32_t, std::string_view, auto& entries) {
+    entries.erase("y");
+    entries["z"] = 9;
+  });
+  for (int i = 0; i < 10; ++i) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key));
+    EXPECT_EQ(*count.value(), 2 * i);
+    EXPECT_EQ(*map.get("x"), i);
+    EXPECT_FALSE(map.contains("y"));
+    EXPECT_EQ(*map.get("z"), 9);
+  }
+}
+
+TEST(RocksDBStateTest, SnapshotsAreTheSameBytesAsTheHeapsAndRestoreAcrossBackends) {
+  KeyedStateBackend h(kAll, kMaxP, {}, heap());
+  KeyedStateBackend r(kAll, kMaxP, {}, rocks("same-bytes"));
+  writeMixed(h, 300);
+  writeMixed(r, 300);
+  const auto heap_blobs = h.snapshot();
+  EXPECT_TRUE(r.snapshot() == heap_blobs);
+
+  // heap -> RocksDB -> heap.
+  KeyedStateBackend into_rocks(kAll, kMaxP, heap_blobs, rocks("from-heap"));
+  checkMixed(into_rocks, 300);
+  const auto rocks_blobs = into_rocks.snapshot();
+  EXPECT_TRUE(rocks_blobs == heap_blobs);
+  KeyedStateBackend back(kAll, kMaxP, rocks_blobs, heap());
+  checkMixed(back, 300);
+  EXPECT_TRUE(back.snapshot() == heap_blobs);
+}
+
+TEST(RocksDBStateTest, StateLargerThanTheWriteBufferIsFlushedToSstFilesAndReadBack) {
+  StateBackendOptions o = rocks("large");
+  o.write_buffer_size = 64 << 10;  // RocksDB's smallest
+  o.block_cache_size = 256 << 10;
+  KeyedStateBackend b(kAll, kMaxP, {}, o);
+  auto& value = b.getValueState(ValueStateDescriptor<std::string>{"payload"});
+  constexpr int kKeys = 20000;  // about 20000 * (8 + 64) bytes = 1.4 MB, 22 write buffers
+  auto payload = [](int i) { return std::string(60, static_cast<char>('a' + i % 26)) + std::to_string(i % 1000); };
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key));
+    value.update(payload(i));
+  }
+  size_t sst_files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(b.rocksDBStore()->directory())) {
+    if (e.path().extension() == ".sst") ++sst_files;
+  }
+  EXPECT_GT(sst_files, 0u);
+  for (int i = 0; i < kKeys; i += 7) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key));
+    ASSERT_NE(value.value(), nullptr) << key;
+    EXPECT_EQ(*value.value(), payload(i));
+  }
+  EXPECT_EQ(value.size(), static_cast<size_t>(kKeys));
+  KeyedStateBackend restored(kAll, kMaxP, b.snapshot(), heap());
+  auto& r = restored.getValueState(ValueStateDescriptor<std::string>{"payload"});
+  EXPECT_EQ(r.size(), static_cast<size_t>(kKeys));
+  restored.setCurrentKey(keyName(12345), groupOf(keyName(12345)));
+  EXPECT_EQ(*r.value(), payload(12345));
+}
+
+TEST(RocksDBStateTest, RescaleTwoToOneAndOneToTwo) {
+  auto range = [](int p, int i) { return KeyGroupRangeAssignment::computeKeyGroupRangeForOperatorIndex(kMaxP, p, i); };
+  // 2 -> 1: each old subtask writes only the keys it owns.
+  checkpoint::OperatorSubtaskState two[2];
+  for (int s = 0; s < 2; ++s) {
+    KeyedStateBackend b(range(2, s), kMaxP, {}, rocks("two"));
+    auto& value = b.getValueState(ValueStateDescriptor<int64_t>{"value"});
+    for (int i = 0; i < 100; ++i) {
+      const std::string key = keyName(i);
+      if (!range(2, s).contains(groupOf(key))) continue;
+      b.setCurrentKey(key, groupOf(key));
+      value.update(i);
+    }
+    two[s].keyed = b.snapshot();
+  }
+  KeyedStateBackend one(kAll, kMaxP, selectKeyGroups({&two[0], &two[1]}, kAll), rocks("one"));
+  auto& value = one.getValueState(ValueStateDescriptor<int64_t>{"value"});
+  EXPECT_EQ(value.size(), 100u);
+  int64_t sum = 0;
+  value.forEachKey([&](std::string_view, int32_t, std::string_view, int64_t& v) { sum += v; });
+  EXPECT_EQ(sum, 4950);
+
+  // 1 -> 2: each new subtask gets exactly its own groups.
+  writeMixed(one, 100);
+  checkpoint::OperatorSubtaskState whole;
+  whole.keyed = one.snapshot();
+  size_t total = 0;
+  for (int s = 0; s < 2; ++s) {
+    KeyedStateBackend half(range(2, s), kMaxP, selectKeyGroups({&whole}, range(2, s)), rocks("half"));
+    checkMixed(half, 100);
+    total += half.getValueState(ValueStateDescriptor<int64_t>{"value"}).size();
+  }
+  EXPECT_EQ(total, 100u);
+}
+
+TEST(RocksDBStateTest, TwoBytePrefixAboveMaxParallelism128) {
+  constexpr int32_t kBigMaxP = 1024;
+  const KeyGroupRange upper = KeyGroupRange::of(512, 1023);
+  KeyedStateBackend h(KeyGroupRange::of(0, kBigMaxP - 1), kBigMaxP, {}, heap());
+  writeMixed(h, 400);
+  const auto blobs = h.snapshot();
+  KeyedStateBackend r(upper, kBigMaxP, blobs, rocks("big"));
+  checkMixed(r, 400);
+  std::map<int32_t, std::string> upper_blobs;
+  for (const auto& [g, blob] : blobs) {
+    if (upper.contains(g)) upper_blobs.emplace(g, blob);
+  }
+  EXPECT_TRUE(r.snapshot() == upper_blobs);
+}
+
+TEST(RocksDBStateTest, ContextChoosesTheBackendFromConfigurationAndRemovesItsDirectory) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "sluice-rocks-context";
+  std::filesystem::remove_all(dir);
+  Configuration config;
+  config.set("state.backend.type", "rocksdb");
+  config.set("io.tmp.dirs", "/nonexistent-a," + dir.string());
+  const StateBackendOptions o = StateBackendOptions::fromConfiguration(config, 1);
+  EXPECT_EQ(o.type, StateBackendType::kRocksDB);
+  EXPECT_EQ(o.local_directory, dir.string());
+  std::string db_dir;
+  {
+    StreamOperatorStateContext ctx("op/1", kAll, kMaxP, nullptr, o);
+    KeyedStateBackend& b = ctx.keyedStateBackend();
+    ASSERT_EQ(b.backendType(), StateBackendType::kRocksDB);
+    db_dir = b.rocksDBStore()->directory();
+    EXPECT_EQ(std::filesystem::path(db_dir).parent_path(), dir);
+    EXPECT_EQ(std::filesystem::path(db_dir).filename().string().rfind("sluice-rocksdb-op_1-kg0-127-", 0), 0u)
+        << db_dir;
+    EXPECT_TRUE(std::filesystem::exists(db_dir));
+  }
+  EXPECT_FALSE(std::filesystem::exists(db_dir));
+
+  Configuration defaults;
+  EXPECT_EQ(StateBackendOptions::fromConfiguration(defaults).type, StateBackendType::kHashMap);
+}
+
+TEST(RocksDBStateTest, UnwritableLocalDirectoryIsAConfigErrorNamingTheKey) {
+  StateBackendOptions o = rocks("bad");
+  o.local_directory = "/proc/sluice-no-such-dir";
+  try {
+    KeyedStateBackend b(kAll, kMaxP, {}, o);
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("io.tmp.dirs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/proc/sluice-no-such-dir"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::runtime::state
