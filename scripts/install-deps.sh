@@ -18,6 +18,7 @@ PACKAGES=(
   libgmock-dev         # unit tests
   libbenchmark-dev     # bench/
   libasio-dev          # standalone asio: TCP between TaskManagers
+  librocksdb-dev       # state.backend.type: rocksdb (keyed state on local disk)
   librdkafka-dev       # kafka / upsert-kafka connectors (+ its mock cluster for tests and sluice-kafka-mock)
   kcat                 # poke at topics of the mock cluster by hand
   libsimdjson-dev      # json / debezium-json formats

@@ -286,6 +286,7 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
     }
     console.write(stdout, text);
   });
+  env.setStatusCallback([&](const std::string& status) { console.write(stderr, status + "\n"); });
   env.setMessageCallback([&](const std::string& message) {
     console.write(stdout, !message.empty() && message.back() != '\n' ? message + '\n' : message);
   });
@@ -433,6 +434,15 @@ int main(int argc, char** argv) {
     if (*explain) return explainCommand(explain_opts, format);
     if (*kafka_mock) return sluice::cli::runKafkaMock(kafka_mock_opts);
   } catch (const sluice::UserError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "Error: %s\n", e.what());
+    return 1;
+  } catch (const sluice::InternalError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "Internal error: %s\n", e.what());
+    return 2;
+  } catch (const sluice::SluiceError& e) {
+    // A peer or connection failed (or a test's injected failure) and the restart strategy gave up.
     std::fflush(stdout);
     std::fprintf(stderr, "Error: %s\n", e.what());
     return 1;

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <random>
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -45,6 +47,13 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 void buildAttempt(JobHandle::State* st, const Configuration& cluster_config);
+
+std::string randomJobId() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  return fmt::format("{:016x}{:016x}", gen(), gen());
+}
 
 std::string upperCase(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -197,11 +206,6 @@ class JobHandle::State {
     const bool checkpointing = streaming && config.getOptional(options::kCheckpointingInterval).value_or(0) > 0;
     restart_strategy = scheduler::RestartBackoffTimeStrategy::fromConfiguration(config, checkpointing);
     // Refused rather than silently replaced by what is built.
-    if (upperCase(config.get(options::kStateBackend)) == "ROCKSDB") {
-      throw ConfigError(fmt::format("Invalid value 'rocksdb' for configuration key '{}': the RocksDB state backend is "
-                                    "not supported yet; use 'hashmap' (the default)",
-                                    options::kStateBackend.key()));
-    }
     if (checkpointing && config.get(options::kEnableUnaligned)) {
       throw ConfigError(fmt::format("Configuration key '{}': unaligned checkpoints are not supported yet; checkpoints "
                                     "are aligned (set it to false)",
@@ -320,14 +324,11 @@ class JobHandle::State {
   /// After a failure: true when the restart strategy allows another attempt (it records the failure).
   bool mayRestart() {
     if (!restart_strategy || cancel_requested) return false;
-    // A user's input error (bad SQL, a malformed row, bad configuration) fails again on every attempt.
+    // A user's error (bad SQL, a malformed row, bad configuration, a source that cannot checkpoint) fails
+    // again on every attempt; peers, connections and injected failures are worth a restart.
     try {
       std::rethrow_exception(failure);
-    } catch (const InputError&) {
-      return false;
-    } catch (const ConfigError&) {
-      return false;
-    } catch (const SqlError&) {
+    } catch (const UserError&) {
       return false;
     } catch (...) {
     }
@@ -571,6 +572,10 @@ bool JobHandle::waitFor(std::chrono::milliseconds timeout) {
 JobProgress JobHandle::progress() const { return state_->progress(); }
 
 const std::string& JobHandle::jobId() const { return state_->job.job_id; }
+
+std::string JobHandle::checkpointDirectory() const {
+  return state_->checkpoint_storage ? state_->checkpoint_storage->jobDirectory() : std::string();
+}
 
 std::string JobHandle::triggerSavepoint(const std::string& target_dir, std::chrono::milliseconds timeout) {
   if (!state_->coordinator) {
@@ -950,6 +955,9 @@ std::unique_ptr<JobHandle> MiniCluster::start(const graph::JobGraph& job, const 
                                               SubmitOptions submit) {
   auto st = std::make_shared<JobHandle::State>();
   st->job = job;
+  // Flink's JobID: random per submission, so the checkpoints of two runs of one script never share a
+  // directory (the plan's own id, deterministic, is what `sluice explain` shows).
+  st->job.job_id = randomJobId();
   st->config = config;
   st->cluster_config = config_;
   st->options = std::move(submit);

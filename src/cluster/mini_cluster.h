@@ -151,6 +151,9 @@ class JobHandle {
   /// The data port on 127.0.0.1 of each TaskManager's TCP transport (Flink's `taskmanager.data.port`,
   /// here chosen by the OS), in TaskManager order; empty with one TaskManager.
   std::vector<uint16_t> dataPorts() const;
+  /// `<execution.checkpointing.dir>/<job-id>`, where the job's checkpoints go; empty when checkpointing is
+  /// off or keeps checkpoints in memory (no directory set).
+  std::string checkpointDirectory() const;
   /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir,
   /// else the checkpoint directory) and returns the path of its `_metadata`. Throws UserError when
   /// checkpointing is off, the job has finished, or the savepoint fails or takes longer than `timeout`.

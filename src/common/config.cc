@@ -658,7 +658,8 @@ const ConfigOption<int64_t> kTestFailAfterRecords(ConfigOptionSpec{
     .key = "sluice.test.fail-after-records",
     .type = ConfigType::kLong,
     .default_value = "-1",
-    .description = "Test only: records the failing subtask receives before it throws; -1: off.",
+    .description = "Test only: records the failing subtask receives (a source: emits) before it throws, once a "
+                   "checkpoint of the attempt has completed when checkpointing is on; -1: off.",
     .min_value = -1});
 const ConfigOption<int32_t> kTestFailSubtask(ConfigOptionSpec{
     .key = "sluice.test.fail-subtask",

@@ -2,6 +2,8 @@
 /// Errors of the whole engine (DuckDB/Velox style): a small typed hierarchy.
 ///  - UserError and subclasses: bad SQL, bad config, bad input data. They carry the place
 ///    (SQL line:column, file:line, option key) inside the message, which is shown as-is.
+///  - TransientError: a failure outside the user's input that may go away (a peer, a connection);
+///    restart strategies restart the job on it, never on a UserError.
 ///  - InternalError: a broken invariant inside the engine.
 /// A task catches at its boundary and fails the job with the message intact.
 
@@ -47,6 +49,13 @@ class ConfigError : public UserError {
 class InputError : public UserError {
  public:
   using UserError::UserError;
+};
+
+/// A peer or connection failed (a TaskManager's data connection, a broker); retrying may succeed.
+/// The message names the peer.
+class TransientError : public SluiceError {
+ public:
+  using SluiceError::SluiceError;
 };
 
 /// A broken engine invariant.

@@ -36,11 +36,11 @@ namespace sluice::runtime {
 
 class RemoteInputChannel;
 
-/// A connection to a data connection failed, or a peer broke the protocol (Flink's
-/// `RemoteTransportException`). The message names the peer (TaskManager and address).
-class RemoteTransportError : public InputError {
+/// A data connection failed, or a peer broke the protocol (Flink's `RemoteTransportException`). The
+/// message names the peer (TaskManager and address). Transient: a restart strategy restarts the job.
+class RemoteTransportError : public TransientError {
  public:
-  using InputError::InputError;
+  using TransientError::TransientError;
 };
 
 /// What a RemoteInputChannel needs from its connection to the producer's TaskManager (Flink's

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "runtime/state/key_group.h"
+#include "runtime/state/state_backend_options.h"
 #include "runtime/state/stream_operator_state_context.h"
 
 namespace sluice::runtime {
@@ -198,6 +199,7 @@ class OperatorChain::FailingOutput final : public Output {
   }
   void emitWatermark(Watermark mark) override { inner_->emitWatermark(mark); }
   void emitWatermarkStatus(WatermarkStatus status) override { inner_->emitWatermarkStatus(status); }
+  int64_t seen() const { return seen_; }
 
  private:
   void check(int64_t n) {
@@ -311,6 +313,9 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
     failure_armed_ = !failure->after_completed_checkpoint;
     for (size_t i = 0; i < n; ++i) {
       if (vertex.operators[i].name.find(failure->operator_name) == std::string::npos) continue;
+      fail_operator_ = static_cast<int>(i);
+      fail_after_ = failure->after_records;
+      fail_name_ = vertex.operators[i].name;
       if (i == 0 && source_head_ == nullptr) {
         fail_head_ = true;
         fail_after_ = failure->after_records;
@@ -319,6 +324,7 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
         auto failing =
             std::make_unique<FailingOutput>(outputs_of_[0], vertex.operators[0].name, failure->after_records, &failure_armed_);
         outputs_of_[0] = failing.get();
+        fail_source_output_ = failing.get();
         owned_outputs_.push_back(std::move(failing));
       } else {
         // The chaining output that feeds this operator (one per parent edge, also inside a fan-out).
@@ -337,6 +343,8 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
   const state::KeyGroupRange range = state::KeyGroupRangeAssignment::computeKeyGroupRangeForOperatorIndex(
       base.max_parallelism, base.parallelism, base.subtask_index);
   states_.reserve(n);
+  state::StateBackendOptions backend;
+  if (base.config != nullptr) backend = state::StateBackendOptions::fromConfiguration(*base.config, base.subtask_index);
   for (size_t i = 0; i < n; ++i) {
     const std::string& uid = vertex.operators[i].uid.empty() ? vertex.operators[i].name : vertex.operators[i].uid;
     const checkpoint::OperatorSubtaskState* restored = nullptr;
@@ -344,9 +352,32 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
       auto it = restore->find(uid);
       if (it != restore->end()) restored = &it->second;
     }
-    states_.push_back(std::make_unique<state::StreamOperatorStateContext>(uid, range, base.max_parallelism, restored));
+    state::StateBackendOptions options = backend;
+    options.instance_name = fmt::format("{}-{}", uid, base.subtask_index);
+    states_.push_back(
+        std::make_unique<state::StreamOperatorStateContext>(uid, range, base.max_parallelism, restored, options));
     contexts_[i].uid = uid;
     contexts_[i].state = states_.back().get();
+  }
+}
+
+bool OperatorChain::injectedFailurePending() const {
+  if (fail_operator_ < 0 || failure_armed_) return false;
+  const int64_t seen = fail_source_output_ != nullptr
+                           ? fail_source_output_->seen()
+                           : metrics_[fail_operator_].num_records_in.load(std::memory_order_relaxed);
+  return seen > fail_after_;
+}
+
+void OperatorChain::throwInjectedFailureIfDue() const {
+  if (fail_operator_ < 0 || !failure_armed_) return;
+  const int64_t seen = fail_source_output_ != nullptr
+                           ? fail_source_output_->seen()
+                           : metrics_[fail_operator_].num_records_in.load(std::memory_order_relaxed);
+  if (seen > fail_after_) {
+    throw InjectedFailure(fmt::format(
+        "Injected failure in '{}' after {} records, at the end of its input (sluice.test.fail-after-records)",
+        fail_name_, seen));
   }
 }
 

@@ -76,6 +76,11 @@ class OperatorChain {
     countHeadInput(static_cast<int64_t>(batch->size()));
     head_->processObjects2(std::move(batch));
   }
+  /// At the end of input: the injected failure has seen its records and waits for a completed checkpoint
+  /// (the task keeps running mails until it comes, then calls throwInjectedFailureIfDue).
+  bool injectedFailurePending() const;
+  /// At the end of input: throws the InjectedFailure whose records were seen and whose checkpoint came.
+  void throwInjectedFailureIfDue() const;
   /// prepareSnapshotPreBarrier on every operator, head first.
   void prepareSnapshotPreBarrier(int64_t checkpoint_id);
   /// snapshotState on every operator, then the synchronous snapshot of each operator's state backends;
@@ -115,6 +120,9 @@ class OperatorChain {
   std::vector<std::unique_ptr<state::StreamOperatorStateContext>> states_;  ///< per operator
   bool fail_head_ = false;
   int64_t fail_after_ = -1;
+  int fail_operator_ = -1;  ///< index of the operator of the injected failure
+  std::string fail_name_;
+  FailingOutput* fail_source_output_ = nullptr;
   /// False while the injected failure waits for a completed checkpoint (FailureInjection).
   bool failure_armed_ = true;
   bool closed_ = false;

@@ -371,6 +371,14 @@ void StreamTask::emitValveOutput(const ValveOutput& out) {
 }
 
 void StreamTask::endOfInput() {
+  // An injected failure that waits for a completed checkpoint fires before the end: this task still takes
+  // part in checkpoints (every input has ended, so the coordinator triggers it) until one completes.
+  while (chain_->injectedFailurePending()) {
+    mailbox_.waitForMail(std::chrono::milliseconds(100));
+    if (mailbox_.hasMail()) mailbox_.runAll();
+    throwIfCancelled();
+  }
+  chain_->throwInjectedFailureIfDue();
   chain_->endInput();
   // FLIP-147: from now on this subtask takes part in checkpoints with its final state.
   if (setup_.checkpoint_responder != nullptr) {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
 
@@ -45,6 +47,10 @@ JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const
     submit.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   }
   std::unique_ptr<cluster::JobHandle> handle = cluster.start(job, config, submit);
+  if (options.status && !handle->checkpointDirectory().empty()) {
+    options.status(fmt::format("Job '{}' ({}) writes its checkpoints to {}", job.name, handle->jobId(),
+                               handle->checkpointDirectory()));
+  }
   struct Detach {
     JobCancellation* c;
     ~Detach() {

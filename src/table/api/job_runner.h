@@ -37,6 +37,7 @@ struct JobRunOptions {
   std::function<void(const std::vector<VertexProgress>&)> progress;  ///< may be empty
   int64_t progress_interval_ms = 2000;
   std::shared_ptr<JobCancellation> cancellation;  ///< may be null
+  std::function<void(const std::string&)> status;  ///< status lines (checkpoint directory); may be empty
 };
 
 /// Blocks until the job finishes or is cancelled (the summary's execution then has status CANCELED).

@@ -22,6 +22,7 @@ namespace sluice::table {
 struct TableEnvironment::Impl {
   std::function<void(const types::RowType&, const types::RowBatch&)> collect;
   std::function<void(const std::string&)> message;
+  std::function<void(const std::string&)> status;
   std::function<void(const std::vector<VertexProgress>&)> progress;
   int64_t progress_interval_ms = 2000;
   std::shared_ptr<JobCancellation> cancellation = std::make_shared<JobCancellation>();
@@ -39,6 +40,7 @@ void TableEnvironment::setCollectCallback(std::function<void(const types::RowTyp
   impl_->collect = std::move(cb);
 }
 void TableEnvironment::setMessageCallback(std::function<void(const std::string&)> cb) { impl_->message = std::move(cb); }
+void TableEnvironment::setStatusCallback(std::function<void(const std::string&)> cb) { impl_->status = std::move(cb); }
 void TableEnvironment::setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> cb, int64_t interval_ms) {
   impl_->progress = std::move(cb);
   impl_->progress_interval_ms = interval_ms;
@@ -213,6 +215,7 @@ void TableEnvironment::runJobGraph(const graph::JobGraph& job) {
   run.progress = impl_->progress;
   run.progress_interval_ms = impl_->progress_interval_ms;
   run.cancellation = impl_->cancellation;
+  run.status = impl_->status;
   jobs_.push_back(runJob(job, config_, run));
 }
 

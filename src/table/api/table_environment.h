@@ -77,6 +77,9 @@ class TableEnvironment {
   void setCollectCallback(std::function<void(const types::RowType&, const types::RowBatch&)> callback);
   /// Receives the output of EXPLAIN and SET statements inside a script.
   void setMessageCallback(std::function<void(const std::string&)> callback);
+  /// Receives status lines about running jobs (e.g. where a job's checkpoints go), not results: the CLI
+  /// prints them on stderr.
+  void setStatusCallback(std::function<void(const std::string&)> callback);
   /// Called about every `interval_ms` while a job runs (from a non-task thread).
   void setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> callback, int64_t interval_ms);
 
