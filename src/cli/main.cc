@@ -58,6 +58,7 @@ struct CommonOptions {
   std::string file;
   std::string savepoint_path;
   bool allow_non_restored_state = false;
+  bool stop_with_savepoint = false;
 
   void add(CLI::App* cmd) {
     cmd->add_option("-p,--parallelism", parallelism, "Default parallelism (parallelism.default), a positive integer")
@@ -217,11 +218,15 @@ class ConsoleStreams {
 /// the script is over.
 class InterruptWatcher {
  public:
-  InterruptWatcher(sluice::table::TableEnvironment& env, ConsoleOutput& console) : console_(console) {
+  /// `stop_with_savepoint`: the first SIGINT/SIGTERM takes a savepoint before cancelling (Flink's
+  /// `flink stop`). SIGUSR1 takes a savepoint while the job keeps running (Flink's `flink savepoint`).
+  InterruptWatcher(sluice::table::TableEnvironment& env, ConsoleOutput& console, bool stop_with_savepoint = false)
+      : console_(console), stop_with_savepoint_(stop_with_savepoint) {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &set, &old_mask_);
     signal_fd_ = ::signalfd(-1, &set, SFD_CLOEXEC);
     if (signal_fd_ < 0 || ::pipe2(stop_pipe_, O_CLOEXEC) != 0) {
@@ -253,15 +258,36 @@ class InterruptWatcher {
       signalfd_siginfo info{};
       if (::read(signal_fd_, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) continue;
       const int sig = static_cast<int>(info.ssi_signo);
+      if (sig == SIGUSR1) {
+        takeSavepoint(env);
+        continue;
+      }
       int expected = 0;
       if (!signal_.compare_exchange_strong(expected, sig)) std::_Exit(128 + sig);  // the second one
-      console_.write(stderr, fmt::format("{} received: cancelling the job (again to exit at once)\n",
-                                         sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      if (stop_with_savepoint_) {
+        console_.write(stderr, fmt::format("{} received: taking a savepoint, then cancelling the job (again to exit "
+                                           "at once)\n",
+                                           sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        takeSavepoint(env);
+      } else {
+        console_.write(stderr, fmt::format("{} received: cancelling the job (again to exit at once)\n",
+                                           sig == SIGINT ? "SIGINT" : "SIGTERM"));
+      }
       env.cancel();
     }
   }
 
+  void takeSavepoint(sluice::table::TableEnvironment& env) {
+    try {
+      const std::string path = env.savepoint("", std::chrono::minutes(10));
+      console_.write(stderr, fmt::format("Savepoint completed. Path: {}\n", path));
+    } catch (const std::exception& e) {
+      console_.write(stderr, fmt::format("Savepoint failed: {}\n", e.what()));
+    }
+  }
+
   ConsoleOutput& console_;
+  bool stop_with_savepoint_;
   sigset_t old_mask_{};
   int signal_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
@@ -295,7 +321,7 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
         [&](const std::vector<sluice::table::VertexProgress>& vertices) { console.progress(progressLine(vertices)); },
         2000);
   }
-  InterruptWatcher interrupts(env, console);
+  InterruptWatcher interrupts(env, console, opts.stop_with_savepoint);
   {
     ConsoleStreams streams(console);  // print sinks write through `console` too
     try {
@@ -409,6 +435,9 @@ int main(int argc, char** argv) {
   run->add_option("-s,--fromSavepoint", run_opts.savepoint_path,
                   "Restore the job from this savepoint or retained checkpoint (its directory or _metadata file); "
                   "sets execution.state-recovery.path");
+  run->add_flag("--stop-with-savepoint", run_opts.stop_with_savepoint,
+                "Ctrl-C (SIGINT/SIGTERM) takes a savepoint into execution.checkpointing.savepoint-dir before "
+                "cancelling the job (Flink's `flink stop`); SIGUSR1 always takes one while the job runs");
   run->add_flag("-n,--allowNonRestoredState", run_opts.allow_non_restored_state,
                 "Skip state of the savepoint that no operator of the job claims "
                 "(execution.state-recovery.ignore-unclaimed-state)");

@@ -128,9 +128,15 @@ void createDirectories(const fs::path& dir, const char* option) {
 
 }  // namespace
 
+std::string localFileSystemPath(std::string path) {
+  // Flink's paths carry a scheme; the local file system's is file:// (file:///tmp/ck is /tmp/ck).
+  if (path.rfind("file://", 0) == 0) path.erase(0, 7);
+  return path;
+}
+
 FsCheckpointStorage::FsCheckpointStorage(std::string root_dir, std::string job_id, int32_t num_retained,
                                          std::string savepoint_dir)
-    : root_dir_(std::move(root_dir)),
+    : root_dir_(localFileSystemPath(std::move(root_dir))),
       job_id_(std::move(job_id)),
       num_retained_(num_retained),
       savepoint_dir_(std::move(savepoint_dir)) {
@@ -173,7 +179,7 @@ std::string FsCheckpointStorage::store(const CompletedCheckpoint& checkpoint) {
 }
 
 std::string FsCheckpointStorage::storeSavepoint(const CompletedCheckpoint& savepoint, const std::string& target_dir) {
-  const std::string base = target_dir.empty() ? savepoint_dir_ : target_dir;
+  const std::string base = localFileSystemPath(target_dir.empty() ? savepoint_dir_ : target_dir);
   if (base.empty()) {
     throw ConfigError(
         "no savepoint directory: give a target directory or set 'execution.checkpointing.savepoint-dir'");
@@ -211,7 +217,7 @@ std::vector<int64_t> FsCheckpointStorage::completedCheckpointIds() const {
 
 CompletedCheckpoint FsCheckpointStorage::load(const std::string& path) {
   std::error_code ec;
-  const fs::path given(path);
+  const fs::path given(localFileSystemPath(path));
   const fs::file_status status = fs::status(given, ec);
   if (!fs::exists(status)) {
     throw InputError(fmt::format("checkpoint metadata '{}' does not exist", path));

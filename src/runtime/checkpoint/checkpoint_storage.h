@@ -31,7 +31,11 @@ namespace sluice::runtime::checkpoint {
 /// The name of the metadata file in a checkpoint or savepoint directory (Flink's METADATA_FILE_NAME).
 inline constexpr const char* kMetadataFileName = "_metadata";
 
+/// `path` without a leading `file://` (Flink's scheme of the local file system); other paths unchanged.
+std::string localFileSystemPath(std::string path);
+
 /// The checkpoint directories of one job under a root directory, with retention of completed checkpoints.
+/// Paths may start with `file://`.
 class FsCheckpointStorage {
  public:
   /// `root_dir`: `execution.checkpointing.dir`. `job_id`: a directory name (non-empty, no '/', not "." or

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cluster/mini_cluster.h"
+#include "common/error.h"
 #include "graph/job_graph.h"
 
 namespace sluice::table {
@@ -31,6 +32,13 @@ void JobCancellation::cancel() {
 bool JobCancellation::requested() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requested_;
+}
+
+std::string JobCancellation::savepoint(const std::string& target_dir, std::chrono::milliseconds timeout) {
+  // Held while the savepoint runs, so the job's handle stays valid (runJob detaches it under the lock).
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handle_ == nullptr) throw UserError("No job is running: there is nothing to take a savepoint of");
+  return handle_->triggerSavepoint(target_dir, timeout);
 }
 
 void JobCancellation::attach(cluster::JobHandle* handle) {

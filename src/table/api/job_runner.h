@@ -1,6 +1,7 @@
 #pragma once
 /// Runs a JobGraph on an embedded MiniCluster and sums its metrics into a JobSummary.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,10 @@ class JobCancellation {
   /// Cancels the attached job, if any (returns at once), and every job attached later.
   void cancel();
   bool requested() const;
+  /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir)
+  /// and returns its path (Flink's `flink savepoint`). Throws UserError when no job runs, checkpointing is
+  /// off or the savepoint fails; waits at most `timeout`.
+  std::string savepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
   /// runJob's side: the handle of the running job (null when it ended).
   void attach(cluster::JobHandle* handle);
 

@@ -47,6 +47,9 @@ void TableEnvironment::setProgressCallback(std::function<void(const std::vector<
 }
 
 void TableEnvironment::cancel() { impl_->cancellation->cancel(); }
+std::string TableEnvironment::savepoint(const std::string& target_dir, std::chrono::milliseconds timeout) {
+  return impl_->cancellation->savepoint(target_dir, timeout);
+}
 bool TableEnvironment::cancelled() const { return impl_->cancellation->requested(); }
 
 namespace {

@@ -6,6 +6,7 @@
 /// callbacks run on task threads, serialized by the environment.
 
 #include <cstdint>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -87,6 +88,8 @@ class TableEnvironment {
   /// Any thread, returns at once; executeScript then returns after the job's tasks stopped, and the job's
   /// summary has status CANCELED. Not async-signal-safe: call it from a normal thread.
   void cancel();
+  /// Takes a savepoint of the running job (see JobCancellation::savepoint) and returns its path.
+  std::string savepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
   /// True once cancel() was called.
   bool cancelled() const;
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# What checkpoints cost: the flights hourly job and a high-cardinality GROUP BY (datagen, many keys, into
+# blackhole) with checkpoints off, every second on the heap backend, and every second on RocksDB. Prints a
+# table: rows/s, completed checkpoints, last checkpoint duration and size (from `sluice run --metrics`).
+# Not a test: the machines are noisy; compare ratios within one run.
+#   bench/checkpoint_bench.sh [SLUICE_BINARY] [KEYS] [ROWS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SLUICE=${1:-build/release/src/cli/sluice}
+KEYS=${2:-1000000}
+ROWS=${3:-4000000}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-ckbench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+# The flights hourly query into blackhole (the main job's window aggregation without printing).
+sed -n '/^CREATE TABLE flights/,/^);/p' examples/flights.sql > "$TMP/flights.sql"
+cat >> "$TMP/flights.sql" <<'SQL'
+CREATE TABLE out_t (ws TIMESTAMP(3), we TIMESTAMP(3), a STRING, n BIGINT, c INT, d INT, m INT)
+WITH ('connector' = 'blackhole');
+INSERT INTO out_t
+SELECT window_start, window_end, AIRLINE, COUNT(*), SUM(CANCELLED), AVG(DEPARTURE_DELAY), MAX(DEPARTURE_DELAY)
+FROM TABLE(TUMBLE(TABLE flights, DESCRIPTOR(sched_dep), INTERVAL '1' HOUR))
+GROUP BY window_start, window_end, AIRLINE;
+SQL
+
+cat > "$TMP/groupby.sql" <<SQL
+CREATE TABLE src (k BIGINT, v BIGINT) WITH (
+  'connector' = 'datagen', 'number-of-rows' = '$ROWS',
+  'fields.k.min' = '1', 'fields.k.max' = '$KEYS', 'fields.v.min' = '1', 'fields.v.max' = '100');
+CREATE TABLE out_t (k BIGINT, n BIGINT, s BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;
+SQL
+
+run() {  # name script rows backend(off|hashmap|rocksdb)
+  local name=$1 script=$2 rows=$3 backend=$4
+  local args=(-p 1)
+  if [ "$backend" != off ]; then
+    args+=(-D execution.checkpointing.interval=1s -D "execution.checkpointing.dir=$TMP/ck-$name-$backend"
+           -D "state.backend.type=$backend" -D "io.tmp.dirs=$TMP")
+  fi
+  "$SLUICE" run "${args[@]}" --metrics="$TMP/m.json" "$script" >/dev/null 2>"$TMP/err" || {
+    cat "$TMP/err" >&2
+    return 1
+  }
+  local ms completed dur size
+  ms=$(jq '.jobs[0].duration' "$TMP/m.json")
+  completed=$(jq '.jobs[0].checkpoints.numberOfCompletedCheckpoints // 0' "$TMP/m.json")
+  dur=$(jq '.jobs[0].checkpoints.lastCheckpointDuration // 0' "$TMP/m.json")
+  size=$(jq '.jobs[0].checkpoints.lastCheckpointSize // 0' "$TMP/m.json")
+  printf '%-22s %-9s %12.0f %11s %13s %14s\n' "$name" "$backend" "$(awk -v r="$rows" -v ms="$ms" 'BEGIN { print (ms > 0 ? r * 1000 / ms : 0) }')" \
+    "$completed" "$dur" "$size"
+}
+
+printf '%-22s %-9s %12s %11s %13s %14s\n' job checkpts rows/s completed last_ms last_bytes
+for backend in off hashmap rocksdb; do run flights_hourly "$TMP/flights.sql" 55105 "$backend"; done
+for backend in off hashmap rocksdb; do run "groupby_${KEYS}_keys" "$TMP/groupby.sql" "$ROWS" "$backend"; done
