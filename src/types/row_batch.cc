@@ -212,11 +212,12 @@ RowBatch RowBatch::deserialize(std::string_view& in) {
     } else if (t.id == TypeId::kDouble) {
       const std::string_view values = r.take(uint64_t{rows} * sizeof(double), "the values");
       c.doubles().resize(rows);
-      std::memcpy(c.doubles().data(), values.data(), values.size());
+      // A column of zero rows has no storage (data() may be null): nothing to copy.
+      if (rows != 0) std::memcpy(c.doubles().data(), values.data(), values.size());
     } else {
       const std::string_view values = r.take(uint64_t{rows} * sizeof(int64_t), "the values");
       c.longs().resize(rows);
-      std::memcpy(c.longs().data(), values.data(), values.size());
+      if (rows != 0) std::memcpy(c.longs().data(), values.data(), values.size());
     }
     b.columns_.push_back(std::move(c));
   }
