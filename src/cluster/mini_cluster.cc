@@ -357,10 +357,13 @@ class JobHandle::State {
       if (!latest) latest = initial_restore;
       if (latest) restore = assignRestore(*latest);
       else restore.clear();
-      if (coordinator) coordinator->restartAttempt();
       if (options.on_new_attempt) options.on_new_attempt();
-      std::lock_guard<std::mutex> attempt_lock(attempt_mu);
-      buildAttempt(this, cluster_config);
+      {
+        std::lock_guard<std::mutex> attempt_lock(attempt_mu);
+        buildAttempt(this, cluster_config);
+      }
+      // Only now: a checkpoint triggered before the new tasks existed would wait for them forever.
+      if (coordinator) coordinator->restartAttempt();
     } catch (...) {
       ok = false;
       lock.lock();

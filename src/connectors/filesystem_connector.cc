@@ -400,7 +400,16 @@ void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::
   }
   pending_state_ = &ctx_.state->operatorStateBackend().getUnionListState(
       runtime::state::ListStateDescriptor<PendingFile>{"FileSinkPendingFiles"});
+  run_ids_state_ = &ctx_.state->operatorStateBackend().getUnionListState(
+      runtime::state::ListStateDescriptor<std::string>{"FileSinkRunIds"});
   if (ctx_.state->isRestored()) restore();
+  // The part-file prefixes of every run this sink's state has seen (kept by subtask 0), so a restore in a
+  // later run (sluice run -s, which plans a new prefix) still finds the leftovers of the killed one.
+  std::set<std::string> ids(run_ids_state_->get().begin(), run_ids_state_->get().end());
+  ids.insert(spec_->run_id);
+  run_ids_.assign(ids.begin(), ids.end());
+  run_ids_state_->clear();
+  if (ctx_.subtask_index == 0) run_ids_state_->update(run_ids_);
 }
 
 namespace {
@@ -440,6 +449,8 @@ void FileSystemSinkOperator::restore() {
   }
   // Committed: the next checkpoint records only what this attempt writes.
   pending_state_->clear();
+  std::set<std::string> run_ids(run_ids_state_->get().begin(), run_ids_state_->get().end());
+  run_ids.insert(spec_->run_id);
   std::error_code ec;
   for (fs::directory_iterator it(spec_->absolute_path, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -447,12 +458,12 @@ void FileSystemSinkOperator::restore() {
       counter_ = std::max(counter_, n->second + 1);
       continue;
     }
-    auto n = partNumbers(name, spec_->run_id, true);
-    if (!n || restored_hidden.count(name) > 0) continue;
-    const int owner = n->first;
-    if (owner == me || (owner >= p && owner % p == me)) {
-      // Written by the failed attempt after its last completed checkpoint: never to be committed.
-      ::unlink(it->path().c_str());
+    for (const std::string& run_id : run_ids) {
+      auto n = partNumbers(name, run_id, true);
+      if (!n || restored_hidden.count(name) > 0) continue;
+      // Written by a failed attempt after its last completed checkpoint: never to be committed. Every old
+      // subtask's files go to exactly one new subtask (old index mod new parallelism).
+      if (n->first % p == me) ::unlink(it->path().c_str());
     }
   }
 }
@@ -546,6 +557,9 @@ void FileSystemSinkOperator::finishPart() {
 
 void FileSystemSinkOperator::endInput() {
   finishPart();
+  // With checkpoints the task's final checkpoint commits the rest (notifyCheckpointComplete): committing
+  // here could publish rows that a restore from an earlier checkpoint writes again.
+  if (ctx_.checkpointing) return;
   for (const PendingFile& f : pending_) commit(std::get<1>(f), std::get<2>(f));
   pending_.clear();
   for (int c : finished_) {

@@ -21,7 +21,8 @@
 /// §5.1, §5.2: in-progress -> pending -> finished):
 ///  - snapshotState(n) closes the open part file (Flink's checkpoint rolling policy for the table sink):
 ///    it is now pending, recorded with checkpoint id n in the UNION operator list state
-///    "FileSinkPendingFiles" (hidden name, final name);
+///    "FileSinkPendingFiles" (hidden name, final name); UNION "FileSinkRunIds": the part-file prefixes of the
+///    runs the state has seen, so a restore in a new run (`sluice run -s`) removes the killed run's hidden files;
 ///  - notifyCheckpointComplete(m) renames every pending file of a checkpoint <= m to its final name;
 ///  - on restore every subtask commits every pending file of the restored state (their checkpoint
 ///    completed; the notification may have been lost). The rename is idempotent: a file already renamed,
@@ -272,6 +273,8 @@ class FileSystemSinkOperator : public runtime::StreamOperator {
 
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state_;  ///< when ctx.state is null
   runtime::state::PartitionableListState<PendingFile>* pending_state_ = nullptr;
+  runtime::state::PartitionableListState<std::string>* run_ids_state_ = nullptr;  ///< "FileSinkRunIds"
+  std::vector<std::string> run_ids_;  ///< part-file prefixes of this sink's runs, this one included
   std::vector<PendingFile> pending_;  ///< closed part files of snapshotted checkpoints, not committed yet
 
   std::shared_ptr<const FileSystemSinkSpec> spec_;

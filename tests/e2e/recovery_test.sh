@@ -232,8 +232,8 @@ killed_run() {
 # visible at the kill is unchanged; a file of the killed run visible now was visible or hidden at the kill with
 # the same content; no hidden file is left.
 check_restored() {
-  local name=$1 kdir=$2 odir=$3 sink f base
-  for sink in filtered windows; do
+  local name=$1 kdir=$2 odir=$3 sinks=${4:-filtered windows} sink f base
+  for sink in $sinks; do
     visible_rows "$odir/$sink" >"$E2E_TMP/$sink.actual"
     compare_rows "$name: $sink" "$E2E_TMP/$sink.expected" "$E2E_TMP/$sink.actual"
     for f in "$kdir/at-kill/$sink"/part-*.csv; do
@@ -277,7 +277,7 @@ finish_case() {
 # restore_into NAME KILLDIR OUTDIR P: copies the killed run's sink directories (as at the kill) to OUTDIR, restores
 # the latest checkpoint at -p P writing there, and checks the result.
 restore_into() {
-  local name=$1 kdir=$2 odir=$3 p=$4
+  local name=$1 kdir=$2 odir=$3 p=$4 sinks=${5:-filtered windows}
   mkdir -p "$odir"
   cp -a "$kdir/at-kill/filtered" "$kdir/at-kill/windows" "$odir/"
   write_seq_job "$odir/job.sql" "$odir"
@@ -285,7 +285,7 @@ restore_into() {
     "$odir/job.sql"
   expect_success "$odir/stdout" "$odir/stderr"
   expect_summary "$odir/stderr" ' checkpoints completed'
-  check_restored "$name" "$kdir" "$odir"
+  check_restored "$name" "$kdir" "$odir" "$sinks"
 }
 
 kill9_case() {
@@ -304,8 +304,11 @@ kill9_case() {
 rescale_case() {
   seq_expected
   killed_run "$E2E_TMP/k" 2
-  restore_into "kill -9 at -p 2, restored at -p 1" "$E2E_TMP/k" "$E2E_TMP/p1" 1
-  restore_into "kill -9 at -p 2, restored at -p 4" "$E2E_TMP/k" "$E2E_TMP/p4" 4
+  # Only the filter's rows are checked: at another parallelism a subtask reads several datagen splits one
+  # after another, so which rows are behind its watermark (and dropped by the windows, as Flink drops late
+  # rows) depends on the split layout; the filter has no event time.
+  restore_into "kill -9 at -p 2, restored at -p 1" "$E2E_TMP/k" "$E2E_TMP/p1" 1 filtered
+  restore_into "kill -9 at -p 2, restored at -p 4" "$E2E_TMP/k" "$E2E_TMP/p4" 4 filtered
   finish_case
 }
 

@@ -60,8 +60,11 @@ void CheckpointCoordinator::stop() {
 }
 
 void CheckpointCoordinator::suspend() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   suspended_ = true;
+  // A checkpoint being finalized may notify the tasks (sinks commit): once suspend returns, the latest
+  // completed checkpoint includes every one whose completion any task heard of.
+  cv_.wait(lock, [&] { return !finalizing_; });
 }
 
 void CheckpointCoordinator::restartAttempt() {
@@ -201,10 +204,48 @@ void CheckpointCoordinator::declineCheckpoint(int vertex, int subtask, int64_t i
 }
 
 void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateSnapshot state) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const size_t idx = taskIndex(vertex, subtask);
-  for (auto& [id, p] : pending_) ackLocked(*p, vertex, subtask, state);
-  final_states_[idx] = std::move(state);
+  std::vector<std::tuple<int, int, CheckpointBarrier>> to_trigger;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const size_t idx = taskIndex(vertex, subtask);
+    for (auto& [id, p] : pending_) ackLocked(*p, vertex, subtask, state);
+    final_states_[idx] = std::move(state);
+    // A pending checkpoint started while this task ran; its consumers that now have no running producer
+    // will never see its barrier from it: trigger them (FLIP-147), or the checkpoint would wait for them
+    // until it expires.
+    for (const int e : job_.vertices[static_cast<size_t>(vertex)].outputs) {
+      const int consumer = job_.edges[static_cast<size_t>(e)].target_vertex;
+      if (!inputsFinishedLocked(consumer)) continue;
+      for (auto& [id, p] : pending_) {
+        for (int s = 0; s < job_.vertices[static_cast<size_t>(consumer)].parallelism; ++s) {
+          const size_t t = taskIndex(consumer, s);
+          if (!p->acks[t] && !final_states_[t]) to_trigger.emplace_back(consumer, s, p->barrier);
+        }
+      }
+    }
+    cv_.notify_all();
+  }
+  for (const auto& [v, s, barrier] : to_trigger) hooks_.trigger_task(v, s, barrier);
+}
+
+bool CheckpointCoordinator::inputsFinishedLocked(int vertex) const {
+  for (int e : job_.vertices[static_cast<size_t>(vertex)].inputs) {
+    const int source = job_.edges[static_cast<size_t>(e)].source_vertex;
+    for (int s = 0; s < job_.vertices[static_cast<size_t>(source)].parallelism; ++s) {
+      if (!final_states_[taskIndex(source, s)]) return false;
+    }
+  }
+  return true;
+}
+
+void CheckpointCoordinator::requestCheckpoint() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The periodic trigger comes forward (a bounded job need not wait a whole interval for its final
+    // checkpoint, FLINK-28386); min-pause and max-concurrent-checkpoints still apply.
+    next_trigger_ = std::min(next_trigger_, Clock::now());
+    poked_ = true;
+  }
   cv_.notify_all();
 }
 
@@ -259,7 +300,7 @@ void CheckpointCoordinator::run() {
     poked_ = false;
     const Clock::time_point now = Clock::now();
     // Finalize fully acknowledged checkpoints (storage I/O without the lock).
-    while (!completed_ready_.empty() && running_) {
+    while (!completed_ready_.empty() && running_ && !suspended_) {
       const int64_t id = completed_ready_.front();
       completed_ready_.erase(completed_ready_.begin());
       auto it = pending_.find(id);
@@ -267,6 +308,7 @@ void CheckpointCoordinator::run() {
       std::unique_ptr<Pending> p = std::move(it->second);
       pending_.erase(it);
       CompletedCheckpoint completed = assemble(*p);
+      finalizing_ = true;
       lock.unlock();
       std::string path;
       std::string error;
@@ -280,6 +322,8 @@ void CheckpointCoordinator::run() {
         // Flink's IO_EXCEPTION: counted.
         pending_.emplace(id, std::move(p));
         abortLocked(id, "storing the checkpoint failed: " + error, true);
+        finalizing_ = false;
+        cv_.notify_all();
         continue;
       }
       completed.external_pointer = path;
@@ -310,6 +354,7 @@ void CheckpointCoordinator::run() {
         if (hooks_.notify_complete) hooks_.notify_complete(id);
         lock.lock();
       }
+      finalizing_ = false;
       cv_.notify_all();
     }
     // Expire checkpoints past the timeout.
@@ -366,7 +411,10 @@ void CheckpointCoordinator::run() {
     }
     auto wake = next_expiry;
     if (config_.interval_ms > 0 && !suspended_ && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
-    auto ready = [&] { return !running_ || poked_ || !completed_ready_.empty() || !to_notify_aborted_.empty(); };
+    // While suspended, completed checkpoints wait (not finalized): they must not keep the loop spinning.
+    auto ready = [&] {
+      return !running_ || poked_ || (!completed_ready_.empty() && !suspended_) || !to_notify_aborted_.empty();
+    };
     if (ready()) continue;
     if (wake) {
       cv_.wait_until(lock, *wake, ready);

@@ -91,7 +91,8 @@ class CheckpointCoordinator final : public CheckpointResponder {
   /// A new execution attempt starts (after a failover): pending checkpoints are aborted, finished states
   /// forgotten; ids keep increasing; the first periodic trigger comes one interval later.
   void restartAttempt();
-  /// Stops triggering until restartAttempt (the job is failing over).
+  /// Stops triggering and finalizing until restartAttempt (the job is failing over); waits for a
+  /// finalization in progress, so latestCompletedCheckpoint() then covers every completion a task was told.
   void suspend();
   /// The next checkpoint gets this id (a restore from checkpoint n continues with n + 1).
   void setNextCheckpointId(int64_t id);
@@ -113,6 +114,7 @@ class CheckpointCoordinator final : public CheckpointResponder {
                              const CheckpointMetrics& metrics) override;
   void declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) override;
   void reportFinalState(int vertex, int subtask, TaskStateSnapshot state) override;
+  void requestCheckpoint() override;
 
  private:
   struct Pending;
@@ -127,6 +129,8 @@ class CheckpointCoordinator final : public CheckpointResponder {
   /// Caller holds mu_. Aborts a pending checkpoint; counts it as a failure when `count`.
   void abortLocked(int64_t id, const std::string& reason, bool count);
   CompletedCheckpoint assemble(const Pending& p) const;
+  /// Caller holds mu_. True when every producer subtask of `vertex` has finished.
+  bool inputsFinishedLocked(int vertex) const;
   size_t taskIndex(int vertex, int subtask) const { return static_cast<size_t>(task_offset_[static_cast<size_t>(vertex)] + subtask); }
 
   const graph::JobGraph& job_;
@@ -142,6 +146,7 @@ class CheckpointCoordinator final : public CheckpointResponder {
   bool running_ = false;
   bool suspended_ = false;
   bool poked_ = false;  ///< wakes the run loop to recompute its deadlines
+  bool finalizing_ = false;  ///< a completed checkpoint is being stored and notified (lock released)
   int64_t next_id_ = 1;
   std::map<int64_t, std::unique_ptr<Pending>> pending_;
   std::vector<std::optional<TaskStateSnapshot>> final_states_;  ///< by task index; set once finished

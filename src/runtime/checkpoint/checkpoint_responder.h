@@ -29,6 +29,9 @@ class CheckpointResponder {
   /// checkpoint still pending or triggered later uses for it (FLIP-147: finished tasks take part in
   /// checkpoints with their final state).
   virtual void reportFinalState(int vertex, int subtask, TaskStateSnapshot state) = 0;
+  /// The subtask reached the end of its input and waits for a checkpoint to complete (its final one): a
+  /// checkpoint should start as soon as min-pause and the concurrency limit allow. Default: none.
+  virtual void requestCheckpoint() {}
 };
 
 }  // namespace sluice::runtime::checkpoint

@@ -69,6 +69,10 @@ struct OperatorContext {
   /// checkpoint (Flink's StreamOperatorStateContext). Set by a StreamTask before open(); every byte an
   /// operator needs after a failure lives there (null only in unit tests that drive an operator by hand).
   state::StreamOperatorStateContext* state = nullptr;
+  /// The task takes checkpoints, and after endInput it waits for one more to complete before it finishes
+  /// (FLIP-147's final checkpoint): a two-phase-commit sink then commits its last data in
+  /// notifyCheckpointComplete instead of at endInput.
+  bool checkpointing = false;
 };
 
 /// An operator with one logical input (a union of channels counts as one input).

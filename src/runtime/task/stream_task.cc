@@ -168,6 +168,7 @@ void StreamTask::invoke() {
     base.task_name = name_;
     base.config = setup_.config;
     base.processing_time_service = &timers_;
+    base.checkpointing = setup_.checkpoint_responder != nullptr;
     std::vector<RecordWriter*> writers;
     for (auto& w : writers_) writers.push_back(w.get());
     chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get(), setup_.job,
@@ -274,21 +275,34 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
     ++channels_ended_;
     emitValveOutput(valve_->endOfInput(entry.channel));
     if (pending_barrier_) checkAlignmentComplete();
+    if (channels_ended_ == static_cast<int>(channel_ended_.size()) && deferred_trigger_) {
+      const CheckpointBarrier deferred = *deferred_trigger_;
+      deferred_trigger_.reset();
+      if (deferred.id > last_checkpoint_id_) performCheckpoint(deferred);
+    }
   }
 }
 
 void StreamTask::triggerCheckpoint(const CheckpointBarrier& barrier) {
   mailbox_.put([this, barrier] {
-    // Only a task with nothing left to align on snapshots on a trigger (sources, or every input ended).
-    if (!vertex_->is_source && channels_ended_ < static_cast<int>(channel_ended_.size())) return;
     if (chain_ == nullptr || barrier.id <= last_checkpoint_id_) return;
+    // A task with inputs is triggered once all its producers finished (FLIP-147); the end of partition of
+    // some may still be in its channels: it takes the checkpoint when the last one has been read.
+    if (!vertex_->is_source && (channel_ended_.empty() || channels_ended_ < static_cast<int>(channel_ended_.size()))) {
+      if (!deferred_trigger_ || deferred_trigger_->id < barrier.id) deferred_trigger_ = barrier;
+      return;
+    }
     performCheckpoint(barrier);
   });
 }
 
 void StreamTask::notifyCheckpointComplete(int64_t id) {
   mailbox_.put([this, id] {
-    if (chain_ != nullptr) chain_->notifyCheckpointComplete(id);
+    if (chain_ == nullptr) return;
+    // Only checkpoints this task took part in: a completion that overtook this task's barrier (its
+    // notification raced ahead of the mail that snapshots) is not one.
+    if (id <= last_checkpoint_id_) last_completed_checkpoint_id_ = std::max(last_completed_checkpoint_id_, id);
+    chain_->notifyCheckpointComplete(id);
   });
 }
 
@@ -380,8 +394,19 @@ void StreamTask::endOfInput() {
   }
   chain_->throwInjectedFailureIfDue();
   chain_->endInput();
-  // FLIP-147: from now on this subtask takes part in checkpoints with its final state.
   if (setup_.checkpoint_responder != nullptr) {
+    // FLIP-147's final checkpoint: the task stays triggerable (its inputs ended) until a checkpoint taken
+    // after the end of input completed, so two-phase-commit sinks commit their last data on its
+    // notification, and a restore never starts from before output this task already committed.
+    flushAll();
+    const int64_t before_end = last_checkpoint_id_;
+    setup_.checkpoint_responder->requestCheckpoint();
+    while (last_completed_checkpoint_id_ <= before_end) {
+      mailbox_.waitForMail(std::chrono::milliseconds(100));
+      if (mailbox_.hasMail()) mailbox_.runAll();
+      throwIfCancelled();
+    }
+    // From now on this subtask takes part in checkpoints with its final state.
     setup_.checkpoint_responder->reportFinalState(setup_.vertex_index, setup_.subtask_index,
                                                   chain_->snapshotState(last_checkpoint_id_ + 1));
   }

@@ -149,7 +149,9 @@ class StreamTask {
   int channels_ended_ = 0;
   // Checkpoint alignment (task thread only).
   int64_t last_checkpoint_id_ = 0;         ///< the newest checkpoint this task snapshotted or declined
+  int64_t last_completed_checkpoint_id_ = 0;  ///< the newest completed checkpoint this task took part in
   std::optional<CheckpointBarrier> pending_barrier_;  ///< the checkpoint being aligned
+  std::optional<CheckpointBarrier> deferred_trigger_;  ///< triggered before the last channel ended
   std::vector<char> barrier_seen_;         ///< per channel, for pending_barrier_
   int barriers_seen_ = 0;
   int64_t alignment_start_ns_ = 0;
