@@ -10,7 +10,7 @@ SLUICE=${1:-build/release/src/cli/sluice}
 KEYS=${2:-1000000}
 ROWS=${3:-4000000}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sluice-ckbench.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+trap 'rm -rf "$TMP" || true' EXIT
 
 # The flights hourly query into blackhole (the main job's window aggregation without printing).
 sed -n '/^CREATE TABLE flights/,/^);/p' examples/flights.sql > "$TMP/flights.sql"
@@ -25,7 +25,7 @@ SQL
 
 cat > "$TMP/groupby.sql" <<SQL
 CREATE TABLE src (k BIGINT, v BIGINT) WITH (
-  'connector' = 'datagen', 'number-of-rows' = '$ROWS',
+  'connector' = 'datagen', 'number-of-rows' = '$ROWS', 'rows-per-second' = '1000000000',
   'fields.k.min' = '1', 'fields.k.max' = '$KEYS', 'fields.v.min' = '1', 'fields.v.max' = '100');
 CREATE TABLE out_t (k BIGINT, n BIGINT, s BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;
