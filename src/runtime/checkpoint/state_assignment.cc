@@ -4,23 +4,17 @@
 
 #include "common/error.h"
 #include "runtime/checkpoint/checkpoint_metadata.h"
+#include "runtime/state/key_group.h"
+#include "runtime/state/state_redistribution.h"
 
 namespace sluice::runtime::checkpoint {
 namespace {
 
-/// An inclusive key group range [start, end] (Flink's KeyGroupRange).
-struct GroupRange {
-  int32_t start;
-  int32_t end;
-};
-
-// Flink's KeyGroupRangeAssignment.computeKeyGroupRangeForOperatorIndex, kept here while runtime/state is
-// not part of the build. 64-bit products: i * maxP may exceed 2^31 for maxP = 2^15.
-GroupRange keyGroupRangeForOperatorIndex(int32_t max_parallelism, int32_t parallelism, int32_t index) {
-  const int64_t maxp = max_parallelism;
-  const int64_t p = parallelism;
-  const int64_t i = index;
-  return GroupRange{static_cast<int32_t>((i * maxp + p - 1) / p), static_cast<int32_t>(((i + 1) * maxp - 1) / p)};
+std::vector<const OperatorSubtaskState*> pointers(const std::vector<OperatorSubtaskState>& subtasks) {
+  std::vector<const OperatorSubtaskState*> out;
+  out.reserve(subtasks.size());
+  for (const OperatorSubtaskState& s : subtasks) out.push_back(&s);
+  return out;
 }
 
 struct NamedState {
@@ -117,16 +111,14 @@ StateAssignment assignStates(const CompletedCheckpoint& checkpoint,
           uid, old.max_parallelism, checkpoint.checkpoint_id, target.max_parallelism, old.max_parallelism));
     }
 
+    const std::vector<const OperatorSubtaskState*> old_subtasks = pointers(old.subtasks);
     for (int32_t i = 0; i < target.parallelism; ++i) {
-      const GroupRange range = keyGroupRangeForOperatorIndex(target.max_parallelism, target.parallelism, i);
-      std::map<int32_t, std::string>& keyed = states[static_cast<size_t>(i)].keyed;
-      for (const OperatorSubtaskState& s : old.subtasks) {
-        for (auto it = s.keyed.lower_bound(range.start); it != s.keyed.end() && it->first <= range.end; ++it) {
-          if (!keyed.emplace(it->first, it->second).second) {
-            throw InputError(fmt::format("operator '{}': key group {} is held by two subtasks of checkpoint {}", uid,
-                                         it->first, checkpoint.checkpoint_id));
-          }
-        }
+      const state::KeyGroupRange range = state::KeyGroupRangeAssignment::computeKeyGroupRangeForOperatorIndex(
+          target.max_parallelism, target.parallelism, i);
+      try {
+        states[static_cast<size_t>(i)].keyed = state::selectKeyGroups(old_subtasks, range);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("operator '{}' in checkpoint {}: {}", uid, checkpoint.checkpoint_id, e.what()));
       }
     }
     std::vector<std::map<std::string, OperatorListState>> lists =

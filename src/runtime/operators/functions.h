@@ -397,6 +397,8 @@ class RuntimeContext {
   std::string task_name_;
   state::KeyedStateBackend* keyed_ = nullptr;
   std::map<std::string, LongCounter> counters_;
+  /// The user-facing handles by state name: views that hold no values (those live in the keyed backend,
+  /// which snapshots and restores them); rebuilt when the backend's state object changes.
   std::map<std::string, StateHandle> states_;
 };
 
