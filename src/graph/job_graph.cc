@@ -155,7 +155,8 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
       h = hashBytes(node.uid);
       state_hash[static_cast<size_t>(order[pos])] = h;
     } else {
-      uint64_t sh = mix64(pos + 1);
+      // The operator's name too: state never maps onto an operator of another kind in a changed query.
+      uint64_t sh = hashCombine(mix64(pos + 1), hashBytes(node.operator_name));
       for (int e : node.in_edges) sh = hashCombine(sh, state_hash[static_cast<size_t>(g.indexOf(g.edges[static_cast<size_t>(e)].source_id))]);
       state_hash[static_cast<size_t>(order[pos])] = sh;
       h = mix64(pos + 1);

@@ -16,7 +16,7 @@ namespace sluice::graph {
 struct ChainedOperator {
   int node_id = 0;                              ///< StreamNode / Transformation id
   /// Identity of the operator's state in checkpoints and savepoints (Flink's OperatorID): the user's uid,
-  /// else 16 hex digits of a hash of its position in the graph and its inputs (not of chaining or
+  /// else 16 hex digits of a hash of its name, its position in the graph and its inputs (not of chaining or
   /// parallelism, so a savepoint restores at another parallelism).
   std::string uid;
   std::string name;
