@@ -248,10 +248,42 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     }
   }
 
+  /// The unfinished splits at their next offsets; remembers the offsets to commit when `checkpoint_id`
+  /// completes (those of the splits finished so far too, as Flink's offsetsOfFinishedSplits).
+  std::vector<KafkaPartitionSplit> snapshotState(int64_t checkpoint_id) override {
+    std::vector<KafkaPartitionSplit> out;
+    Offsets offsets = finished_offsets_;
+    for (const auto& [tp, split] : active_) {
+      out.push_back(split);
+      offsets[tp] = split.start_offset;
+    }
+    if (commitsOnCheckpoint()) {
+      pending_commits_[checkpoint_id] = std::move(offsets);
+      // Checkpoints that never complete must not pile up (Flink keeps at most the max concurrent ones).
+      while (pending_commits_.size() > kMaxPendingCommits) pending_commits_.erase(pending_commits_.begin());
+    }
+    return out;
+  }
+
+  /// Commits the offsets of `checkpoint_id` to the group (asynchronously; Flink's commitOffsets), and
+  /// forgets those of earlier checkpoints: a later checkpoint's offsets subsume theirs.
+  void notifyCheckpointComplete(int64_t checkpoint_id) override {
+    auto it = pending_commits_.find(checkpoint_id);
+    if (it == pending_commits_.end()) return;
+    if (!checkpoint_committer_)
+      checkpoint_committer_ = std::make_unique<OffsetCommitter>(consumerProperties(*spec_, true), spec_->table_name);
+    for (const auto& [tp, next] : it->second) checkpoint_committer_->advance(tp.first, tp.second, next);
+    checkpoint_committer_->commitAsync();
+    pending_commits_.erase(pending_commits_.begin(), std::next(it));
+  }
+
   ~KafkaSourceReader() override { close(); }
 
   void addSplit(KafkaPartitionSplit split) override {
-    if (split.stop_offset >= 0 && split.start_offset >= split.stop_offset) return;  // nothing to read
+    if (split.stop_offset >= 0 && split.start_offset >= split.stop_offset) {
+      finished_offsets_[{split.topic, split.partition}] = split.start_offset;  // nothing to read
+      return;
+    }
     if (!rk_) {
       rk_ = newHandle(RD_KAFKA_CONSUMER, consumerProperties(*spec_, false), spec_->table_name);
       queue_ = rd_kafka_queue_new(rk_.get());
@@ -315,6 +347,12 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
       committer_->commitSync(std::min(spec_->timeout_ms, 5000));
       committer_.reset();
     }
+    if (checkpoint_committer_) {
+      // Lets the last completed checkpoint's commit arrive (it holds only offsets of that checkpoint, so
+      // this is safe after a failure too); bounded as above.
+      checkpoint_committer_->commitSync(std::min(spec_->timeout_ms, 5000));
+      checkpoint_committer_.reset();
+    }
     consumers_.clear();
     active_.clear();
     if (queue_ != nullptr) {
@@ -326,6 +364,10 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
 
  private:
   static constexpr int kPollMs = 5;
+  static constexpr size_t kMaxPendingCommits = 16;
+  using Offsets = std::map<std::pair<std::string, int>, int64_t>;
+
+  bool commitsOnCheckpoint() const { return spec_->commit_on_checkpoint && spec_->group_id.has_value(); }
 
   // All splits done: commits what was read (properties.enable.auto.commit) before the job can end.
   runtime::InputStatus endOfInput() {
@@ -343,6 +385,8 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   // The next offset to read of a partition, for the committed offsets.
   void consumed(const std::string& topic, int partition, int64_t next) {
     if (committer_) committer_->advance(topic, partition, next);
+    auto it = active_.find({topic, partition});
+    if (it != active_.end()) it->second.start_offset = next;
   }
 
   // librdkafka's simple consumer keeps waiting on a partition whose topic was deleted. While no record
@@ -366,7 +410,11 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   }
 
   void finish(const std::string& topic, int partition) {
-    if (active_.erase({topic, partition}) > 0) finished_.push_back(splitId(topic, partition));
+    if (auto split = active_.find({topic, partition}); split != active_.end()) {
+      finished_offsets_[split->first] = split->second.start_offset;
+      active_.erase(split);
+      finished_.push_back(splitId(topic, partition));
+    }
     auto it = consumers_.find(topic);
     if (it != consumers_.end()) it->second->stop(partition);
   }
@@ -447,6 +495,9 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   std::chrono::steady_clock::time_point idle_since_{};  ///< first empty poll of the current idle spell
   std::unique_ptr<OffsetCommitter> committer_;          ///< properties.enable.auto.commit only
   std::chrono::steady_clock::time_point next_commit_{};  ///< when the next periodic commit is due
+  Offsets finished_offsets_;                            ///< next offset of every finished split
+  std::map<int64_t, Offsets> pending_commits_;          ///< offsets per checkpoint, until it completes
+  std::unique_ptr<OffsetCommitter> checkpoint_committer_;  ///< commit.offsets.on.checkpoint
 };
 
 }  // namespace

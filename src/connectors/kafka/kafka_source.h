@@ -13,6 +13,13 @@
 /// specific offset starts at the earliest, an out-of-range or missing committed offset at
 /// `properties.auto.offset.reset`.
 ///
+/// Checkpoints (Flink's KafkaSourceReader): the splits with their next offsets are the operator state
+/// "SourceReaderState" (SPLIT_DISTRIBUTE over the subtasks on rescale); a restored split starts at its
+/// checkpointed offset whatever `scan.startup.mode` says. With `properties.group.id` and
+/// `properties.commit.offsets.on.checkpoint` (default true) the offsets of a checkpoint, those of its
+/// finished splits included, are committed to the group when it completes (notifyCheckpointComplete;
+/// asynchronous, a refused commit is only counted, as Flink's: the checkpoint is what recovery uses).
+///
 /// Errors (UserError, failing the job): brokers that do not answer a metadata or offset request within
 /// `properties.default.api.timeout.ms` (naming the bootstrap servers and topic), a topic that does not
 /// exist or disappears while read (naming topic and partition), a record that its format cannot decode
@@ -29,6 +36,7 @@
 
 #include "connectors/kafka/kafka_spec.h"
 #include "runtime/operators/row_source_reader_operator.h"
+#include "runtime/serialization/type_traits.h"
 #include "table/catalog/table_factory.h"
 
 namespace sluice::connectors::kafka {
@@ -37,13 +45,19 @@ namespace sluice::connectors::kafka {
 struct KafkaPartitionSplit {
   std::string topic;
   int partition = 0;
-  int64_t start_offset = 0;       ///< first offset read
+  /// The next offset to read: the first one when the split is assigned, the position after the last
+  /// record emitted in a checkpoint (Flink's KafkaPartitionSplitState.getCurrentOffset).
+  int64_t start_offset = 0;
   int64_t stop_offset = -1;       ///< bounded: offset where reading stops (exclusive); -1 unbounded
   /// Timestamp modes the broker could not answer by offset: skip records before the first whose
   /// timestamp is >= start_timestamp; stop at the first whose timestamp is >= stop_timestamp (-1: none).
   int64_t start_timestamp = -1;
   int64_t stop_timestamp = -1;
+
+  /// Flink's KafkaPartitionSplit.splitId(): "<topic>-<partition>", whatever the position.
+  std::string splitId() const { return topic + "-" + std::to_string(partition); }
 };
+SLUICE_TYPE(KafkaPartitionSplit, topic, partition, start_offset, stop_offset, start_timestamp, stop_timestamp)
 
 /// The subtask that reads partition `partition` of `topic` at `parallelism` (Flink's
 /// KafkaSourceEnumerator.getSplitOwner).
@@ -59,6 +73,13 @@ class KafkaSource final : public runtime::Source<types::RowBatch, KafkaPartition
   explicit KafkaSource(std::shared_ptr<const KafkaTableSpec> spec) : spec_(std::move(spec)) {}
   bool isBounded() const override { return spec_->bounded != BoundedMode::kUnbounded; }
   std::unique_ptr<runtime::SplitEnumerator<KafkaPartitionSplit>> createEnumerator(int parallelism) const override;
+  /// A restored execution assigns the partitions over its own parallelism: split ids do not depend on
+  /// the layout, and the caller skips the partitions claimed before the checkpoint (their positions come
+  /// back through the split state), so only partitions new since then are discovered afresh.
+  std::unique_ptr<runtime::SplitEnumerator<KafkaPartitionSplit>> restoreEnumerator(int parallelism,
+                                                                                int) const override {
+    return createEnumerator(parallelism);
+  }
   std::unique_ptr<runtime::SourceReader<types::RowBatch, KafkaPartitionSplit>> createReader(
       const runtime::SourceReaderContext& ctx) const override;
 

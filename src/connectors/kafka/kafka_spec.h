@@ -43,8 +43,11 @@ struct KafkaTableSpec {
   std::string auto_offset_reset = "none";
   /// `properties.enable.auto.commit` (default false, as Flink's KafkaSourceBuilder): the source commits
   /// the offsets it has read to `group_id` every `commit_interval_ms` and when it ends or closes, so a
-  /// later job under `group-offsets` resumes there (Flink commits on checkpoints, which Sluice lacks).
+  /// later job under `group-offsets` resumes there (a Kafka consumer's auto commit).
   bool commit_offsets = false;
+  /// `properties.commit.offsets.on.checkpoint` (default true, Flink's KafkaSourceOptions): with a
+  /// `group_id`, a completed checkpoint's offsets are committed to the group.
+  bool commit_on_checkpoint = true;
   int commit_interval_ms = 5000;  ///< `properties.auto.commit.interval.ms` (Kafka's default 5000)
   /// Sink: how long a record may wait for its acknowledgement before the job fails, in ms
   /// (`properties.delivery.timeout.ms` or its librdkafka alias `properties.message.timeout.ms`; default
