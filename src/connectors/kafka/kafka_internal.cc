@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -33,6 +34,7 @@ RdKafkaPtr newHandle(rd_kafka_type_t type, const std::map<std::string, std::stri
     }
   }
   if (callbacks.dr_msg_cb != nullptr) rd_kafka_conf_set_dr_msg_cb(conf, callbacks.dr_msg_cb);
+  if (callbacks.error_cb != nullptr) rd_kafka_conf_set_error_cb(conf, callbacks.error_cb);
   if (callbacks.opaque != nullptr) rd_kafka_conf_set_opaque(conf, callbacks.opaque);
   rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
   if (rk == nullptr) {
@@ -42,6 +44,54 @@ RdKafkaPtr newHandle(rd_kafka_type_t type, const std::map<std::string, std::stri
   return RdKafkaPtr(rk);
 }
 
+bool isBrokerUnreachable(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE: return true;
+    default: return false;
+  }
+}
+
+BrokerOutage::BrokerOutage(std::string client, int timeout_ms, std::string timeout_key)
+    : client_(std::move(client)), timeout_ms_(timeout_ms), timeout_key_(std::move(timeout_key)) {}
+
+void BrokerOutage::failed(const std::string& reason) {
+  reason_ = reason;
+  if (since_) return;
+  since_ = std::chrono::steady_clock::now();
+  ++count_;
+  std::fprintf(stderr, "%s: the brokers cannot be reached (%s); retrying for up to %d ms (%s)\n", client_.c_str(),
+               reason.c_str(), timeout_ms_, timeout_key_.c_str());
+}
+
+void BrokerOutage::recovered() {
+  if (!since_) return;
+  std::fprintf(stderr, "%s: the brokers answer again after %lld ms\n", client_.c_str(),
+               static_cast<long long>(downMs()));
+  since_.reset();
+}
+
+int64_t BrokerOutage::downMs() const {
+  if (!since_) return 0;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - *since_).count();
+}
+
+void BrokerOutage::throwIfExpired() const {
+  if (since_ && downMs() >= timeout_ms_) fail();
+}
+
+void BrokerOutage::fail() const {
+  throw KafkaUnavailableError(fmt::format("{}: the brokers could not be reached for {} ms ({} = {}): {}", client_,
+                                          downMs(), timeout_key_, timeout_ms_, reason_));
+}
+
 std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
                                  const std::string& bootstrap) {
   // An all-topics request: a request naming the topic would auto-create it on brokers that allow it
@@ -49,8 +99,8 @@ std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int t
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw UserError(fmt::format("Cannot fetch the metadata of Kafka topic '{}' from '{}' within {} ms: {}", topic,
-                                bootstrap, timeout_ms, rd_kafka_err2str(err)));
+    throw KafkaUnavailableError(fmt::format("Cannot fetch the metadata of Kafka topic '{}' from '{}' within {} ms: {}",
+                                            topic, bootstrap, timeout_ms, rd_kafka_err2str(err)));
   std::vector<int> out;
   rd_kafka_resp_err_t topic_err = RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
   for (int t = 0; t < md->topic_cnt; ++t) {
@@ -110,16 +160,16 @@ std::vector<int> fetchPartitionsCreating(rd_kafka_t* rk, const std::string& topi
         fmt::format("Kafka topic '{}' does not exist and the brokers '{}' did not create it within {} ms "
                     "(create it first, or enable auto.create.topics.enable on the brokers).",
                     topic, bootstrap, timeout_ms));
-  throw UserError(fmt::format("Cannot fetch the metadata of Kafka topic '{}' from '{}' within {} ms: {}", topic,
-                              bootstrap, timeout_ms, rd_kafka_err2str(last)));
+  throw KafkaUnavailableError(fmt::format("Cannot fetch the metadata of Kafka topic '{}' from '{}' within {} ms: {}",
+                                          topic, bootstrap, timeout_ms, rd_kafka_err2str(last)));
 }
 
 std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::string& bootstrap) {
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
-    throw UserError(fmt::format("Cannot list the Kafka topics of '{}' within {} ms: {}", bootstrap, timeout_ms,
-                                rd_kafka_err2str(err)));
+    throw KafkaUnavailableError(fmt::format("Cannot list the Kafka topics of '{}' within {} ms: {}", bootstrap,
+                                            timeout_ms, rd_kafka_err2str(err)));
   std::vector<std::string> out;
   for (int t = 0; t < md->topic_cnt; ++t) {
     std::string name = md->topics[t].topic;

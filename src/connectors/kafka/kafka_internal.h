@@ -4,11 +4,15 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/error.h"
 
 namespace sluice::connectors::kafka {
 
@@ -18,10 +22,56 @@ struct RdKafkaDeleter {
 };
 using RdKafkaPtr = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
 
+/// Brokers that do not answer in time (refused connections, a timeout): a TransientError, so a restart
+/// strategy restarts the job. The message names the topic and the bootstrap servers.
+class KafkaUnavailableError : public TransientError {
+ public:
+  using TransientError::TransientError;
+};
+
+/// True for librdkafka errors that mean "the brokers cannot be reached now" (transport, all brokers
+/// down, resolve, timeouts), which librdkafka retries by itself.
+bool isBrokerUnreachable(rd_kafka_resp_err_t err);
+
+/// An outage of a client's brokers as the user sees it (Flink's Kafka clients log and keep retrying):
+/// the first failure prints one line on stderr naming the client (table, topic, brokers), the reason
+/// and how long it keeps retrying; the end of the outage prints another; throwIfExpired fails once it
+/// has lasted `timeout_ms`. Task thread only (count() may be read from any thread).
+class BrokerOutage {
+ public:
+  /// `client`: e.g. "Kafka source of table 't' (topic 'x', brokers 'h:9092')"; `timeout_key`: the option
+  /// whose value `timeout_ms` is, named in the messages.
+  BrokerOutage(std::string client, int timeout_ms, std::string timeout_key);
+  /// A request failed or a connection broke with `reason`: starts the outage (printing) or continues it.
+  void failed(const std::string& reason);
+  /// The brokers answered: ends the outage (printing) if there was one.
+  void recovered();
+  bool down() const { return since_.has_value(); }
+  /// Milliseconds since the outage began (0 when there is none).
+  int64_t downMs() const;
+  /// Throws KafkaUnavailableError naming the client, the timeout and the last reason when the outage has
+  /// lasted `timeout_ms`.
+  void throwIfExpired() const;
+  /// Throws KafkaUnavailableError as throwIfExpired, whatever the time.
+  [[noreturn]] void fail() const;
+  /// Outages seen so far.
+  int64_t count() const { return count_; }
+
+ private:
+  std::string client_;
+  int timeout_ms_;
+  std::string timeout_key_;
+  std::optional<std::chrono::steady_clock::time_point> since_;
+  std::string reason_;
+  int64_t count_ = 0;
+};
+
 /// Callbacks a new handle gets.
 struct HandleCallbacks {
   /// Delivery reports (producers).
   void (*dr_msg_cb)(rd_kafka_t*, const rd_kafka_message_t*, void*) = nullptr;
+  /// Client-level errors (broken connections, all brokers down), served by rd_kafka_poll.
+  void (*error_cb)(rd_kafka_t*, int, const char*, void*) = nullptr;
   /// Passed to every callback as the handle's opaque.
   void* opaque = nullptr;
 };
@@ -34,20 +84,20 @@ RdKafkaPtr newHandle(rd_kafka_type_t type, const std::map<std::string, std::stri
                      const std::string& table, const HandleCallbacks& callbacks = {});
 
 /// The partition ids of `topic` (ascending) from a metadata request that waits at most `timeout_ms`.
-/// Throws UserError naming the topic and `bootstrap` when the brokers do not answer in time, or naming
-/// the topic when it does not exist ("Topic 'x' does not exist ...").
+/// Throws KafkaUnavailableError naming the topic and `bootstrap` when the brokers do not answer in time,
+/// UserError naming the topic when it does not exist ("Kafka topic 'x' does not exist ...").
 std::vector<int> fetchPartitions(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
                                  const std::string& bootstrap);
 
 /// The partition ids of `topic` (ascending) for a producer: asks for the topic by name, so brokers that
 /// auto-create topics (auto.create.topics.enable) create it, and waits up to `timeout_ms` until it has
-/// partitions (as the Java producer's partitionsFor). Throws UserError naming the topic and `bootstrap`
-/// when the brokers do not answer, or when the topic still does not exist after the wait.
+/// partitions (as the Java producer's partitionsFor). Throws KafkaUnavailableError naming the topic and
+/// `bootstrap` when the brokers do not answer, UserError when the topic still does not exist after the wait.
 std::vector<int> fetchPartitionsCreating(rd_kafka_t* rk, const std::string& topic, int timeout_ms,
                                          const std::string& bootstrap);
 
 /// Every topic name the cluster knows (sorted; internal topics starting with "__" left out). Throws
-/// UserError naming `bootstrap` when the brokers do not answer within `timeout_ms`.
+/// KafkaUnavailableError naming `bootstrap` when the brokers do not answer within `timeout_ms`.
 std::vector<std::string> fetchTopics(rd_kafka_t* rk, int timeout_ms, const std::string& bootstrap);
 
 /// Builds an rd_kafka_topic_partition_list_t and frees it.

@@ -31,7 +31,13 @@ bool allFields(const std::vector<int>& fields, size_t arity) {
 }  // namespace
 
 struct KafkaSinkOperator::Impl {
+  explicit Impl(std::shared_ptr<const KafkaTableSpec> s)
+      : spec(std::move(s)),
+        outage(fmt::format("Kafka sink of table '{}' (topic '{}', brokers '{}')", spec->table_name,
+                           spec->topics.empty() ? std::string() : spec->topics.front(), spec->bootstrap),
+               spec->delivery_timeout_ms, "properties.delivery.timeout.ms") {}
   std::shared_ptr<const KafkaTableSpec> spec;
+  BrokerOutage outage;
   RdKafkaPtr producer;
   std::unique_ptr<FormatEncoder> key_encoder;
   std::unique_ptr<FormatEncoder> value_encoder;
@@ -50,10 +56,30 @@ struct KafkaSinkOperator::Impl {
     auto* self = static_cast<Impl*>(opaque);
     if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       ++self->delivered;
+      self->outage.recovered();
     } else if (self->first_error == RD_KAFKA_RESP_ERR_NO_ERROR) {
       self->first_error = msg->err;
       self->error_partition = msg->partition;
     }
+  }
+
+  // Broken connections, all brokers down: said on stderr at once, while librdkafka keeps retrying.
+  static void onError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+    auto* self = static_cast<Impl*>(opaque);
+    if (isBrokerUnreachable(static_cast<rd_kafka_resp_err_t>(err))) self->outage.failed(reason);
+  }
+
+  // Waits until every record sent so far is acknowledged or has failed (each does within
+  // message.timeout.ms, so this ends), then throws the first delivery error.
+  void flushAll() {
+    if (!producer) return;
+    while (rd_kafka_outq_len(producer.get()) > 0) {
+      rd_kafka_flush(producer.get(), 100);
+      checkDelivery();
+    }
+    checkDelivery();
+    SLUICE_CHECK(delivered == sent, "kafka sink of table '{}': {} records sent but {} acknowledged", spec->table_name,
+                 sent, delivered);
   }
 
   void checkDelivery() const {
@@ -64,8 +90,11 @@ struct KafkaSinkOperator::Impl {
       why = fmt::format(
           "{}: not acknowledged within {} ms (properties.delivery.timeout.ms){}", why, spec->delivery_timeout_ms,
           error_partition >= 0 ? "" : "; the topic's partitions stayed unknown: brokers unreachable or topic missing");
-    throw UserError(fmt::format("Writing to Kafka topic '{}'{} failed (table '{}', brokers '{}'): {}", topic, where,
-                                spec->table_name, spec->bootstrap, why));
+    const std::string msg = fmt::format("Writing to Kafka topic '{}'{} failed (table '{}', brokers '{}'): {}", topic,
+                                        where, spec->table_name, spec->bootstrap, why);
+    // Brokers out of reach are worth a restart; a record the brokers refuse is not.
+    if (isBrokerUnreachable(first_error)) throw KafkaUnavailableError(msg);
+    throw UserError(msg);
   }
 
   void send(const std::string* key, const std::string* value) {
@@ -99,9 +128,8 @@ struct KafkaSinkOperator::Impl {
   }
 };
 
-KafkaSinkOperator::KafkaSinkOperator(std::shared_ptr<const KafkaTableSpec> spec) : impl_(std::make_unique<Impl>()) {
-  impl_->spec = std::move(spec);
-}
+KafkaSinkOperator::KafkaSinkOperator(std::shared_ptr<const KafkaTableSpec> spec)
+    : impl_(std::make_unique<Impl>(std::move(spec))) {}
 
 KafkaSinkOperator::~KafkaSinkOperator() { close(); }
 
@@ -120,6 +148,7 @@ void KafkaSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Outpu
     props["message.timeout.ms"] = std::to_string(spec.delivery_timeout_ms);
   HandleCallbacks cb;
   cb.dr_msg_cb = &Impl::onDelivery;
+  cb.error_cb = &Impl::onError;
   cb.opaque = &m;
   m.producer = newHandle(RD_KAFKA_PRODUCER, props, spec.table_name, cb);
   if (spec.key_format) m.key_encoder = FormatEncoder::create(*spec.key_format, spec.keyRowType());
@@ -179,18 +208,12 @@ void KafkaSinkOperator::processBatch(types::RowBatch&& batch) {
   m.checkDelivery();
 }
 
-void KafkaSinkOperator::endInput() {
-  Impl& m = *impl_;
-  if (!m.producer) return;
-  // Wait for every delivery report: each message is delivered or fails by itself within librdkafka's
-  // message.timeout.ms, so this loop ends.
-  while (rd_kafka_outq_len(m.producer.get()) > 0) {
-    rd_kafka_flush(m.producer.get(), 100);
-    m.checkDelivery();
-  }
-  m.checkDelivery();
-  SLUICE_CHECK(m.delivered == m.sent, "kafka sink of table '{}': {} records sent but {} acknowledged",
-               m.spec->table_name, m.sent, m.delivered);
+void KafkaSinkOperator::endInput() { impl_->flushAll(); }
+
+void KafkaSinkOperator::prepareSnapshotPreBarrier(int64_t) {
+  // Flink's KafkaWriter.flush(false): at-least-once waits for every record before the barrier, so the
+  // checkpoint covers only acknowledged records; `none` leaves them in flight.
+  if (impl_->spec->delivery_guarantee != "none") impl_->flushAll();
 }
 
 void KafkaSinkOperator::close() {

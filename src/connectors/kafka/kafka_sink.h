@@ -1,9 +1,17 @@
 #pragma once
-/// The Kafka sink (Flink's KafkaSink behind KafkaDynamicSink and the upsert-kafka sink), at-least-once:
-/// records are handed to librdkafka as rows arrive; at the end of input the subtask flushes and waits
-/// for every delivery report, and the first delivery error fails the job naming topic, brokers and (when
-/// known) partition. A broker that stays unreachable fails it after `properties.delivery.timeout.ms`
-/// (librdkafka's `message.timeout.ms`; default 120000 as the Kafka producer's).
+/// The Kafka sink (Flink's KafkaSink behind KafkaDynamicSink and the upsert-kafka sink): records are
+/// handed to librdkafka as rows arrive; at the end of input the subtask flushes and waits for every
+/// delivery report, and the first delivery error fails the job naming topic, brokers and (when known)
+/// partition. `sink.delivery-guarantee` (Flink's DeliveryGuarantee; default at-least-once):
+/// `at-least-once` also flushes and waits in prepareSnapshotPreBarrier, so a completed checkpoint never
+/// covers a record that is not acknowledged (after a restore the records since the checkpoint are
+/// written again: duplicates, no loss); `none` does not wait at checkpoints. `exactly-once` is refused
+/// by the option parser (kafka_spec.h says why).
+///
+/// Broker loss: a broken connection or all brokers down is printed on stderr at once (naming table,
+/// topic and brokers) while librdkafka keeps retrying; records not acknowledged within
+/// `properties.delivery.timeout.ms` (librdkafka's `message.timeout.ms`; default 120000 as the Kafka
+/// producer's) fail the job with a KafkaUnavailableError (a TransientError: restart strategies retry).
 ///
 /// `kafka`: each row is one record (key from the key format over `key.fields`, value from the value
 /// format); insert-only input unless the value format is a changelog format (debezium-json writes the
@@ -38,8 +46,12 @@ class KafkaSinkOperator final : public runtime::StreamOperator {
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   /// Encodes and sends the rows. Throws UserError on a delivery error reported so far.
   void processBatch(types::RowBatch&& batch) override;
-  /// Flushes and checks every delivery report (at-least-once). Throws UserError naming topic and partition.
+  /// Flushes and checks every delivery report. Throws KafkaUnavailableError (brokers unreachable until the
+  /// delivery timeout) or UserError (a record refused), naming topic and partition.
   void endInput() override;
+  /// at-least-once: flushes and waits as endInput (throwing as it does, which fails the checkpoint with
+  /// the job); none: nothing.
+  void prepareSnapshotPreBarrier(int64_t checkpoint_id) override;
   /// Destroys the producer; records not yet delivered are dropped (the job has failed then).
   void close() override;
 

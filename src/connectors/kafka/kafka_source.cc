@@ -39,10 +39,43 @@ struct Watermarks {
   int64_t hi = 0;
 };
 
-Watermarks queryOffsets(rd_kafka_t* rk, const KafkaTableSpec& spec, const std::string& topic, int partition) {
+// One metadata or offset request waits at most this long while the brokers are out of reach, so the
+// outage is reported within seconds and retried (up to properties.default.api.timeout.ms in all).
+constexpr int kAttemptMs = 1000;
+
+// "Kafka source of table 't' (topic 'x', brokers 'h:9092')", the subject of the outage messages.
+std::string sourceClient(const KafkaTableSpec& spec) {
+  return fmt::format("Kafka source of table '{}' ({}, brokers '{}')", spec.table_name, spec.topicsText(),
+                     spec.bootstrap);
+}
+
+// Runs `request(attempt_ms)` until it answers. KafkaUnavailableError from an attempt is reported through
+// `outage` and retried until the outage lasted properties.default.api.timeout.ms; then it fails the job.
+template <typename F>
+auto retrying(const KafkaTableSpec& spec, BrokerOutage& outage, rd_kafka_t* rk, F&& request) {
+  while (true) {
+    const auto started = std::chrono::steady_clock::now();
+    try {
+      auto result = request(std::min(spec.timeout_ms, kAttemptMs));
+      outage.recovered();
+      return result;
+    } catch (const KafkaUnavailableError& e) {
+      outage.failed(e.what());
+      outage.throwIfExpired();
+    }
+    // A refused connection answers at once: back off as librdkafka's reconnect.backoff.ms would.
+    if (std::chrono::steady_clock::now() - started < std::chrono::milliseconds(100)) rd_kafka_poll(rk, 100);
+  }
+}
+
+Watermarks queryOffsets(rd_kafka_t* rk, const KafkaTableSpec& spec, const std::string& topic, int partition,
+                        int timeout_ms) {
   Watermarks w;
-  rd_kafka_resp_err_t err =
-      rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &w.lo, &w.hi, spec.timeout_ms);
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &w.lo, &w.hi, timeout_ms);
+  if (isBrokerUnreachable(err))
+    throw KafkaUnavailableError(fmt::format("Cannot read the offsets of Kafka topic '{}' partition {} from '{}' "
+                                            "within {} ms: {}",
+                                            topic, partition, spec.bootstrap, timeout_ms, rd_kafka_err2str(err)));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
     throw UserError(fmt::format("Cannot read the offsets of Kafka topic '{}' partition {} from '{}' within {} ms "
                                 "(table '{}'): {}",
@@ -85,7 +118,7 @@ std::map<int, int64_t> committedOffsets(const KafkaTableSpec& spec, const std::s
   return out;
 }
 
-std::vector<std::string> resolveTopics(rd_kafka_t* rk, const KafkaTableSpec& spec) {
+std::vector<std::string> resolveTopics(rd_kafka_t* rk, const KafkaTableSpec& spec, BrokerOutage& outage) {
   if (spec.topic_pattern.empty()) return spec.topics;
   std::regex re;
   try {
@@ -96,7 +129,7 @@ std::vector<std::string> resolveTopics(rd_kafka_t* rk, const KafkaTableSpec& spe
   }
   std::vector<std::string> topics;
   try {
-    topics = fetchTopics(rk, spec.timeout_ms, spec.bootstrap);
+    topics = retrying(spec, outage, rk, [&](int ms) { return fetchTopics(rk, ms, spec.bootstrap); });
   } catch (const UserError& e) {
     throw UserError(fmt::format("Cannot resolve 'topic-pattern' '{}' of table '{}': {}", spec.topic_pattern,
                                 spec.table_name, e.what()));
@@ -237,7 +270,9 @@ class KafkaSplitEnumerator final : public runtime::SplitEnumerator<KafkaPartitio
 class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, KafkaPartitionSplit> {
  public:
   KafkaSourceReader(std::shared_ptr<const KafkaTableSpec> spec, const runtime::SourceReaderContext& ctx)
-      : spec_(std::move(spec)), decoder_(*spec_) {
+      : spec_(std::move(spec)),
+        decoder_(*spec_),
+        outage_(sourceClient(*spec_), spec_->timeout_ms, "properties.default.api.timeout.ms") {
     runtime::OperatorContext octx;
     octx.config = ctx.config;
     batch_size_ = batchSizeOf(octx);
@@ -285,7 +320,10 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
       return;
     }
     if (!rk_) {
-      rk_ = newHandle(RD_KAFKA_CONSUMER, consumerProperties(*spec_, false), spec_->table_name);
+      HandleCallbacks cb;
+      cb.error_cb = &KafkaSourceReader::onError;
+      cb.opaque = this;
+      rk_ = newHandle(RD_KAFKA_CONSUMER, consumerProperties(*spec_, false), spec_->table_name, cb);
       queue_ = rd_kafka_queue_new(rk_.get());
     }
     auto it = consumers_.find(split.topic);
@@ -305,12 +343,10 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
       committer_->commitAsync();
       next_commit_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(spec_->commit_interval_ms);
     }
+    rd_kafka_poll(rk_.get(), 0);  // serves onError
     const ssize_t n = rd_kafka_consume_batch_queue(queue_, kPollMs, messages_.data(), messages_.size());
-    if (n <= 0) {
-      checkTopicsWhileIdle();
-      return runtime::InputStatus::kNothingAvailable;
-    }
-    idle_since_ = std::chrono::steady_clock::time_point{};
+    if (n <= 0 || outage_.down()) checkBrokers(n > 0);
+    if (n <= 0) return runtime::InputStatus::kNothingAvailable;
     // One batch per partition (split), so the operator can keep a watermark per partition.
     std::map<std::pair<std::string, int>, types::RowBatch> batches;
     size_t i = 0;
@@ -389,19 +425,36 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
     if (it != active_.end()) it->second.start_offset = next;
   }
 
-  // librdkafka's simple consumer keeps waiting on a partition whose topic was deleted. While no record
-  // arrives, look the topics up every min(timeout, 5 s): a topic gone (or brokers not answering within
-  // the timeout) fails the job.
-  void checkTopicsWhileIdle() {
+  // Broken connections, all brokers down (librdkafka's error callback, served by rd_kafka_poll).
+  static void onError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+    auto* self = static_cast<KafkaSourceReader*>(opaque);
+    if (isBrokerUnreachable(static_cast<rd_kafka_resp_err_t>(err))) self->outage_.failed(reason);
+  }
+
+  // librdkafka's simple consumer keeps waiting on a partition whose topic was deleted, and retries
+  // unreachable brokers forever. While no record arrives, look the topics up every min(timeout, 5 s), and
+  // every second during an outage (each request waits at most kAttemptMs, so checkpoints and
+  // cancellation still get the task thread): a topic gone fails the job (UserError), an outage is
+  // reported and fails the job after properties.default.api.timeout.ms (KafkaUnavailableError).
+  void checkBrokers(bool got_messages) {
     const auto now = std::chrono::steady_clock::now();
-    if (idle_since_ == std::chrono::steady_clock::time_point{}) {
-      idle_since_ = now;
+    if (got_messages && !outage_.down()) {
+      last_check_ = now;
       return;
     }
-    const auto interval = std::chrono::milliseconds(std::min(spec_->timeout_ms, 5000));
-    if (now - idle_since_ < interval) return;
-    idle_since_ = now;
-    for (const auto& [topic, consumer] : consumers_) fetchPartitions(rk_.get(), topic, spec_->timeout_ms, spec_->bootstrap);
+    if (last_check_ == std::chrono::steady_clock::time_point{}) last_check_ = now;
+    const auto interval = std::chrono::milliseconds(outage_.down() ? kAttemptMs : std::min(spec_->timeout_ms, 5000));
+    if (now - last_check_ >= interval) {
+      last_check_ = now;
+      try {
+        for (const auto& [topic, consumer] : consumers_)
+          fetchPartitions(rk_.get(), topic, std::min(spec_->timeout_ms, kAttemptMs), spec_->bootstrap);
+        outage_.recovered();
+      } catch (const KafkaUnavailableError& e) {
+        outage_.failed(e.what());
+      }
+    }
+    outage_.throwIfExpired();
   }
 
   // Flink's KafkaPartitionSplit.splitId(): "topic-partition".
@@ -471,11 +524,9 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   void handleError(rd_kafka_message_t* m, const std::string& topic) {
     const rd_kafka_resp_err_t err = m->err;
     const std::string name = topic.empty() && !active_.empty() ? active_.begin()->first.first : topic;
-    if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
-        err == RD_KAFKA_RESP_ERR__RESOLVE) {
-      // librdkafka reconnects by itself: the job goes on if the brokers answer a metadata request within
-      // the request timeout (which also fails when the topic is gone), and fails naming them otherwise.
-      fetchPartitions(rk_.get(), name, spec_->timeout_ms, spec_->bootstrap);
+    if (isBrokerUnreachable(err)) {
+      // librdkafka reconnects by itself: checkBrokers probes the brokers while the outage lasts.
+      outage_.failed(rd_kafka_message_errstr(m));
       return;
     }
     throw UserError(fmt::format("Reading Kafka topic '{}' partition {} failed (table '{}', brokers '{}'): {}", name,
@@ -492,7 +543,8 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   std::vector<std::string> created_;   // splits added since the last pollNext (announced to the output)
   std::vector<std::string> finished_;  // splits finished during the current pollNext
   std::vector<rd_kafka_message_t*> messages_;
-  std::chrono::steady_clock::time_point idle_since_{};  ///< first empty poll of the current idle spell
+  BrokerOutage outage_;
+  std::chrono::steady_clock::time_point last_check_{};  ///< last broker probe, or last records while healthy
   std::unique_ptr<OffsetCommitter> committer_;          ///< properties.enable.auto.commit only
   std::chrono::steady_clock::time_point next_commit_{};  ///< when the next periodic commit is due
   Offsets finished_offsets_;                            ///< next offset of every finished split
@@ -511,14 +563,17 @@ int kafkaSplitOwner(const std::string& topic, int partition, int parallelism) {
 
 std::vector<KafkaPartitionSplit> discoverKafkaSplits(const KafkaTableSpec& spec, int subtask, int parallelism) {
   RdKafkaPtr rk = newHandle(RD_KAFKA_CONSUMER, consumerProperties(spec, false), spec.table_name);
+  BrokerOutage outage(sourceClient(spec), spec.timeout_ms, "properties.default.api.timeout.ms");
   std::vector<KafkaPartitionSplit> out;
-  for (const std::string& topic : resolveTopics(rk.get(), spec)) {
+  for (const std::string& topic : resolveTopics(rk.get(), spec, outage)) {
     std::vector<int> mine;
-    for (int p : fetchPartitions(rk.get(), topic, spec.timeout_ms, spec.bootstrap))
+    for (int p : retrying(spec, outage, rk.get(),
+                          [&](int ms) { return fetchPartitions(rk.get(), topic, ms, spec.bootstrap); }))
       if (kafkaSplitOwner(topic, p, parallelism) == subtask) mine.push_back(p);
     if (mine.empty()) continue;
     std::map<int, Watermarks> marks;
-    for (int p : mine) marks[p] = queryOffsets(rk.get(), spec, topic, p);
+    for (int p : mine)
+      marks[p] = retrying(spec, outage, rk.get(), [&](int ms) { return queryOffsets(rk.get(), spec, topic, p, ms); });
     std::map<int, int64_t> committed;
     if (spec.startup == StartupMode::kGroupOffsets || spec.bounded == BoundedMode::kGroupOffsets ||
         (spec.startup == StartupMode::kSpecificOffsets && spec.group_id))

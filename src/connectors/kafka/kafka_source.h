@@ -20,8 +20,12 @@
 /// finished splits included, are committed to the group when it completes (notifyCheckpointComplete;
 /// asynchronous, a refused commit is only counted, as Flink's: the checkpoint is what recovery uses).
 ///
-/// Errors (UserError, failing the job): brokers that do not answer a metadata or offset request within
-/// `properties.default.api.timeout.ms` (naming the bootstrap servers and topic), a topic that does not
+/// Broker loss: a broken connection or an unanswered request is printed on stderr at once (naming
+/// table, topic and bootstrap servers) and retried (requests of at most 1 s, so the task thread stays
+/// free for checkpoints); brokers still unreachable after `properties.default.api.timeout.ms` fail the
+/// job with a KafkaUnavailableError (a TransientError: restart strategies retry it).
+///
+/// Errors (UserError, failing the job): a topic that does not
 /// exist or disappears while read (naming topic and partition), a record that its format cannot decode
 /// (naming topic, partition and offset) unless the format ignores parse errors.
 /// Threading: a reader belongs to its task thread; librdkafka runs its own threads inside.

@@ -435,15 +435,29 @@ KafkaTableSpec parseKafkaTable(const table::ResolvedTable& table, bool upsert, b
                                 "'fixed' or 'round-robin' (custom partitioner classes do not exist here).",
                                 partitioner, name));
   }
+  // Flink's KafkaConnectorOptions: DELIVERY_GUARANTEE defaults to AT_LEAST_ONCE.
   s.delivery_guarantee = findOption(o, "sink.delivery-guarantee").value_or("at-least-once");
-  if (s.delivery_guarantee == "exactly-once")
-    throw UserError(fmt::format("'sink.delivery-guarantee' = 'exactly-once' of table '{}' needs checkpoints, which "
-                                "Sluice does not run yet; use 'at-least-once'.",
-                                name));
-  if (s.delivery_guarantee != "at-least-once" && s.delivery_guarantee != "none")
-    throw UserError(fmt::format("Invalid value '{}' for option 'sink.delivery-guarantee' of table '{}': expected "
-                                "'at-least-once', 'exactly-once' or 'none'.",
-                                s.delivery_guarantee, name));
+  if (s.delivery_guarantee != "at-least-once" && s.delivery_guarantee != "none" &&
+      s.delivery_guarantee != "exactly-once")
+    throw ConfigError(fmt::format("Invalid value '{}' for option 'sink.delivery-guarantee' of table '{}': expected "
+                                  "'at-least-once', 'exactly-once' or 'none'.",
+                                  s.delivery_guarantee, name));
+  s.transactional_id_prefix = findOption(o, "sink.transactional-id-prefix").value_or("");
+  if (s.delivery_guarantee == "exactly-once" && !source) {
+    // Flink's KafkaConnectorOptionsUtil.validateDeliveryGuarantee.
+    if (s.transactional_id_prefix.empty())
+      throw ConfigError(fmt::format("'sink.transactional-id-prefix' must be specified when using "
+                                    "DeliveryGuarantee.EXACTLY_ONCE (table '{}').",
+                                    name));
+    throw ConfigError(fmt::format(
+        "'sink.delivery-guarantee' = 'exactly-once' of table '{}' is not supported: Flink's KafkaSink commits a "
+        "transaction after its checkpoint completes, and after a crash between the two it resumes the prepared "
+        "transaction of its transactional.id (prefix '{}') and commits it; librdkafka cannot resume a "
+        "transaction (initializing the same transactional.id aborts it), so that checkpoint's records would be "
+        "lost. Use 'at-least-once' (with upsert-kafka and a primary key the materialized result is exact, "
+        "because upserts are idempotent).",
+        name, s.transactional_id_prefix));
+  }
   return s;
 }
 

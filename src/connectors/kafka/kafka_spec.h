@@ -74,7 +74,10 @@ struct KafkaTableSpec {
   std::vector<types::LogicalType> metadata_types;
 
   SinkPartitioner partitioner = SinkPartitioner::kDefault;
-  std::string delivery_guarantee = "at-least-once";  ///< `sink.delivery-guarantee`: at-least-once | none
+  /// `sink.delivery-guarantee`: at-least-once (Flink's default) | none; exactly-once is refused with a
+  /// ConfigError saying why (librdkafka cannot resume a prepared transaction after a restart).
+  std::string delivery_guarantee = "at-least-once";
+  std::string transactional_id_prefix;  ///< `sink.transactional-id-prefix` (required by exactly-once)
 
   /// Row type the key format reads/writes: the key columns, names without `key_fields_prefix`.
   types::RowType keyRowType() const;

@@ -293,15 +293,7 @@ void checkJobRecovery(int64_t fail_after) {
   };
   produceRange(0, kRecords / 2);
   TempDir dir;
-  auto env = testing::newEnvironment(2);
-  env->config().set("execution.checkpointing.interval", "10 ms");
-  env->config().set("restart-strategy.type", "fixed-delay");
-  env->config().set("restart-strategy.fixed-delay.attempts", "3");
-  env->config().set("restart-strategy.fixed-delay.delay", "10 ms");
-  env->config().set("sluice.batch.size", "3");
-  env->config().set("sluice.test.fail-operator", "Source");
-  env->config().set("sluice.test.fail-subtask", "0");
-  env->config().set("sluice.test.fail-after-records", std::to_string(fail_after));
+  auto env = testing::newFailingEnvironment(2, "Source", fail_after);
   const std::string group = fmt::format("job{}", fail_after);
   std::string stops;
   for (int p = 0; p < kPartitions; ++p)

@@ -308,7 +308,7 @@ TEST(KafkaSourceTest, UnreachableBrokerAndMissingTopicFailInBoundedTime) {
            "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.default.api.timeout.ms' = '500', "
            "'format' = 'raw', 'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;");
     FAIL() << "expected an error";
-  } catch (const UserError& e) {
+  } catch (const TransientError& e) {  // brokers out of reach: worth a restart
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'orders'"), std::string::npos) << e.what();
   }
@@ -343,7 +343,7 @@ TEST(KafkaSourceTest, UnreachableBrokerAndMissingTopicFailInBoundedTime) {
         "'properties.bootstrap.servers' = '127.0.0.1:1', 'properties.default.api.timeout.ms' = '500', "
         "'format' = 'raw', 'scan.startup.mode' = 'earliest-offset');\nSELECT * FROM t;");
     FAIL() << "expected an error";
-  } catch (const UserError& e) {
+  } catch (const TransientError& e) {
     EXPECT_NE(std::string(e.what()).find("'orders_.*'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:1"), std::string::npos) << e.what();
   }
@@ -419,7 +419,9 @@ std::string failureWhileReading(MockKafkaCluster& c, const std::function<void()>
   try {
     job.get();
   } catch (const UserError& e) {
-    return e.what();
+    return std::string("UserError: ") + e.what();
+  } catch (const TransientError& e) {
+    return std::string("TransientError: ") + e.what();
   }
   return "no error";
 }
@@ -501,6 +503,7 @@ TEST(KafkaSourceTest, AutoCommitWhileRunningAndOnCancel) {
 TEST(KafkaSourceTest, TopicDeletedWhileReadingFailsTheJob) {
   MockKafkaCluster c(1);
   const std::string err = failureWhileReading(c, [&] { c.markTopicDeleted("live"); });
+  EXPECT_EQ(err.rfind("UserError: ", 0), 0u) << err;
   EXPECT_NE(err.find("Kafka topic 'live' does not exist"), std::string::npos) << err;
 }
 
@@ -508,6 +511,7 @@ TEST(KafkaSourceTest, BrokerGoingDownWhileReadingFailsTheJob) {
   MockKafkaCluster c(1);
   const std::string bootstrap = c.bootstrapServers();
   const std::string err = failureWhileReading(c, [&] { c.setBrokerDown(1, true); });
+  EXPECT_EQ(err.rfind("TransientError: ", 0), 0u) << err;  // restart strategies retry it
   EXPECT_NE(err.find(bootstrap), std::string::npos) << err;
   EXPECT_NE(err.find("'live'"), std::string::npos) << err;
 }

@@ -28,6 +28,23 @@ inline std::unique_ptr<table::TableEnvironment> newEnvironment(int parallelism =
   return std::make_unique<table::TableEnvironment>(config, registry);
 }
 
+/// An environment at `parallelism` that checkpoints every 10 ms, restarts up to 3 times 10 ms apart, reads
+/// in polls of 3 records, and fails operator `fail_operator` (a part of its name) in subtask 0 after
+/// `fail_after` records once a checkpoint completed (sluice.test.*; one failing attempt).
+inline std::unique_ptr<table::TableEnvironment> newFailingEnvironment(int parallelism, const std::string& fail_operator,
+                                                                      int64_t fail_after) {
+  auto env = newEnvironment(parallelism);
+  env->config().set("execution.checkpointing.interval", "10 ms");
+  env->config().set("restart-strategy.type", "fixed-delay");
+  env->config().set("restart-strategy.fixed-delay.attempts", "3");
+  env->config().set("restart-strategy.fixed-delay.delay", "10 ms");
+  env->config().set("sluice.batch.size", "3");
+  env->config().set("sluice.test.fail-operator", fail_operator);
+  env->config().set("sluice.test.fail-subtask", "0");
+  env->config().set("sluice.test.fail-after-records", std::to_string(fail_after));
+  return env;
+}
+
 /// Appends the changelog lines ("+I[1, a]") of `batch` to `lines`.
 inline void appendChangelog(const types::RowBatch& batch, std::vector<std::string>& lines) {
   for (size_t r = 0; r < batch.numRows(); ++r) {
