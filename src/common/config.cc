@@ -541,6 +541,42 @@ const ConfigOption<std::string> kStateBackend(ConfigOptionSpec{
     .enum_values = {"hashmap", "rocksdb"},
     .deprecated_keys = {"state.backend"}});
 
+// RocksDB memory: Flink's RocksDBOptions, RocksDBConfigurableOptions and TaskManagerOptions.
+const ConfigOption<int64_t> kManagedMemorySize(ConfigOptionSpec{
+    .key = "taskmanager.memory.managed.size",
+    .type = ConfigType::kMemorySize,
+    .default_value = "",
+    .description = "Managed memory of a TaskManager (RocksDB block cache and write buffers), shared by its slots; "
+                   "unset: taskmanager.memory.managed.fraction of taskmanager.memory.flink.size, or 128 mb "
+                   "(Flink's default for local execution)."});
+const ConfigOption<double> kManagedMemoryFraction("taskmanager.memory.managed.fraction", ConfigType::kDouble, "0.4",
+                                                  "Fraction of taskmanager.memory.flink.size that is managed memory.");
+const ConfigOption<int64_t> kTotalFlinkMemory("taskmanager.memory.flink.size", ConfigType::kMemorySize, "",
+                                              "Total Flink memory of a TaskManager; unset: not configured.");
+const ConfigOption<bool> kRocksDBMemoryManaged(
+    "state.backend.rocksdb.memory.managed", ConfigType::kBool, "true",
+    "RocksDB instances of a slot share one block cache and write buffer manager sized by the slot's managed memory.");
+const ConfigOption<int64_t> kRocksDBFixedMemoryPerSlot(
+    "state.backend.rocksdb.memory.fixed-per-slot", ConfigType::kMemorySize, "",
+    "Fixed memory of the RocksDB instances of one slot; overrides the managed memory when set.");
+const ConfigOption<double> kRocksDBWriteBufferRatio("state.backend.rocksdb.memory.write-buffer-ratio",
+                                                    ConfigType::kDouble, "0.5",
+                                                    "Share of the RocksDB memory for write buffers (memtables).");
+const ConfigOption<double> kRocksDBHighPriorityPoolRatio(
+    "state.backend.rocksdb.memory.high-prio-pool-ratio", ConfigType::kDouble, "0.1",
+    "Share of the block cache reserved for index and filter blocks.");
+const ConfigOption<int64_t> kRocksDBWriteBufferSize("state.backend.rocksdb.writebuffer.size", ConfigType::kMemorySize,
+                                                    "64 mb", "Size of one memtable of a column family.");
+const ConfigOption<int32_t> kRocksDBMaxWriteBufferNumber("state.backend.rocksdb.writebuffer.count", ConfigType::kInt,
+                                                         "2", "Memtables of a column family before writes stall.", 1);
+const ConfigOption<int64_t> kRocksDBBlockCacheSize(
+    "state.backend.rocksdb.block.cache-size", ConfigType::kMemorySize, "8 mb",
+    "Block cache of one RocksDB instance when its memory is neither managed nor fixed per slot.");
+const ConfigOption<bool> kRocksDBUseBloomFilter("state.backend.rocksdb.use-bloom-filter", ConfigType::kBool, "false",
+                                                "SST files carry a bloom filter per key for point lookups.");
+const ConfigOption<double> kRocksDBBloomFilterBitsPerKey("state.backend.rocksdb.bloom-filter.bits-per-key",
+                                                         ConfigType::kDouble, "10.0", "Bits per key of the bloom filter.");
+
 // Restart strategies: Flink's RestartStrategyOptions; failover: JobManagerOptions.
 const ConfigOption<std::string> kRestartStrategy(ConfigOptionSpec{
     .key = "restart-strategy.type",

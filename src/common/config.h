@@ -188,6 +188,31 @@ extern const ConfigOption<bool> kEnableCheckpointsAfterTasksFinish;
 // State backend (StateBackendOptions).
 /// state.backend.type = hashmap (or rocksdb; old: state.backend)
 extern const ConfigOption<std::string> kStateBackend;
+// RocksDB state backend memory (Flink's RocksDBOptions / RocksDBConfigurableOptions, TaskManagerOptions).
+/// taskmanager.memory.managed.size: unset = 128 mb, Flink's default for local execution (bytes, per TaskManager)
+extern const ConfigOption<int64_t> kManagedMemorySize;
+/// taskmanager.memory.managed.fraction = 0.4 (of taskmanager.memory.flink.size, when that is set)
+extern const ConfigOption<double> kManagedMemoryFraction;
+/// taskmanager.memory.flink.size: unset (bytes; the base of the managed fraction)
+extern const ConfigOption<int64_t> kTotalFlinkMemory;
+/// state.backend.rocksdb.memory.managed = true
+extern const ConfigOption<bool> kRocksDBMemoryManaged;
+/// state.backend.rocksdb.memory.fixed-per-slot: unset (bytes; overrides the managed memory)
+extern const ConfigOption<int64_t> kRocksDBFixedMemoryPerSlot;
+/// state.backend.rocksdb.memory.write-buffer-ratio = 0.5
+extern const ConfigOption<double> kRocksDBWriteBufferRatio;
+/// state.backend.rocksdb.memory.high-prio-pool-ratio = 0.1
+extern const ConfigOption<double> kRocksDBHighPriorityPoolRatio;
+/// state.backend.rocksdb.writebuffer.size = 64 mb (bytes, per column family)
+extern const ConfigOption<int64_t> kRocksDBWriteBufferSize;
+/// state.backend.rocksdb.writebuffer.count = 2
+extern const ConfigOption<int32_t> kRocksDBMaxWriteBufferNumber;
+/// state.backend.rocksdb.block.cache-size = 8 mb (bytes; only without managed or fixed memory)
+extern const ConfigOption<int64_t> kRocksDBBlockCacheSize;
+/// state.backend.rocksdb.use-bloom-filter = false
+extern const ConfigOption<bool> kRocksDBUseBloomFilter;
+/// state.backend.rocksdb.bloom-filter.bits-per-key = 10.0
+extern const ConfigOption<double> kRocksDBBloomFilterBitsPerKey;
 
 // Restart strategies (RestartStrategyOptions) and failover (JobManagerOptions).
 /// restart-strategy.type: none|off|disable, fixed-delay, failure-rate, exponential-delay (also Flink's

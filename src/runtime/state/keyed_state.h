@@ -48,6 +48,13 @@ class SnapshotableKeyedState {
   virtual size_t groupSize(int32_t key_group) const = 0;
   /// Writes the groupSize(key_group) entries of the group: key, namespace and value, each length-prefixed.
   virtual void writeGroup(int32_t key_group, DataOutputView& out) const = 0;
+  /// writeGroup, returning the number of entries written (0: nothing written). One pass over RocksDB
+  /// instead of a count and a write.
+  virtual size_t writeGroupCounted(int32_t key_group, DataOutputView& out) const {
+    const size_t n = groupSize(key_group);
+    if (n > 0) writeGroup(key_group, out);
+    return n;
+  }
   /// Adds one restored entry. Throws InputError (without the place; the caller adds it) when `value`
   /// does not decode exactly.
   virtual void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) = 0;
@@ -165,6 +172,10 @@ class AbstractKeyedState : public SnapshotableKeyedState {
     if (rocks_) return rocks_->groupSize(key_group);
     auto* m = table_.group(key_group);
     return m == nullptr ? 0 : m->size();
+  }
+  size_t writeGroupCounted(int32_t key_group, DataOutputView& out) const override {
+    if (rocks_) return rocks_->writeGroup(key_group, out);
+    return SnapshotableKeyedState::writeGroupCounted(key_group, out);
   }
   void writeGroup(int32_t key_group, DataOutputView& out) const override {
     if (rocks_) {

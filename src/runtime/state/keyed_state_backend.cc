@@ -228,9 +228,22 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
   for (const auto& [name, r] : restored_) pending.push_back(Pending{&name, &r});
 
   std::map<int32_t, std::string> out;
+  // Per state: its entries of the group, written once (count and bytes in one pass).
+  std::vector<std::string> parts;
+  std::vector<size_t> counts;
   for (int32_t g = range_.start; g <= range_.end; ++g) {
     size_t num_states = 0;
-    for (const auto& [name, s] : states_) num_states += s->groupSize(g) > 0 ? 1 : 0;
+    parts.resize(states_.size());
+    counts.assign(states_.size(), 0);
+    size_t i = 0;
+    for (const auto& entry : states_) {
+      const auto& s = entry.second;
+      parts[i].clear();
+      DataOutputView part(parts[i]);
+      counts[i] = s->writeGroupCounted(g, part);
+      num_states += counts[i] > 0 ? 1 : 0;
+      ++i;
+    }
     for (Pending& p : pending) {
       const auto& entries = p.state->entries;
       if (p.next < entries.size() && entries[p.next].key_group == g) ++num_states;
@@ -240,14 +253,16 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
     DataOutputView w(blob);
     w.writeBytes(&kKeyedBlobVersion, 1);
     w.writeVarUint(num_states);
+    i = 0;
     for (const auto& [name, s] : states_) {
-      const size_t n = s->groupSize(g);
+      const size_t n = counts[i];
+      const std::string& bytes = parts[i++];
       if (n == 0) continue;
       internal::writeBytesField(w, name);
       const auto kind = static_cast<uint8_t>(s->kind());
       w.writeBytes(&kind, 1);
       w.writeVarUint(n);
-      s->writeGroup(g, w);
+      w.writeBytes(bytes.data(), bytes.size());
     }
     for (Pending& p : pending) {
       const auto& entries = p.state->entries;

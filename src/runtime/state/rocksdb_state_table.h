@@ -192,15 +192,19 @@ class RocksDBValueTable : public RocksDBStateTableBase<S> {
   /// Entries over the whole range; the caller flushed the cache.
   size_t size() const { return count(-1); }
   size_t groupSize(int32_t key_group) const { return count(key_group); }
-  void writeGroup(int32_t key_group, DataOutputView& out) const {
+  /// Writes the group's entries; returns their number.
+  size_t writeGroup(int32_t key_group, DataOutputView& out) const {
     int32_t g;
     std::string key, ns;
+    size_t n = 0;
     for (auto it = this->iterate(key_group); it->valid(); it->next()) {
       this->layout_.parse(it->key(), &g, &key, &ns);
       writeBytesField(out, key);
       writeBytesField(out, ns);
       writeBytesField(out, it->value());
+      ++n;
     }
+    return n;
   }
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) {
     DataInputView in(value);
@@ -279,9 +283,11 @@ class RocksDBMapTable : public RocksDBStateTableBase<UserMap<UK, UV>> {
   size_t size() const { return count(-1); }
   size_t groupSize(int32_t key_group) const { return count(key_group); }
   /// Entries in the canonical form: the value is varint count, then each user key and value, in
-  /// bytewise user-key order (= UserMapSerializer's).
-  void writeGroup(int32_t key_group, DataOutputView& out) const {
+  /// bytewise user-key order (= UserMapSerializer's). Returns the number of entries (maps) written.
+  size_t writeGroup(int32_t key_group, DataOutputView& out) const {
+    size_t n = 0;
     forEachRun(key_group, [&](const std::string& key, const std::string& ns, int32_t, const Bytes& entries) {
+      ++n;
       writeBytesField(out, key);
       writeBytesField(out, ns);
       std::string value;
@@ -293,6 +299,7 @@ class RocksDBMapTable : public RocksDBStateTableBase<UserMap<UK, UV>> {
       }
       writeBytesField(out, value);
     });
+    return n;
   }
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) {
     this->invalidate();

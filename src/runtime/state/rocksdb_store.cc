@@ -6,12 +6,15 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
+#include <rocksdb/write_buffer_manager.h>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -58,8 +61,75 @@ StateBackendOptions StateBackendOptions::fromConfiguration(const Configuration& 
     start = end + 1;
   }
   if (!dirs.empty()) o.local_directory = dirs[static_cast<size_t>(std::max(subtask_index, 0)) % dirs.size()];
+
+  o.write_buffer_size = static_cast<uint64_t>(config.get(options::kRocksDBWriteBufferSize));
+  o.max_write_buffer_number = config.get(options::kRocksDBMaxWriteBufferNumber);
+  o.block_cache_size = static_cast<uint64_t>(config.get(options::kRocksDBBlockCacheSize));
+  o.use_bloom_filter = config.get(options::kRocksDBUseBloomFilter);
+  o.bloom_filter_bits_per_key = config.get(options::kRocksDBBloomFilterBitsPerKey);
+  const auto ratio = [&](const ConfigOption<double>& key, bool allow_zero) {
+    const double v = config.get(key);
+    if (!(v < 1.0 && (allow_zero ? v >= 0.0 : v > 0.0))) {
+      throw ConfigError(fmt::format("configuration key '{}': {} is outside {}0, 1)", key.key(), v, allow_zero ? "[" : "("));
+    }
+    return v;
+  };
+  o.write_buffer_ratio = ratio(options::kRocksDBWriteBufferRatio, false);
+  o.high_prio_pool_ratio = ratio(options::kRocksDBHighPriorityPoolRatio, true);
+  const int32_t slots = std::max(config.get(options::kNumberOfTaskSlots), 1);
+  o.memory_scope = fmt::format("slot-{}", std::max(subtask_index, 0) % slots);
+  if (const std::optional<int64_t> fixed = config.getOptional(options::kRocksDBFixedMemoryPerSlot)) {
+    if (*fixed <= 0) {
+      throw ConfigError(fmt::format("configuration key '{}': must be positive", options::kRocksDBFixedMemoryPerSlot.key()));
+    }
+    o.shared_memory_bytes = static_cast<uint64_t>(*fixed);
+    o.memory_scope += "-fixed";
+  } else if (config.get(options::kRocksDBMemoryManaged)) {
+    // TaskExecutorResourceUtils.adjustForLocalExecution: 128 mb of managed memory when nothing sizes it.
+    int64_t managed = 128ll << 20;
+    if (const std::optional<int64_t> size = config.getOptional(options::kManagedMemorySize)) {
+      managed = *size;
+    } else if (const std::optional<int64_t> total = config.getOptional(options::kTotalFlinkMemory)) {
+      const double fraction = ratio(options::kManagedMemoryFraction, true);
+      managed = static_cast<int64_t>(fraction * static_cast<double>(*total));
+    }
+    if (managed <= 0) {
+      throw ConfigError(fmt::format("configuration key '{}': the RocksDB backend with '{}' = true needs managed "
+                                    "memory, got {} bytes",
+                                    options::kManagedMemorySize.key(), options::kRocksDBMemoryManaged.key(), managed));
+    }
+    o.shared_memory_bytes = static_cast<uint64_t>(managed) / static_cast<uint64_t>(slots);
+    o.memory_scope += fmt::format("-managed-{}", o.shared_memory_bytes);
+  }
   return o;
 }
+
+namespace {
+
+/// The block cache and write buffer manager of the RocksDB backends of one slot (Flink's
+/// SharedResources of RocksDBSharedResources), alive while a backend uses them.
+struct SharedRocksDBMemory {
+  std::shared_ptr<rocksdb::Cache> cache;
+  std::shared_ptr<rocksdb::WriteBufferManager> write_buffer_manager;
+};
+
+std::shared_ptr<SharedRocksDBMemory> sharedMemoryFor(const StateBackendOptions& o) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<SharedRocksDBMemory>> scopes;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto existing = scopes[o.memory_scope].lock()) return existing;
+  auto m = std::make_shared<SharedRocksDBMemory>();
+  const double total = static_cast<double>(o.shared_memory_bytes);
+  // RocksDBMemoryControllerUtils.calculateActualCacheCapacity / calculateWriteBufferManagerCapacity.
+  const auto cache_bytes = static_cast<size_t>((3.0 - o.write_buffer_ratio) * total / 3.0);
+  const auto write_buffer_bytes = static_cast<size_t>(2.0 * total * o.write_buffer_ratio / 3.0);
+  m->cache = rocksdb::NewLRUCache(cache_bytes, -1, /*strict_capacity_limit=*/false, o.high_prio_pool_ratio);
+  m->write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(write_buffer_bytes, m->cache);
+  scopes[o.memory_scope] = m;
+  return m;
+}
+
+}  // namespace
 
 struct RocksDBIterator::Impl {
   std::string upper;
@@ -88,6 +158,7 @@ std::string_view RocksDBIterator::value() const {
 void RocksDBIterator::next() { impl_->it->Next(); }
 
 struct RocksDBStore::Impl {
+  std::shared_ptr<SharedRocksDBMemory> shared_memory;  ///< null without managed or fixed memory
   std::shared_ptr<rocksdb::Cache> block_cache;
   rocksdb::ColumnFamilyOptions cf_options;
   rocksdb::WriteOptions write_options;
@@ -97,6 +168,10 @@ struct RocksDBStore::Impl {
 
   void check(const rocksdb::Status& s, const std::string& dir, const std::string& what) const {
     SLUICE_CHECK(s.ok(), "RocksDB state in {}: {}: {}", dir, what, s.ToString());
+  }
+  /// As check(), the message built only on failure (the per-record paths).
+  void check(const rocksdb::Status& s, const std::string& dir, const char* what, const std::string& state) const {
+    if (!s.ok()) check(s, dir, fmt::format("{} in state '{}'", what, state));
   }
 };
 
@@ -114,16 +189,42 @@ RocksDBStore::RocksDBStore(const StateBackendOptions& options) : impl_(std::make
   }
   directory_ = pattern;
 
-  impl_->block_cache = rocksdb::NewLRUCache(options.block_cache_size);
   rocksdb::BlockBasedTableOptions table;
+  rocksdb::DBOptions db_options;
+  if (options.shared_memory_bytes > 0) {
+    // Flink's RocksDBResourceContainer with shared resources: index and filter blocks live in the
+    // cache (charged to the budget) at high priority, L0's pinned, memtables charged to the cache.
+    impl_->shared_memory = sharedMemoryFor(options);
+    impl_->block_cache = impl_->shared_memory->cache;
+    table.cache_index_and_filter_blocks = true;
+    table.cache_index_and_filter_blocks_with_high_priority = true;
+    table.pin_l0_filter_and_index_blocks_in_cache = true;
+    table.pin_top_level_index_and_filter = true;
+    db_options.write_buffer_manager = impl_->shared_memory->write_buffer_manager;
+  } else {
+    impl_->block_cache = rocksdb::NewLRUCache(options.block_cache_size);
+  }
   table.block_cache = impl_->block_cache;
+  if (options.use_bloom_filter) {
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(options.bloom_filter_bits_per_key, false));
+  }
   impl_->cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   impl_->cf_options.write_buffer_size = options.write_buffer_size;
-  impl_->cf_options.max_write_buffer_number = 2;
+  impl_->cf_options.max_write_buffer_number = std::max(options.max_write_buffer_number, 1);
   impl_->write_options.disableWAL = true;
+  impl_->write_options.sync = false;
+  // Each record rewrites its key's value (an accumulator of the same size, mostly): update the
+  // memtable entry in place instead of stacking versions that every Get, scan and flush walks past.
+  // Sound here because snapshots are synchronous on the only writing thread (no reader needs an
+  // older version while a write happens).
+  impl_->cf_options.inplace_update_support = true;
 
-  rocksdb::DBOptions db_options;
   db_options.create_if_missing = true;
+  // Flink's PredefinedOptions.DEFAULT: no fsync of data files (the working copy is disposable), no
+  // statistics dumps.
+  db_options.use_fsync = false;
+  db_options.stats_dump_period_sec = 0;
+  db_options.allow_concurrent_memtable_write = false;  // required by inplace_update_support
   // A working copy removed with the backend: one info log file is enough.
   db_options.keep_log_file_num = 1;
   db_options.max_open_files = -1;
@@ -179,22 +280,31 @@ void RocksDBStore::flush() {
   impl_->check(impl_->db->Flush(rocksdb::FlushOptions(), handles), directory_, "flush");
 }
 
+RocksDBStore::MemoryUsage RocksDBStore::memoryUsage() const {
+  MemoryUsage m;
+  m.block_cache_capacity = impl_->block_cache->GetCapacity();
+  m.block_cache_usage = impl_->block_cache->GetUsage();
+  uint64_t v = 0;
+  if (impl_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &v)) m.memtable_bytes = v;
+  return m;
+}
+
 bool RocksDBColumnFamily::get(std::string_view key, std::string* value) const {
   rocksdb::ReadOptions ro;
   const rocksdb::Status s = store_->impl_->db->Get(ro, handleOf(handle_), slice(key), value);
   if (s.IsNotFound()) return false;
-  store_->impl_->check(s, store_->directory_, fmt::format("get in state '{}'", name_));
+  store_->impl_->check(s, store_->directory_, "get", name_);
   return true;
 }
 
 void RocksDBColumnFamily::put(std::string_view key, std::string_view value) {
   store_->impl_->check(store_->impl_->db->Put(store_->impl_->write_options, handleOf(handle_), slice(key), slice(value)),
-                       store_->directory_, fmt::format("put in state '{}'", name_));
+                       store_->directory_, "put", name_);
 }
 
 void RocksDBColumnFamily::remove(std::string_view key) {
   store_->impl_->check(store_->impl_->db->Delete(store_->impl_->write_options, handleOf(handle_), slice(key)),
-                       store_->directory_, fmt::format("delete in state '{}'", name_));
+                       store_->directory_, "delete", name_);
 }
 
 std::unique_ptr<RocksDBIterator> RocksDBColumnFamily::newIterator(std::string_view begin, std::string_view end) const {

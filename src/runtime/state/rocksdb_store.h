@@ -6,8 +6,13 @@
 ///
 /// Writes skip the write-ahead log, as Flink's do: the database is a working copy rebuilt from the last
 /// checkpoint after a failure, never recovered from its own files. Memory is bounded by
-/// StateBackendOptions: each column family keeps at most two memtables of `write_buffer_size` bytes, and
-/// all of them share one LRU block cache of `block_cache_size` bytes for reads of flushed SST files.
+/// StateBackendOptions: with shared_memory_bytes (managed memory or fixed-per-slot, Flink's default) the
+/// backends of one memory_scope share one LRU block cache and a WriteBufferManager charged to it, so
+/// memtables, index/filter blocks and data blocks together stay near the slot's budget; otherwise each
+/// column family keeps at most max_write_buffer_number memtables of `write_buffer_size` bytes and the
+/// backend has its own block cache of `block_cache_size` bytes. Memtable entries are updated in place
+/// (inplace_update_support): the only writer is the task thread and snapshots are synchronous, so no
+/// reader needs the versions a per-record rewrite would otherwise stack up.
 ///
 /// Errors: IO failures of RocksDB throw InternalError naming the directory and column family (the local
 /// working directory is the engine's, not the user's); a directory that cannot be created throws
@@ -84,6 +89,14 @@ class RocksDBStore {
   void endSnapshot();
   /// Flushes every memtable to SST files (for tests and, later, native checkpoints).
   void flush();
+  /// Bytes in use, for tests and diagnostics: the block cache's capacity and usage (shared by the slot's
+  /// backends when the memory is managed, memtables charged to it then) and this database's memtables.
+  struct MemoryUsage {
+    uint64_t block_cache_capacity = 0;
+    uint64_t block_cache_usage = 0;
+    uint64_t memtable_bytes = 0;
+  };
+  MemoryUsage memoryUsage() const;
   /// The database directory.
   const std::string& directory() const { return directory_; }
 

@@ -201,6 +201,89 @@ TEST(RocksDBStateTest, StateLargerThanTheWriteBufferIsFlushedToSstFilesAndReadBa
   EXPECT_EQ(*r.value(), payload(12345));
 }
 
+TEST(RocksDBStateTest, StateMuchLargerThanTheSlotMemoryStaysWithinItsBudget) {
+  // 2 MiB for the slot: a write buffer manager of 2 * 2 * 0.5 / 3 = 0.67 MiB charged to a block cache of
+  // (3 - 0.5) / 3 * 2 = 1.67 MiB (Flink's RocksDBMemoryControllerUtils), against ~15 MB of state.
+  StateBackendOptions o = rocks("bounded");
+  o.shared_memory_bytes = 2u << 20;
+  o.memory_scope = "test-bounded";
+  o.use_bloom_filter = true;
+  KeyedStateBackend b(kAll, kMaxP, {}, o);
+  auto& value = b.getValueState(ValueStateDescriptor<std::string>{"payload"});
+  constexpr int kKeys = 60000;
+  // 240 incompressible bytes per key (~15 MB in all): SST files cannot compress it below the budget.
+  auto payload = [](int i) {
+    std::string p;
+    uint64_t x = static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull + 1;
+    for (int j = 0; j < 240; ++j) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      p.push_back(static_cast<char>(x & 0xff));
+    }
+    return p;
+  };
+  uint64_t peak_memtables = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key));
+    value.update(payload(i));
+    if (i % 1000 == 0) peak_memtables = std::max(peak_memtables, b.rocksDBStore()->memoryUsage().memtable_bytes);
+  }
+  const RocksDBStore::MemoryUsage m = b.rocksDBStore()->memoryUsage();
+  EXPECT_EQ(m.block_cache_capacity, static_cast<uint64_t>((3.0 - 0.5) * (2u << 20) / 3.0));
+  // The write buffer manager flushes at its limit; one memtable of headroom while a flush runs.
+  EXPECT_LE(peak_memtables, 2u * (2u << 20)) << peak_memtables;
+  uint64_t sst_bytes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(b.rocksDBStore()->directory())) {
+    if (e.path().extension() == ".sst") sst_bytes += e.file_size();
+  }
+  EXPECT_GT(sst_bytes, 5u * (2u << 20)) << "the state is not larger than the memory";
+  for (int i = 0; i < kKeys; i += 97) {
+    const std::string key = keyName(i);
+    b.setCurrentKey(key, groupOf(key));
+    ASSERT_NE(value.value(), nullptr) << key;
+    ASSERT_EQ(*value.value(), payload(i));
+  }
+  // The cache is not strict (Flink's strict_capacity_limit false): pinned L0 index and filter blocks and
+  // the memtables' reservations may pass its capacity a little, never by the size of the state.
+  EXPECT_LE(b.rocksDBStore()->memoryUsage().block_cache_usage, 3u * (1u << 20));
+  EXPECT_EQ(value.size(), static_cast<size_t>(kKeys));
+}
+
+TEST(RocksDBStateTest, MemoryOptionsFollowFlinksManagedMemoryRules) {
+  Configuration c;
+  c.set("state.backend.type", "rocksdb");
+  // Unset: Flink's 128 mb of managed memory for local execution, one slot.
+  EXPECT_EQ(StateBackendOptions::fromConfiguration(c).shared_memory_bytes, 128u << 20);
+  c.set("taskmanager.memory.managed.size", "256 mb");
+  c.set("taskmanager.numberOfTaskSlots", "2");
+  const StateBackendOptions a = StateBackendOptions::fromConfiguration(c, 0);
+  const StateBackendOptions b = StateBackendOptions::fromConfiguration(c, 3);
+  EXPECT_EQ(a.shared_memory_bytes, 128u << 20);
+  EXPECT_NE(a.memory_scope, b.memory_scope);  // slot 0 and slot 1
+  EXPECT_EQ(a.memory_scope, StateBackendOptions::fromConfiguration(c, 2).memory_scope);
+  c.set("state.backend.rocksdb.memory.fixed-per-slot", "10 mb");
+  EXPECT_EQ(StateBackendOptions::fromConfiguration(c).shared_memory_bytes, 10u << 20);
+  Configuration unmanaged;
+  unmanaged.set("state.backend.rocksdb.memory.managed", "false");
+  unmanaged.set("state.backend.rocksdb.block.cache-size", "1 mb");
+  const StateBackendOptions u = StateBackendOptions::fromConfiguration(unmanaged);
+  EXPECT_EQ(u.shared_memory_bytes, 0u);
+  EXPECT_EQ(u.block_cache_size, 1u << 20);
+  Configuration fraction;
+  fraction.set("taskmanager.memory.flink.size", "1 gb");
+  EXPECT_EQ(StateBackendOptions::fromConfiguration(fraction).shared_memory_bytes,
+            static_cast<uint64_t>(0.4 * (1ull << 30)));
+  Configuration bad;
+  bad.set("state.backend.rocksdb.memory.write-buffer-ratio", "1.5");
+  try {
+    StateBackendOptions::fromConfiguration(bad);
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("state.backend.rocksdb.memory.write-buffer-ratio"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RocksDBStateTest, RescaleTwoToOneAndOneToTwo) {
   auto range = [](int p, int i) { return KeyGroupRangeAssignment::computeKeyGroupRangeForOperatorIndex(kMaxP, p, i); };
   // 2 -> 1: each old subtask writes only the keys it owns.
