@@ -306,7 +306,7 @@ void rollback(RowBatch& out, size_t rows) {
       auto& refs = c.strings();
       refs.resize(rows);
       c.arena().resize(rows == 0 ? 0 : refs[rows - 1].offset + refs[rows - 1].length);
-    } else if (c.type().id == TypeId::kDouble) {
+    } else if (c.type().isApproximate()) {
       c.doubles().resize(rows);
     } else {
       c.longs().resize(rows);
@@ -357,13 +357,18 @@ CsvRowDeserializer::CsvRowDeserializer(types::RowType row_type, CsvFormatOptions
   for (size_t c = 0; c < row_type_.size(); ++c) {
     switch (row_type_.types[c].id) {
       case TypeId::kBoolean:
+      case TypeId::kTinyInt:
+      case TypeId::kSmallInt:
       case TypeId::kInt:
       case TypeId::kBigInt:
+      case TypeId::kFloat:
       case TypeId::kDouble:
       case TypeId::kDecimal:
       case TypeId::kVarchar:
       case TypeId::kChar:
       case TypeId::kTimestamp:
+      case TypeId::kDate:
+      case TypeId::kTime:
         break;
       default:
         throw UserError(fmt::format("The csv format does not support type {} of column '{}'.",
@@ -543,9 +548,30 @@ bool CsvRowDeserializer::convert(size_t c, std::string_view v, Column& column) {
     case TypeId::kChar:
       column.appendString(v);
       return true;
-    case TypeId::kInt: {
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInt: {  // Byte.parseByte / Short.parseShort / Integer.parseInt of the trimmed text
+      const int64_t hi = (int64_t{1} << (t.integralBits() - 1)) - 1;
       int64_t x;
-      if (!parseLong(v, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), x, why)) break;
+      if (!parseLong(v, -hi - 1, hi, x, why)) break;
+      column.appendLong(x);
+      return true;
+    }
+    case TypeId::kFloat: {  // Float.parseFloat(text.trim())
+      float x;
+      if (!types::parseFloat(v, x)) break;
+      column.appendDouble(x);
+      return true;
+    }
+    case TypeId::kDate: {  // ISO yyyy-MM-dd
+      int64_t x;
+      if (!types::parseDate(v, x)) break;
+      column.appendLong(x);
+      return true;
+    }
+    case TypeId::kTime: {  // HH:mm:ss[.fraction]
+      int64_t x;
+      if (!types::parseTime(v, x)) break;
       column.appendLong(x);
       return true;
     }

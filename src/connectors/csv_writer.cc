@@ -67,6 +67,8 @@ void CsvRowSerializer::appendRow(const RowBatch& batch, size_t row, std::string&
     const LogicalType& t = col.type();
     switch (t.id) {
       case TypeId::kBoolean: out += col.getLong(row) ? "true" : "false"; break;
+      case TypeId::kTinyInt:
+      case TypeId::kSmallInt:
       case TypeId::kInt:
       case TypeId::kBigInt: {
         char buf[24];
@@ -75,6 +77,21 @@ void CsvRowSerializer::appendRow(const RowBatch& batch, size_t row, std::string&
         break;
       }
       case TypeId::kDouble: types::formatDouble(col.getDouble(row), out); break;
+      case TypeId::kFloat: types::formatFloat(col.getDouble(row), out); break;
+      case TypeId::kDate: types::formatDate(col.getLong(row), out); break;
+      case TypeId::kTime: {
+        // ISO_LOCAL_TIME: seconds always, fraction without trailing zeros.
+        const int64_t ms = col.getLong(row);
+        std::string s = fmt::format("{:02}:{:02}:{:02}", ms / 3600000, ms / 60000 % 60, ms / 1000 % 60);
+        if (ms % 1000 != 0) {
+          std::string frac = fmt::format("{:03}", ms % 1000);
+          while (frac.back() == '0') frac.pop_back();
+          s += '.';
+          s += frac;
+        }
+        out += s;
+        break;
+      }
       case TypeId::kDecimal:
         if (options_.write_bigdecimal_in_scientific_notation) {
           types::formatDecimalJava(col.getLong(row), t.scale, out);

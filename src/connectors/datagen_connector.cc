@@ -181,7 +181,8 @@ void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
         st.next += stride_;
         --st.remaining;
         switch (id) {
-          case TypeId::kDouble: col.appendDouble(static_cast<double>(v)); break;
+          case TypeId::kDouble:
+          case TypeId::kFloat: col.appendDouble(types::roundToType(fs.type, static_cast<double>(v))); break;
           case TypeId::kDecimal: col.appendLong(v * pow10(fs.type.scale)); break;
           case TypeId::kVarchar:
           case TypeId::kChar: col.appendString(std::to_string(v)); break;
@@ -195,12 +196,15 @@ void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
       }
       switch (id) {
         case TypeId::kBoolean: col.appendLong(static_cast<int64_t>(st.rng() & 1)); break;
+        case TypeId::kTinyInt:
+        case TypeId::kSmallInt:
         case TypeId::kInt:
         case TypeId::kBigInt:
         case TypeId::kDecimal:
           col.appendLong(std::uniform_int_distribution<int64_t>(fs.min_long, fs.max_long)(st.rng));
           break;
-        case TypeId::kDouble: {
+        case TypeId::kDouble:
+        case TypeId::kFloat: {
           double span = fs.max_double - fs.min_double;
           double v;
           if (std::isfinite(span)) {
@@ -210,7 +214,7 @@ void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
             const double half = unit(st.rng) * (fs.max_double / 2 - fs.min_double / 2);
             v = fs.min_double + half + half;
           }
-          col.appendDouble(v);
+          col.appendDouble(types::roundToType(fs.type, v));
           break;
         }
         case TypeId::kVarchar:
@@ -328,11 +332,15 @@ std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const 
         throw UserError(fmt::format("Option '{0}start' ({1}) of table '{2}' must not be greater than '{0}end' ({3}).",
                                     prefix, f.start, t, f.end));
       switch (type.id) {
+        case TypeId::kTinyInt:
+        case TypeId::kSmallInt:
         case TypeId::kInt:
-          if (f.start < std::numeric_limits<int32_t>::min() || f.end > std::numeric_limits<int32_t>::max())
-            throw UserError(fmt::format("The sequence of column '{}' of table '{}' exceeds the INT range.", name, t));
+          if (types::wrapToType(type, f.start) != f.start || types::wrapToType(type, f.end) != f.end)
+            throw UserError(fmt::format("The sequence of column '{}' of table '{}' exceeds the {} range.", name, t,
+                                        type.withNullable(true).toString()));
           break;
         case TypeId::kBigInt:
+        case TypeId::kFloat:
         case TypeId::kDouble:
         case TypeId::kVarchar:
         case TypeId::kChar:
@@ -354,22 +362,35 @@ std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const 
     switch (type.id) {
       case TypeId::kBoolean:
         break;
-      case TypeId::kInt:
-        f.min_long = longOption(o, prefix + "min", std::numeric_limits<int32_t>::min(), t);
-        f.max_long = longOption(o, prefix + "max", std::numeric_limits<int32_t>::max(), t);
-        if (f.min_long < std::numeric_limits<int32_t>::min() || f.max_long > std::numeric_limits<int32_t>::max())
-          throw UserError(fmt::format("Options '{0}min'/'{0}max' of table '{1}' exceed the INT range.", prefix, t));
+      case TypeId::kTinyInt:
+      case TypeId::kSmallInt:
+      case TypeId::kInt: {
+        // Defaults: the type's whole range (Byte/Short/Integer.MIN_VALUE .. MAX_VALUE).
+        const int bits = type.integralBits();
+        const int64_t lo = -(int64_t{1} << (bits - 1)), hi = (int64_t{1} << (bits - 1)) - 1;
+        f.min_long = longOption(o, prefix + "min", lo, t);
+        f.max_long = longOption(o, prefix + "max", hi, t);
+        if (f.min_long < lo || f.max_long > hi)
+          throw UserError(fmt::format("Options '{0}min'/'{0}max' of table '{1}' exceed the {2} range.", prefix, t,
+                                      type.withNullable(true).toString()));
         break;
+      }
       case TypeId::kBigInt:
         f.min_long = longOption(o, prefix + "min", std::numeric_limits<int64_t>::min(), t);
         f.max_long = longOption(o, prefix + "max", std::numeric_limits<int64_t>::max(), t);
         break;
-      case TypeId::kDouble:
-        f.min_double = doubleOption(o, prefix + "min", std::numeric_limits<double>::denorm_min(), t);
-        f.max_double = doubleOption(o, prefix + "max", std::numeric_limits<double>::max(), t);
+      case TypeId::kFloat:
+      case TypeId::kDouble: {
+        // Defaults: Float/Double.MIN_VALUE .. MAX_VALUE.
+        const bool is_float = type.id == TypeId::kFloat;
+        f.min_double = doubleOption(o, prefix + "min",
+                                    is_float ? std::numeric_limits<float>::denorm_min() : std::numeric_limits<double>::denorm_min(), t);
+        f.max_double = doubleOption(o, prefix + "max",
+                                    is_float ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max(), t);
         if (f.min_double > f.max_double)
           throw UserError(fmt::format("Option '{0}min' of table '{1}' must not be greater than '{0}max'.", prefix, t));
         break;
+      }
       case TypeId::kDecimal: {
         const int32_t digits = std::min(type.precision, 18);
         const double scale = std::pow(10.0, type.scale);

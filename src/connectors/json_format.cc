@@ -342,14 +342,27 @@ struct JsonRowDeserializer::Impl {
       case TypeId::kBoolean:
         out.l = v.kind == JsonNode::Kind::kBool ? (s == "true") : parseBool(s);
         break;
+      case TypeId::kTinyInt:
+      case TypeId::kSmallInt:
       case TypeId::kInt:
       case TypeId::kBigInt:
-        ok = scalar && types::parseInt64(s, out.l);
-        if (ok && t.id == TypeId::kInt)
-          ok = out.l >= std::numeric_limits<int32_t>::min() && out.l <= std::numeric_limits<int32_t>::max();
+        // Byte/Short/Integer/Long.parseLong of the text: outside the type's range does not parse.
+        ok = scalar && types::parseInt64(s, out.l) && types::wrapToType(t, out.l) == out.l;
         break;
       case TypeId::kDouble:
         ok = scalar && types::parseDouble(s, out.d);
+        break;
+      case TypeId::kFloat: {
+        float f = 0;
+        ok = scalar && types::parseFloat(s, f);
+        out.d = f;
+        break;
+      }
+      case TypeId::kDate:  // ISO_LOCAL_DATE
+        ok = v.kind == JsonNode::Kind::kString && types::parseDate(s, out.l);
+        break;
+      case TypeId::kTime:  // SQL_TIME_FORMAT: HH:mm:ss[.fraction]
+        ok = v.kind == JsonNode::Kind::kString && types::parseTime(s, out.l);
         break;
       case TypeId::kDecimal:
         ok = scalar && types::parseDecimal(s, t.scale, out.l);
@@ -436,7 +449,7 @@ struct JsonRowDeserializer::Impl {
           col.appendNull();
         else if (col.type().isString())
           col.appendString(v.s);
-        else if (col.type().id == TypeId::kDouble)
+        else if (col.type().isApproximate())
           col.appendDouble(v.d);
         else
           col.appendLong(v.l);

@@ -119,15 +119,27 @@ void JsonRowSerializer::writeObject(const RowBatch& batch, size_t row, std::stri
       case TypeId::kBoolean:
         out += col.getLong(row) != 0 ? "true" : "false";
         break;
-      case TypeId::kDouble: {
+      case TypeId::kDouble:
+      case TypeId::kFloat: {
         const double d = col.getDouble(row);
-        if (std::isfinite(d)) {
-          types::formatDouble(d, out);
-        } else {
-          std::string text;
-          types::formatDouble(d, text);
-          appendJsonString(text, out);  // Jackson quotes NaN and Infinity
-        }
+        std::string text;
+        if (t.id == TypeId::kFloat) types::formatFloat(d, text);
+        else types::formatDouble(d, text);
+        if (std::isfinite(d)) out += text;
+        else appendJsonString(text, out);  // Jackson quotes NaN and Infinity
+        break;
+      }
+      case TypeId::kDate: {
+        std::string text;
+        types::formatDate(col.getLong(row), text);
+        appendJsonString(text, out);
+        break;
+      }
+      case TypeId::kTime: {
+        // SQL_TIME_FORMAT: HH:mm:ss, with the fraction when the type has one.
+        std::string text;
+        types::formatTimeSql(col.getLong(row), std::min(t.precision, 3), text);
+        appendJsonString(text, out);
         break;
       }
       case TypeId::kDecimal:

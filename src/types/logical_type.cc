@@ -17,6 +17,11 @@ std::string LogicalType::toString() const {
     case TypeId::kChar: s = fmt::format("CHAR({})", precision); break;
     case TypeId::kTimestamp: s = fmt::format("TIMESTAMP({})", precision); break;
     case TypeId::kIntervalDayTime: s = "INTERVAL SECOND(3)"; break;
+    case TypeId::kTinyInt: s = "TINYINT"; break;
+    case TypeId::kSmallInt: s = "SMALLINT"; break;
+    case TypeId::kFloat: s = "FLOAT"; break;
+    case TypeId::kDate: s = "DATE"; break;
+    case TypeId::kTime: s = fmt::format("TIME({})", precision); break;
   }
   if (!nullable && id != TypeId::kNull) s += " NOT NULL";
   return s;

@@ -9,7 +9,7 @@ namespace sluice::types {
 void Column::reserve(size_t n) {
   validity_.reserve(n);
   if (type_.isString()) strings_.reserve(n);
-  else if (type_.id == TypeId::kDouble) doubles_.reserve(n);
+  else if (type_.isApproximate()) doubles_.reserve(n);
   else longs_.reserve(n);
 }
 
@@ -23,7 +23,7 @@ void Column::clear() {
 
 void Column::appendNull() {
   if (type_.isString()) strings_.push_back({static_cast<uint32_t>(arena_.size()), 0});
-  else if (type_.id == TypeId::kDouble) doubles_.push_back(0);
+  else if (type_.isApproximate()) doubles_.push_back(0);
   else longs_.push_back(0);
   validity_.push_back(0);
 }
@@ -39,7 +39,7 @@ void Column::appendFrom(const Column& other, size_t row) {
     appendNull();
   } else if (type_.isString()) {
     appendString(other.getString(row));
-  } else if (type_.id == TypeId::kDouble) {
+  } else if (type_.isApproximate()) {
     appendDouble(other.getDouble(row));
   } else {
     appendLong(other.getLong(row));
@@ -141,6 +141,7 @@ bool validType(const LogicalType& t) {
     case TypeId::kDecimal:
       return t.precision >= 0 && t.precision <= kMaxDecimalPrecision && t.scale >= 0 && t.scale <= kMaxDecimalPrecision;
     case TypeId::kTimestamp:
+    case TypeId::kTime:
     case TypeId::kIntervalDayTime:
       return t.precision >= 0 && t.precision <= 9 && t.scale == 0;
     default:
@@ -166,7 +167,7 @@ void RowBatch::serialize(std::string& out) const {
         put<uint32_t>(out, static_cast<uint32_t>(s.size()));
         out.append(s.data(), s.size());
       }
-    } else if (t.id == TypeId::kDouble) {
+    } else if (t.isApproximate()) {
       out.append(reinterpret_cast<const char*>(c.doubles().data()), rows * sizeof(double));
     } else {
       out.append(reinterpret_cast<const char*>(c.longs().data()), rows * sizeof(int64_t));
@@ -188,7 +189,7 @@ RowBatch RowBatch::deserialize(std::string_view& in) {
   for (uint32_t ci = 0; ci < cols; ++ci) {
     LogicalType t;
     const uint8_t id = r.get<uint8_t>("a column type");
-    if (id > static_cast<uint8_t>(TypeId::kIntervalDayTime)) r.fail(fmt::format("unknown type id {}", id));
+    if (id > static_cast<uint8_t>(kLastTypeId)) r.fail(fmt::format("unknown type id {}", id));
     t.id = static_cast<TypeId>(id);
     const uint8_t nullable = r.get<uint8_t>("a nullable flag");
     if (nullable > 1) r.fail(fmt::format("nullable flag {} (0 or 1)", nullable));
@@ -209,7 +210,7 @@ RowBatch RowBatch::deserialize(std::string_view& in) {
         c.strings().push_back({static_cast<uint32_t>(c.arena().size()), len});
         c.arena().append(value.data(), value.size());
       }
-    } else if (t.id == TypeId::kDouble) {
+    } else if (t.isApproximate()) {
       const std::string_view values = r.take(uint64_t{rows} * sizeof(double), "the values");
       c.doubles().resize(rows);
       // A column of zero rows has no storage (data() may be null): nothing to copy.

@@ -9,11 +9,14 @@
 
 namespace sluice::types {
 
-void formatDouble(double v, std::string& out) {
+namespace {
+// Lays out shortest round-trip digits as Java's Double.toString / Float.toString do (the same rules for
+// both: plain for 1e-3 <= |v| < 1e7, else "d.dddE[-]n").
+template <typename F>
+void formatJavaFloating(F v, std::string& out) {
   if (std::isnan(v)) { out += "NaN"; return; }
   if (std::isinf(v)) { out += v > 0 ? "Infinity" : "-Infinity"; return; }
   if (v == 0) { out += std::signbit(v) ? "-0.0" : "0.0"; return; }
-  // Shortest round-trip digits, then laid out as Java does.
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
   std::string sci(buf, res.ptr);  // e.g. "-1.2345e+07"
@@ -26,8 +29,8 @@ void formatDouble(double v, std::string& out) {
   for (char c : mant)
     if (c != '.') digits += c;
   if (neg) out += '-';
-  double a = std::fabs(v);
-  if (a >= 1e-3 && a < 1e7) {
+  const F a = std::fabs(v);
+  if (a >= F(1e-3) && a < F(1e7)) {
     if (exp >= 0) {
       std::string ip = digits.substr(0, std::min<size_t>(digits.size(), exp + 1));
       while (ip.size() < static_cast<size_t>(exp + 1)) ip += '0';
@@ -48,6 +51,11 @@ void formatDouble(double v, std::string& out) {
     out += std::to_string(exp);
   }
 }
+}  // namespace
+
+void formatDouble(double v, std::string& out) { formatJavaFloating(v, out); }
+
+void formatFloat(double v, std::string& out) { formatJavaFloating(static_cast<float>(v), out); }
 
 void formatDecimal(int64_t unscaled, int32_t scale, std::string& out) {
   bool neg = unscaled < 0;
@@ -163,43 +171,57 @@ bool readNumber(std::string_view s, size_t& pos, size_t max_digits, int64_t& v) 
 }
 
 bool isLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// "yyyy-[M]M-[d]d" at `pos`; true when it is a real calendar day.
+bool readDate(std::string_view s, size_t& pos, int64_t& y, int64_t& mo, int64_t& d) {
+  const size_t start = pos;
+  if (!readNumber(s, pos, 4, y) || pos != start + 4) return false;
+  if (pos >= s.size() || s[pos++] != '-' || !readNumber(s, pos, 2, mo)) return false;
+  if (pos >= s.size() || s[pos++] != '-' || !readNumber(s, pos, 2, d)) return false;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1) return false;
+  return d <= kDays[mo - 1] + (mo == 2 && isLeap(y) ? 1 : 0);
+}
+
+// "[H]H:[m]m[:[s]s[.fraction]]" up to the end of `s`: ms of the day (fraction beyond ms truncated) and the
+// number of fraction digits; false when malformed or out of range.
+bool readTimeToEnd(std::string_view s, size_t& pos, int64_t& millis_of_day, int& fraction_digits) {
+  int64_t h, mi, sec = 0, ms = 0;
+  fraction_digits = 0;
+  if (!readNumber(s, pos, 2, h)) return false;
+  if (pos >= s.size() || s[pos++] != ':' || !readNumber(s, pos, 2, mi)) return false;
+  if (pos < s.size()) {
+    if (s[pos++] != ':' || !readNumber(s, pos, 2, sec)) return false;
+    if (pos < s.size()) {
+      if (s[pos++] != '.') return false;
+      const size_t start = pos;
+      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+        if (pos - start < 3) ms = ms * 10 + (s[pos] - '0');
+        ++pos;
+      }
+      fraction_digits = static_cast<int>(pos - start);
+      if (fraction_digits == 0 || fraction_digits > 9 || pos != s.size()) return false;
+      for (int i = fraction_digits; i < 3; ++i) ms *= 10;
+    }
+  }
+  if (h > 23 || mi > 59 || sec > 59) return false;
+  millis_of_day = ((h * 60 + mi) * 60 + sec) * 1000 + ms;
+  return true;
+}
 }  // namespace
 
 bool parseTimestamp(std::string_view text, int64_t& epoch_ms, int* fraction_digits) {
   std::string_view s = trimBlanks(text);
   size_t pos = 0;
-  int64_t y, mo, d, h = 0, mi = 0, sec = 0, ms = 0;
+  int64_t y, mo, d, tod = 0;
   int frac = 0;
-  if (!readNumber(s, pos, 4, y) || pos != 4) return false;
-  if (pos >= s.size() || s[pos++] != '-' || !readNumber(s, pos, 2, mo)) return false;
-  if (pos >= s.size() || s[pos++] != '-' || !readNumber(s, pos, 2, d)) return false;
+  if (!readDate(s, pos, y, mo, d)) return false;
   if (pos < s.size()) {
     if (s[pos] != ' ' && s[pos] != 'T') return false;
     ++pos;
-    if (!readNumber(s, pos, 2, h)) return false;
-    if (pos >= s.size() || s[pos++] != ':' || !readNumber(s, pos, 2, mi)) return false;
-    if (pos < s.size()) {
-      if (s[pos++] != ':' || !readNumber(s, pos, 2, sec)) return false;
-      if (pos < s.size()) {
-        if (s[pos++] != '.') return false;
-        size_t start = pos;
-        while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-          if (pos - start < 3) ms = ms * 10 + (s[pos] - '0');
-          ++pos;
-        }
-        frac = static_cast<int>(pos - start);
-        if (frac == 0 || frac > 9 || pos != s.size()) return false;
-        for (int i = frac; i < 3; ++i) ms *= 10;
-      }
-    }
+    if (!readTimeToEnd(s, pos, tod, frac)) return false;
   }
-  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (mo < 1 || mo > 12 || d < 1) return false;
-  if (d > kDays[mo - 1] + (mo == 2 && isLeap(y) ? 1 : 0)) return false;
-  if (h > 23 || mi > 59 || sec > 59) return false;
-  DateTimeParts p{y, static_cast<unsigned>(mo), static_cast<unsigned>(d), static_cast<unsigned>(h),
-                  static_cast<unsigned>(mi), static_cast<unsigned>(sec), static_cast<unsigned>(ms)};
-  epoch_ms = joinTimestamp(p);
+  epoch_ms = daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400000 + tod;
   if (fraction_digits) *fraction_digits = frac;
   return true;
 }
@@ -270,7 +292,9 @@ bool parseInt64(std::string_view text, int64_t& value) {
   return res.ec == std::errc() && res.ptr == s.data() + s.size();
 }
 
-bool parseDouble(std::string_view text, double& value) {
+namespace {
+template <typename F>
+bool parseJavaFloating(std::string_view text, F& value) {
   std::string_view s = trimBlanks(text);
   if (s.empty()) return false;
   bool neg = false;
@@ -279,22 +303,73 @@ bool parseDouble(std::string_view text, double& value) {
     neg = body.front() == '-';
     body.remove_prefix(1);
   }
-  if (body == "NaN") { value = std::numeric_limits<double>::quiet_NaN(); return true; }
-  if (body == "Infinity") { value = neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity(); return true; }
+  if (body == "NaN") { value = std::numeric_limits<F>::quiet_NaN(); return true; }
+  if (body == "Infinity") { value = neg ? -std::numeric_limits<F>::infinity() : std::numeric_limits<F>::infinity(); return true; }
   // Java accepts a trailing d/D/f/F type suffix.
   if (!body.empty() && (body.back() == 'd' || body.back() == 'D' || body.back() == 'f' || body.back() == 'F')) body.remove_suffix(1);
   if (body.empty() || !((body.front() >= '0' && body.front() <= '9') || body.front() == '.')) return false;
-  double v = 0;
+  F v = 0;
   auto res = std::from_chars(body.data(), body.data() + body.size(), v);
   if (res.ptr != body.data() + body.size()) return false;
   if (res.ec == std::errc::result_out_of_range) {
-    // Java rounds to Infinity or 0 instead of failing; strtod does the same.
-    v = std::strtod(std::string(body).c_str(), nullptr);
+    // Java rounds to Infinity or 0 instead of failing; strtod / strtof do the same.
+    const std::string b(body);
+    if constexpr (std::is_same_v<F, float>) v = std::strtof(b.c_str(), nullptr);
+    else v = std::strtod(b.c_str(), nullptr);
   } else if (res.ec != std::errc()) {
     return false;
   }
   value = neg ? -v : v;
   return true;
+}
+}  // namespace
+
+bool parseDouble(std::string_view text, double& value) { return parseJavaFloating(text, value); }
+
+bool parseFloat(std::string_view text, float& value) { return parseJavaFloating(text, value); }
+
+void formatDate(int64_t days, std::string& out) {
+  int64_t y;
+  unsigned m, d;
+  civilFromDays(days, y, m, d);
+  if (y > 9999) out += '+';  // java.time.LocalDate.toString
+  if (y < 0) out += fmt::format("-{:04}-{:02}-{:02}", -y, m, d);
+  else out += fmt::format("{:04}-{:02}-{:02}", y, m, d);
+}
+
+void formatTimeIso(int64_t millis_of_day, std::string& out) {
+  const int64_t h = millis_of_day / 3600000, mi = millis_of_day / 60000 % 60, sec = millis_of_day / 1000 % 60;
+  const int64_t ms = millis_of_day % 1000;
+  out += fmt::format("{:02}:{:02}", h, mi);
+  if (sec == 0 && ms == 0) return;
+  out += fmt::format(":{:02}", sec);
+  if (ms != 0) out += fmt::format(".{:03}", ms);
+}
+
+void formatTimeSql(int64_t millis_of_day, int32_t precision, std::string& out) {
+  out += fmt::format("{:02}:{:02}:{:02}", millis_of_day / 3600000, millis_of_day / 60000 % 60,
+                     millis_of_day / 1000 % 60);
+  if (precision <= 0) return;
+  std::string frac = fmt::format("{:03}", millis_of_day % 1000);
+  frac.resize(static_cast<size_t>(precision), '0');
+  out += '.';
+  out += frac;
+}
+
+bool parseDate(std::string_view text, int64_t& days) {
+  std::string_view s = trimBlanks(text);
+  size_t pos = 0;
+  int64_t y, mo, d;
+  if (!readDate(s, pos, y, mo, d) || pos != s.size()) return false;
+  days = daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return true;
+}
+
+bool parseTime(std::string_view text, int64_t& millis_of_day) {
+  std::string_view s = trimBlanks(text);
+  size_t pos = 0;
+  int frac = 0;
+  return readTimeToEnd(s, pos, millis_of_day, frac);
 }
 
 void formatField(const Column& c, size_t row, std::string& out) {
@@ -305,7 +380,12 @@ void formatField(const Column& c, size_t row, std::string& out) {
     case TypeId::kBoolean: out += c.getLong(row) ? "true" : "false"; break;
     case TypeId::kInt:
     case TypeId::kBigInt: out += std::to_string(c.getLong(row)); break;
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt: out += std::to_string(c.getLong(row)); break;
     case TypeId::kDouble: formatDouble(c.getDouble(row), out); break;
+    case TypeId::kFloat: formatFloat(c.getDouble(row), out); break;
+    case TypeId::kDate: formatDate(c.getLong(row), out); break;
+    case TypeId::kTime: formatTimeIso(c.getLong(row), out); break;
     case TypeId::kDecimal: formatDecimalJava(c.getLong(row), t.scale, out); break;
     case TypeId::kVarchar:
     case TypeId::kChar: out += c.getString(row); break;

@@ -12,6 +12,8 @@ namespace sluice::types {
 
 /// Java's Double.toString: "1.5", "2.0", "1.0E7", "1.0E-4", "NaN", "Infinity", "-0.0".
 void formatDouble(double v, std::string& out);
+/// Java's Float.toString of a FLOAT value (stored as a double that is an exact float): "1.1", "1.0E10".
+void formatFloat(double v, std::string& out);
 /// DECIMAL with exactly `scale` fraction digits: (375, 3) -> "0.375", (-5, 2) -> "-0.05".
 void formatDecimal(int64_t unscaled, int32_t scale, std::string& out);
 /// Java's BigDecimal.toString of a DECIMAL: plain as formatDecimal unless the adjusted exponent
@@ -37,6 +39,19 @@ void formatTimestampIso(int64_t epoch_ms, std::string& out);
 /// fraction digits when precision > 0 ("2015-01-01 00:05:00.000").
 void formatTimestampSql(int64_t epoch_ms, int32_t precision, std::string& out);
 
+/// DATE (days since the epoch) as "2024-01-02" (java.time.LocalDate.toString; the print and CAST form).
+void formatDate(int64_t days, std::string& out);
+/// Print format of a TIME (ms of the day): "10:15", "10:15:30", "10:15:30.500" (java.time.LocalTime).
+void formatTimeIso(int64_t millis_of_day, std::string& out);
+/// CAST(TIME(p) AS STRING): "10:15:30" plus `precision` fraction digits (at most 3 significant).
+void formatTimeSql(int64_t millis_of_day, int32_t precision, std::string& out);
+/// Parses "yyyy-[M]M-[d]d" (blanks around ignored) into days since the epoch; false when malformed or a
+/// field is out of range ('2024-13-40'). Never throws.
+bool parseDate(std::string_view text, int64_t& days);
+/// Parses "[H]H:[m]m[:[s]s[.fraction]]" (blanks around ignored) into ms of the day; digits beyond
+/// milliseconds are truncated (Flink keeps TIME in ms). False when malformed or out of range. Never throws.
+bool parseTime(std::string_view text, int64_t& millis_of_day);
+
 /// Parses a SQL timestamp "yyyy-[M]M-[d]d[( |T)[H]H:[m]m[:[s]s[.fraction]]]" (Flink's default
 /// TIMESTAMP text, as CAST(s AS TIMESTAMP) and TO_TIMESTAMP(s) accept it; surrounding blanks ignored)
 /// into ms since the epoch. Fraction digits beyond milliseconds are truncated; `fraction_digits`
@@ -56,6 +71,8 @@ bool parseInt64(std::string_view text, int64_t& value);
 /// Parses a double as Java's Double.parseDouble does for ordinary text (blanks around ignored; also
 /// "NaN", "Infinity", "-Infinity"); false when malformed. Never throws.
 bool parseDouble(std::string_view text, double& value);
+/// Java's Float.parseFloat: as parseDouble, rounded once to the nearest float. Never throws.
+bool parseFloat(std::string_view text, float& value);
 
 /// Appends one field in Flink's print format (see flink-print-format rules): "null" for NULL.
 void formatField(const Column& column, size_t row, std::string& out);

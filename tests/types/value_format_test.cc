@@ -37,6 +37,61 @@ TEST(ValueFormatTest, DoubleLikeJava) {
   EXPECT_EQ(dbl(0.0), "0.0");
 }
 
+// Java's Float.toString: the shortest digits that identify the float (1.1f is 1.100000023841858 as a double).
+TEST(ValueFormatTest, FloatLikeJava) {
+  auto flt = [](float v) {
+    std::string s;
+    formatFloat(v, s);
+    return s;
+  };
+  EXPECT_EQ(flt(1.1f), "1.1");
+  EXPECT_EQ(flt(16777217.0f), "1.6777216E7");
+  EXPECT_EQ(flt(0.1f + 0.2f), "0.3");
+  EXPECT_EQ(flt(1e-5f), "1.0E-5");
+  EXPECT_EQ(flt(-0.0f), "-0.0");
+  EXPECT_EQ(flt(100.0f), "100.0");
+  float f = 0;
+  ASSERT_TRUE(parseFloat(" 0.1 ", f));
+  EXPECT_EQ(static_cast<double>(f), static_cast<double>(0.1f));
+  EXPECT_FALSE(parseFloat("0.1x", f));
+}
+
+// LocalDate / LocalTime text; days and ms of the day worked out by hand (19724 days = 2024-01-02).
+TEST(ValueFormatTest, DateAndTime) {
+  std::string s;
+  formatDate(19724, s);
+  EXPECT_EQ(s, "2024-01-02");
+  s.clear();
+  formatDate(-1, s);
+  EXPECT_EQ(s, "1969-12-31");
+  int64_t days = 0;
+  ASSERT_TRUE(parseDate("2024-01-02", days));
+  EXPECT_EQ(days, 19724);
+  ASSERT_TRUE(parseDate("2024-2-29", days));
+  EXPECT_FALSE(parseDate("2023-02-29", days));
+  EXPECT_FALSE(parseDate("2024-13-40", days));
+  EXPECT_FALSE(parseDate("2024-01-02 10:00", days));
+  int64_t ms = 0;
+  ASSERT_TRUE(parseTime("12:34:56.789", ms));
+  EXPECT_EQ(ms, ((12 * 60 + 34) * 60 + 56) * 1000 + 789);
+  ASSERT_TRUE(parseTime("7:05", ms));
+  EXPECT_EQ(ms, (7 * 60 + 5) * 60000);
+  EXPECT_FALSE(parseTime("24:00:00", ms));
+  EXPECT_FALSE(parseTime("12:60", ms));
+  s.clear();
+  formatTimeIso(7 * 3600000 + 5 * 60000, s);
+  EXPECT_EQ(s, "07:05");
+  s.clear();
+  formatTimeIso(45296500, s);  // 12:34:56.5
+  EXPECT_EQ(s, "12:34:56.500");
+  s.clear();
+  formatTimeSql(45296500, 0, s);
+  EXPECT_EQ(s, "12:34:56");
+  s.clear();
+  formatTimeSql(45296500, 2, s);
+  EXPECT_EQ(s, "12:34:56.50");
+}
+
 TEST(ValueFormatTest, DecimalKeepsScale) {
   EXPECT_EQ(dec(3750, 3), "3.750");
   EXPECT_EQ(dec(600, 2), "6.00");

@@ -25,7 +25,7 @@ inline uint64_t doubleHash(double d) {
 inline uint64_t valueHash(const types::Column& c, size_t row) {
   if (c.isNull(row)) return kNullHash;
   if (c.type().isString()) return hashBytes(c.getString(row));
-  if (c.type().id == types::TypeId::kDouble) return doubleHash(c.getDouble(row));
+  if (c.type().isApproximate()) return doubleHash(c.getDouble(row));
   return mix64(static_cast<uint64_t>(c.getLong(row)));
 }
 
@@ -45,7 +45,7 @@ void hashKeys(const types::RowBatch& batch, const std::vector<int>& key_columns,
     const uint8_t* valid = c.validity().data();
     if (c.type().isString()) {
       for (size_t r = 0; r < n; ++r) out[r] = hashCombine(out[r], valid[r] ? hashBytes(c.getString(r)) : kNullHash);
-    } else if (c.type().id == types::TypeId::kDouble) {
+    } else if (c.type().isApproximate()) {
       const double* v = c.doubles().data();
       for (size_t r = 0; r < n; ++r) out[r] = hashCombine(out[r], valid[r] ? doubleHash(v[r]) : kNullHash);
     } else {
@@ -80,7 +80,7 @@ void appendRows(types::RowBatch& dst, const types::RowBatch& src, const uint32_t
         refs.push_back({static_cast<uint32_t>(arena.size()), r.length});
         arena.append(s.arena().data() + r.offset, r.length);
       }
-    } else if (s.type().id == types::TypeId::kDouble) {
+    } else if (s.type().isApproximate()) {
       auto& v = d.doubles();
       v.resize(base + n);
       for (size_t i = 0; i < n; ++i) v[base + i] = s.doubles()[rows[i]];
@@ -112,7 +112,7 @@ void appendBatch(types::RowBatch& dst, const types::RowBatch& src) {
       auto& refs = d.strings();
       refs.reserve(refs.size() + s.strings().size());
       for (const types::StringRef r : s.strings()) refs.push_back({r.offset + shift, r.length});
-    } else if (s.type().id == types::TypeId::kDouble) {
+    } else if (s.type().isApproximate()) {
       d.doubles().insert(d.doubles().end(), s.doubles().begin(), s.doubles().end());
     } else {
       d.longs().insert(d.longs().end(), s.longs().begin(), s.longs().end());

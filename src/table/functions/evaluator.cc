@@ -20,7 +20,7 @@ Column& Node::prepare(EvalContext& ctx) const {
   const size_t n = ctx.rows;
   out.validity().resize(n);
   if (type_.isString()) out.strings().resize(n);
-  else if (type_.id == TypeId::kDouble) out.doubles().resize(n);
+  else if (type_.isApproximate()) out.doubles().resize(n);
   else out.longs().resize(n);
   return out;
 }
@@ -79,9 +79,9 @@ Column literalColumn(const Expr& e) {
   } else if (e.type.isString()) {
     SLUICE_CHECK(std::holds_alternative<std::string>(e.literal), "string literal of type {} holds no string", e.type.toString());
     c.appendString(std::get<std::string>(e.literal));
-  } else if (e.type.id == TypeId::kDouble) {
-    if (std::holds_alternative<double>(e.literal)) c.appendDouble(std::get<double>(e.literal));
-    else c.appendDouble(static_cast<double>(std::get<int64_t>(e.literal)));
+  } else if (e.type.isApproximate()) {
+    if (std::holds_alternative<double>(e.literal)) c.appendDouble(types::roundToType(e.type, std::get<double>(e.literal)));
+    else c.appendDouble(types::roundToType(e.type, static_cast<double>(std::get<int64_t>(e.literal))));
   } else {
     SLUICE_CHECK(std::holds_alternative<int64_t>(e.literal), "literal of type {} holds no integer", e.type.toString());
     c.appendLong(std::get<int64_t>(e.literal));
@@ -227,7 +227,7 @@ void copyTaken(const Column& v, bool vc, const uint8_t* take, Column& out, size_
       ov[i] = vv[j];
       if (vv[j]) setString(out, i, v.getString(j));
     }
-  } else if (t.id == TypeId::kDouble) {
+  } else if (t.isApproximate()) {
     const double* x = v.doubles().data();
     double* o = out.doubles().data();
     for (size_t i = 0; i < n; ++i) {
@@ -353,7 +353,8 @@ bool hasInputRef(const Expr& e) {
 bool needsConversion(const LogicalType& from, const LogicalType& to) {
   if (from.id == to.id) return to.id == TypeId::kDecimal && from.scale != to.scale;
   if (from.isString() && to.isString()) return false;
-  if (from.isIntegral() && to.isIntegral()) return to.id == TypeId::kInt;  // BIGINT -> INT narrows
+  if (from.isIntegral() && to.isIntegral()) return to.integralBits() < from.integralBits();  // narrowing wraps
+  if (from.id == TypeId::kFloat && to.id == TypeId::kDouble) return false;  // every FLOAT is a DOUBLE
   if (from.isIntegral() && to.id == TypeId::kDecimal) return to.scale != 0;
   return true;
 }
@@ -421,9 +422,10 @@ NodePtr Compiler::compileCall(const ExprPtr& e) {
   const LogicalType& t = e->type;
   switch (e->op) {
     case ScalarOp::kPlus: case ScalarOp::kMinus: case ScalarOp::kTimes: case ScalarOp::kDivide: case ScalarOp::kMod: {
-      if (t.id == TypeId::kDouble) {
-        NodePtr a = compileAs(args[0], LogicalType::doubleType());
-        NodePtr b = compileAs(args[1], LogicalType::doubleType());
+      if (t.isApproximate()) {
+        // Both sides become the result type first (Java: float + (float) int).
+        NodePtr a = compileAs(args[0], t.withNullable(true));
+        NodePtr b = compileAs(args[1], t.withNullable(true));
         return makeArithmeticNode(e->op, t, std::move(a), std::move(b), newReg());
       }
       NodePtr a = compile(args[0]);
@@ -436,9 +438,12 @@ NodePtr Compiler::compileCall(const ExprPtr& e) {
     case ScalarOp::kGreaterThan: case ScalarOp::kGreaterThanOrEqual: {
       const LogicalType& ta = args[0]->type;
       const LogicalType& tb = args[1]->type;
-      if (ta.id == TypeId::kDouble || tb.id == TypeId::kDouble)
-        return makeCompareNode(e->op, compileAs(args[0], LogicalType::doubleType()),
-                               compileAs(args[1], LogicalType::doubleType()), newReg());
+      if (ta.isApproximate() || tb.isApproximate()) {
+        // Compared in the common type: FLOAT with an integer or FLOAT compares as FLOAT, else DOUBLE.
+        const std::optional<LogicalType> common = findCommonType({ta, tb});
+        const LogicalType ct = common && common->isApproximate() ? common->withNullable(true) : LogicalType::doubleType();
+        return makeCompareNode(e->op, compileAs(args[0], ct), compileAs(args[1], ct), newReg());
+      }
       NodePtr a = compile(args[0]);
       NodePtr b = compile(args[1]);
       if (a->type().id == TypeId::kNull) a = makeNullConst(b->type());
@@ -620,7 +625,7 @@ Column gatherColumn(const Column& c, const std::vector<uint32_t>& rows) {
     for (uint32_t r : rows) bytes += c.strings()[r].length;
     out.arena().reserve(bytes);
     for (size_t i = 0; i < n; ++i) internal::setString(out, i, c.getString(rows[i]));
-  } else if (c.type().id == TypeId::kDouble) {
+  } else if (c.type().isApproximate()) {
     out.doubles().resize(n);
     const double* x = c.doubles().data();
     double* o = out.doubles().data();

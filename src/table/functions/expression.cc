@@ -118,7 +118,7 @@ bool isExact(const LogicalType& t) { return t.isIntegral() || t.id == TypeId::kD
 
 LogicalType fromDecimal(internal::DecimalPs d, bool nullable) { return LogicalType::decimal(d.precision, d.scale, nullable); }
 
-/// +, -, *, / over numeric operands (Flink: INT op INT -> INT including '/', mixed integral -> BIGINT,
+/// +, -, *, / over numeric operands (Flink: INT op INT -> INT including '/', mixed integers -> the wider one,
 /// DOUBLE wins, DECIMAL by LogicalTypeMerging), and the datetime forms of + and -.
 LogicalType arithmeticType(ScalarOp op, std::vector<ExprPtr>& args) {
   if (isNullLiteral(args[0]) && isNullLiteral(args[1])) throw UserError(fmt::format("Illegal use of 'NULL' in '{}'", scalarOpName(op)));
@@ -129,6 +129,11 @@ LogicalType arithmeticType(ScalarOp op, std::vector<ExprPtr>& args) {
   const bool nullable = a.nullable || b.nullable;
   if (a.isNumeric() && b.isNumeric()) {
     if (a.id == TypeId::kDouble || b.id == TypeId::kDouble) return LogicalType::doubleType(nullable);
+    // Calcite's leastRestrictive (ReturnTypes.NULLABLE_SUM): FLOAT with DECIMAL is DOUBLE, with an integer FLOAT.
+    if (a.id == TypeId::kFloat || b.id == TypeId::kFloat) {
+      if (a.id == TypeId::kDecimal || b.id == TypeId::kDecimal) return LogicalType::doubleType(nullable);
+      return LogicalType::floatType(nullable);
+    }
     if (a.id == TypeId::kDecimal || b.id == TypeId::kDecimal) {
       const internal::DecimalPs da = internal::decimalView(a), db = internal::decimalView(b);
       switch (op) {
@@ -137,10 +142,13 @@ LogicalType arithmeticType(ScalarOp op, std::vector<ExprPtr>& args) {
         default: return fromDecimal(internal::divisionDecimal(da, db), nullable);
       }
     }
-    if (a.id == TypeId::kBigInt || b.id == TypeId::kBigInt) return LogicalType::bigint(nullable);
-    return LogicalType::integer(nullable);
+    // Integers: the wider type, the result wraps like Java's (byte) / (short) / (int) narrowing.
+    return (a.integralBits() >= b.integralBits() ? a : b).withNullable(nullable);
   }
-  const bool ts_a = a.id == TypeId::kTimestamp, ts_b = b.id == TypeId::kTimestamp;
+  const auto datetime = [](const LogicalType& t) {
+    return t.id == TypeId::kTimestamp || t.id == TypeId::kDate || t.id == TypeId::kTime;
+  };
+  const bool ts_a = datetime(a), ts_b = datetime(b);
   const bool iv_a = a.id == TypeId::kIntervalDayTime, iv_b = b.id == TypeId::kIntervalDayTime;
   if (op == ScalarOp::kPlus) {
     if (ts_a && iv_b) return a.withNullable(nullable);
@@ -347,9 +355,14 @@ LogicalType inferType(ScalarOp op, std::vector<ExprPtr>& args) {
       return LogicalType::string(true);
     }
     case ScalarOp::kHour: case ScalarOp::kMinute: case ScalarOp::kSecond: case ScalarOp::kYear:
-    case ScalarOp::kMonth: case ScalarOp::kDayOfMonth:
-      requireTimestamp(op, args, 0, fmt::format("'{}(<TIMESTAMP>)'", name));
+    case ScalarOp::kMonth: case ScalarOp::kDayOfMonth: {
+      // Calendar fields of a TIMESTAMP or DATE, time-of-day fields of a TIMESTAMP or TIME.
+      const bool calendar = op == ScalarOp::kYear || op == ScalarOp::kMonth || op == ScalarOp::kDayOfMonth;
+      const TypeId id = args[0]->type.id;
+      if (!(id == (calendar ? TypeId::kDate : TypeId::kTime)))
+        requireTimestamp(op, args, 0, fmt::format("'{0}(<TIMESTAMP>)', '{0}(<{1}>)'", name, calendar ? "DATE" : "TIME"));
       return LogicalType::bigint(args[0]->type.nullable);  // EXTRACT returns BIGINT
+    }
     case ScalarOp::kRound: {
       if (isNullLiteral(args[0])) args[0] = typedNull(LogicalType::integer());
       requireIntegral(op, args, 1, "'ROUND(<NUMERIC>)', 'ROUND(<NUMERIC>, <INTEGER>)'");
@@ -517,6 +530,8 @@ void appendLiteral(const Expr& e, std::string& out) {
     case TypeId::kDecimal: types::formatDecimal(std::get<int64_t>(e.literal), e.type.scale, out); return;
     case TypeId::kTimestamp: types::formatTimestampSql(std::get<int64_t>(e.literal), e.type.precision, out); return;
     case TypeId::kIntervalDayTime: out += fmt::format("{}:INTERVAL DAY TO SECOND", std::get<int64_t>(e.literal)); return;
+    case TypeId::kDate: types::formatDate(std::get<int64_t>(e.literal), out); return;
+    case TypeId::kTime: types::formatTimeSql(std::get<int64_t>(e.literal), e.type.precision, out); return;
     case TypeId::kVarchar: case TypeId::kChar: {
       out += '\'';
       for (char c : std::get<std::string>(e.literal)) {
@@ -528,6 +543,9 @@ void appendLiteral(const Expr& e, std::string& out) {
     }
     case TypeId::kDouble:
       if (std::holds_alternative<double>(e.literal)) { types::formatDouble(std::get<double>(e.literal), out); return; }
+      break;
+    case TypeId::kFloat:
+      if (std::holds_alternative<double>(e.literal)) { types::formatFloat(std::get<double>(e.literal), out); return; }
       break;
     default:
       break;

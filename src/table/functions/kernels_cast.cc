@@ -30,8 +30,6 @@ int64_t javaDoubleToIntegral(double d) {
   return static_cast<int64_t>(static_cast<T>(d));
 }
 
-inline int64_t wrap32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))); }
-
 /// Length in code points of UTF-8 text (continuation bytes are not counted).
 size_t codePoints(std::string_view s) {
   size_t n = 0;
@@ -82,7 +80,7 @@ class CastNode final : public Node {
     const LogicalType& from = value_->type();
     if (type_.isString()) toString(v, vc, out, n);
     else if (from.isString()) fromString(v, vc, out, n, active);
-    else if (type_.id == TypeId::kDouble) toDouble(v, vc, out, n);
+    else if (type_.isApproximate()) toDouble(v, vc, out, n);
     else if (type_.id == TypeId::kDecimal) toDecimal(v, vc, out, n);
     else toLong(v, vc, out, n);
     return out;
@@ -111,8 +109,12 @@ class CastNode final : public Node {
       buf.clear();
       switch (from.id) {
         case TypeId::kBoolean: buf = v.getLong(j) ? "TRUE" : "FALSE"; break;
+        case TypeId::kTinyInt: case TypeId::kSmallInt:
         case TypeId::kInt: case TypeId::kBigInt: buf = std::to_string(v.getLong(j)); break;
         case TypeId::kDouble: types::formatDouble(v.getDouble(j), buf); break;
+        case TypeId::kFloat: types::formatFloat(v.getDouble(j), buf); break;
+        case TypeId::kDate: types::formatDate(v.getLong(j), buf); break;
+        case TypeId::kTime: types::formatTimeSql(v.getLong(j), from.precision, buf); break;
         case TypeId::kDecimal: types::formatDecimal(v.getLong(j), from.scale, buf); break;
         case TypeId::kTimestamp: types::formatTimestampSql(v.getLong(j), from.precision, buf); break;
         case TypeId::kIntervalDayTime: formatInterval(v.getLong(j), buf); break;
@@ -150,10 +152,11 @@ class CastNode final : public Node {
           out.longs()[i] = b;
           break;
         }
-        case TypeId::kInt: case TypeId::kBigInt: {
+        case TypeId::kTinyInt: case TypeId::kSmallInt: case TypeId::kInt: case TypeId::kBigInt: {
+          // BinaryStringDataUtil.toByte / toShort / toInt: a value outside the type's range fails.
           int64_t x = 0;
           ok = types::parseInt64(s, x);
-          if (ok && type_.id == TypeId::kInt && (x > INT32_MAX || x < INT32_MIN)) ok = false;
+          if (ok && types::wrapToType(type_, x) != x) ok = false;
           out.longs()[i] = x;
           break;
         }
@@ -163,6 +166,17 @@ class CastNode final : public Node {
           out.doubles()[i] = d;
           break;
         }
+        case TypeId::kFloat: {
+          float f = 0;
+          ok = types::parseFloat(s, f);
+          out.doubles()[i] = f;
+          break;
+        }
+        case TypeId::kDate: ok = types::parseDate(s, out.longs()[i]); break;
+        case TypeId::kTime:
+          ok = types::parseTime(s, out.longs()[i]);
+          out.longs()[i] = truncateMillis(out.longs()[i], type_.precision);
+          break;
         case TypeId::kDecimal: {
           int64_t x = 0;
           ok = types::parseDecimal(s, type_.scale, x);
@@ -190,9 +204,12 @@ class CastNode final : public Node {
     }
   }
 
-  int64_t truncateTimestamp(int64_t ms) const {
-    if (implicit_ || type_.precision >= 3) return ms;
-    const int64_t unit = type_.precision == 2 ? 10 : type_.precision == 1 ? 100 : 1000;
+  int64_t truncateTimestamp(int64_t ms) const { return implicit_ ? ms : truncateMillis(ms, type_.precision); }
+
+  /// Milliseconds floored to `precision` fraction digits (nothing to do for 3 and more).
+  static int64_t truncateMillis(int64_t ms, int32_t precision) {
+    if (precision >= 3) return ms;
+    const int64_t unit = precision == 2 ? 10 : precision == 1 ? 100 : 1000;
     const int64_t q = ms >= 0 ? ms / unit : -((-ms + unit - 1) / unit);
     return q * unit;
   }
@@ -213,12 +230,20 @@ class CastNode final : public Node {
           std::from_chars(t.data(), t.data() + t.size(), o[i]);
         }
       }
-    } else if (from.id == TypeId::kDouble) {
+    } else if (from.isApproximate()) {
       for (size_t i = 0; i < n; ++i) o[i] = v.getDouble(at(vc, i));
+    } else if (type_.id == TypeId::kFloat) {
+      // Java's (float) long rounds once, to the nearest float.
+      const int64_t* x = v.longs().data();
+      for (size_t i = 0; i < n; ++i) o[i] = static_cast<double>(static_cast<float>(x[at(vc, i)]));
+      return;
     } else {
       const int64_t* x = v.longs().data();
       for (size_t i = 0; i < n; ++i) o[i] = static_cast<double>(x[at(vc, i)]);
     }
+    // DECIMAL and DOUBLE to FLOAT: (float) of the double value, as Flink's generated code does.
+    if (type_.id == TypeId::kFloat)
+      for (size_t i = 0; i < n; ++i) o[i] = types::roundToType(type_, o[i]);
   }
 
   void toDecimal(const Column& v, bool vc, Column& out, size_t n) const {
@@ -230,7 +255,7 @@ class CastNode final : public Node {
       const size_t j = at(vc, i);
       Int128 scaled = 0;
       bool ok = true;
-      if (from.id == TypeId::kDouble) {
+      if (from.isApproximate()) {
         const double d = v.getDouble(j);
         int64_t x = 0;
         char buf[64];
@@ -250,13 +275,16 @@ class CastNode final : public Node {
   void toLong(const Column& v, bool vc, Column& out, size_t n) const {
     const LogicalType& from = value_->type();
     int64_t* o = out.longs().data();
-    const bool to_int = type_.id == TypeId::kInt;
     const bool to_bool = type_.id == TypeId::kBoolean;
-    if (from.id == TypeId::kDouble) {
+    const bool to_long = type_.id == TypeId::kBigInt;
+    if (from.isApproximate()) {
+      // Java's (byte) / (short) of a double go through (int): saturate to int, then wrap.
       const double* x = v.doubles().data();
       for (size_t i = 0; i < n; ++i) {
         const double d = x[at(vc, i)];
-        o[i] = to_bool ? d != 0 : to_int ? javaDoubleToIntegral<int32_t>(d) : javaDoubleToIntegral<int64_t>(d);
+        o[i] = to_bool ? d != 0
+                       : to_long ? javaDoubleToIntegral<int64_t>(d)
+                                 : types::wrapToType(type_, javaDoubleToIntegral<int32_t>(d));
       }
       return;
     }
@@ -266,17 +294,40 @@ class CastNode final : public Node {
       const int64_t f = from.scale <= 18 ? pow10Wide(from.scale) : 0;
       for (size_t i = 0; i < n; ++i) {
         const int64_t q = f ? x[at(vc, i)] / f : 0;
-        o[i] = to_int ? wrap32(q) : q;
+        o[i] = types::wrapToType(type_, q);
       }
       return;
     }
+    constexpr int64_t kDay = 86400000;
     if (type_.id == TypeId::kTimestamp) {
-      for (size_t i = 0; i < n; ++i) o[i] = truncateTimestamp(x[at(vc, i)]);
+      // DATE -> midnight of the day; TIME -> that time on 1970-01-01 (Flink's DateToTimestampCastRule,
+      // TimeToTimestampCastRule).
+      const int64_t mul = from.id == TypeId::kDate ? kDay : 1;
+      for (size_t i = 0; i < n; ++i) o[i] = truncateTimestamp(x[at(vc, i)] * mul);
+      return;
+    }
+    if (type_.id == TypeId::kDate) {
+      if (from.id == TypeId::kDate) {
+        for (size_t i = 0; i < n; ++i) o[i] = x[at(vc, i)];
+        return;
+      }
+      for (size_t i = 0; i < n; ++i) {  // TIMESTAMP -> its day (floor, also before 1970)
+        const int64_t ms = x[at(vc, i)];
+        o[i] = ms >= 0 ? ms / kDay : -((-ms + kDay - 1) / kDay);
+      }
+      return;
+    }
+    if (type_.id == TypeId::kTime) {
+      for (size_t i = 0; i < n; ++i) {  // TIMESTAMP -> its time of day; TIME(p) -> TIME(q) truncates
+        const int64_t ms = x[at(vc, i)];
+        const int64_t tod = from.id == TypeId::kTime ? ms : ((ms % kDay) + kDay) % kDay;
+        o[i] = truncateMillis(tod, type_.precision);
+      }
       return;
     }
     for (size_t i = 0; i < n; ++i) {
       const int64_t u = x[at(vc, i)];
-      o[i] = to_bool ? u != 0 : to_int ? wrap32(u) : u;
+      o[i] = to_bool ? u != 0 : types::wrapToType(type_, u);
     }
   }
 

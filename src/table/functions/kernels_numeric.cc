@@ -65,8 +65,25 @@ class ArithmeticNode final : public Node {
     andValidity(out.validity().data(), a, ac, b, bc, n);
     switch (type_.id) {
       case TypeId::kDouble: evalDouble(a, ac, b, bc, out, n); break;
+      case TypeId::kFloat: {
+        // Float operands held as doubles: the double result of + - * / is exact enough that one
+        // rounding to float gives Java's float arithmetic.
+        evalDouble(a, ac, b, bc, out, n);
+        double* o = out.doubles().data();
+        for (size_t i = 0; i < n; ++i) o[i] = types::roundToType(type_, o[i]);
+        break;
+      }
       case TypeId::kDecimal: evalDecimal(a, ac, b, bc, out, n, active); break;
-      case TypeId::kInt: evalInt(a, ac, b, bc, out, n, active, true); break;
+      case TypeId::kTinyInt: case TypeId::kSmallInt: case TypeId::kInt: {
+        // Computed in 64 bits, then narrowed like Java's (byte) / (short) / (int).
+        evalInt(a, ac, b, bc, out, n, active, true);
+        if (type_.id != TypeId::kInt) {
+          int64_t* o = out.longs().data();
+          for (size_t i = 0; i < n; ++i) o[i] = types::wrapToType(type_, o[i]);
+        }
+        break;
+      }
+      case TypeId::kDate: case TypeId::kTime: evalDateTime(a, ac, b, bc, out, n); break;
       default: evalInt(a, ac, b, bc, out, n, active, false); break;
     }
     return out;
@@ -83,6 +100,24 @@ class ArithmeticNode final : public Node {
       case ScalarOp::kTimes: binary(x, ac, y, bc, o, n, std::multiplies<double>()); break;
       case ScalarOp::kDivide: binary(x, ac, y, bc, o, n, std::divides<double>()); break;  // IEEE: Infinity / NaN
       default: binary(x, ac, y, bc, o, n, [](double p, double q) { return std::fmod(p, q); }); break;
+    }
+  }
+
+  /// DATE +/- INTERVAL DAY TO SECOND adds the interval's whole days (Java's (int)(ms / 86400000), toward
+  /// zero, as Flink's generated code for DATE +/- INTERVAL); TIME +/- INTERVAL wraps around midnight.
+  void evalDateTime(const Column& a, bool ac, const Column& b, bool bc, Column& out, size_t n) const {
+    constexpr int64_t kDay = 86400000;
+    const bool date_left = a_->type().id == type_.id;
+    const Column& dt = date_left ? a : b;
+    const Column& iv = date_left ? b : a;
+    const bool dc = date_left ? ac : bc, ic = date_left ? bc : ac;
+    const int64_t sign = op_ == ScalarOp::kMinus ? -1 : 1;
+    int64_t* o = out.longs().data();
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t d = dt.longs()[at(dc, i)];
+      const int64_t ms = iv.longs()[at(ic, i)];
+      if (type_.id == TypeId::kDate) o[i] = d + sign * (ms / kDay);
+      else o[i] = (((d + sign * (ms % kDay)) % kDay) + kDay) % kDay;
     }
   }
 
@@ -190,7 +225,7 @@ class NegateNode final : public Node {
     Column& out = prepare(ctx);
     const bool ac = a_->isConst();
     copyValidity(out.validity().data(), a, ac, n);
-    if (type_.id == TypeId::kDouble) {
+    if (type_.isApproximate()) {
       const double* x = a.doubles().data();
       double* o = out.doubles().data();
       for (size_t i = 0; i < n; ++i) o[i] = abs_ ? std::fabs(x[at(ac, i)]) : -x[at(ac, i)];
@@ -198,11 +233,10 @@ class NegateNode final : public Node {
     }
     const int64_t* x = a.longs().data();
     int64_t* o = out.longs().data();
-    const bool int32 = type_.id == TypeId::kInt;
     for (size_t i = 0; i < n; ++i) {
       const int64_t v = x[at(ac, i)];
       const int64_t r = abs_ && v >= 0 ? v : subWrap(0, v);  // Math.abs(MIN_VALUE) == MIN_VALUE
-      o[i] = int32 ? wrap32(r) : r;
+      o[i] = types::wrapToType(type_, r);
     }
     return out;
   }
@@ -251,7 +285,7 @@ class CompareNode final : public Node {
     int64_t* o = out.longs().data();
     const LogicalType& ta = a_->type();
     const LogicalType& tb = b_->type();
-    if (ta.id == TypeId::kDouble) {
+    if (ta.isApproximate()) {
       compareTyped<double>(a.doubles().data(), ac, b.doubles().data(), bc, o, n, op_);
     } else if (ta.isString()) {
       for (size_t i = 0; i < n; ++i) {
@@ -290,7 +324,7 @@ class InConstNode final : public Node {
       const Column& col = c->eval(ctx, nullptr);
       if (col.isNull(0)) { has_null_ = true; continue; }
       if (value_->type().isString()) strings_.emplace_back(col.getString(0));
-      else if (value_->type().id == TypeId::kDouble) doubles_.push_back(col.getDouble(0));
+      else if (value_->type().isApproximate()) doubles_.push_back(col.getDouble(0));
       else longs_.push_back(col.getLong(0));
     }
     std::sort(longs_.begin(), longs_.end());
@@ -311,7 +345,7 @@ class InConstNode final : public Node {
       const size_t j = at(vc, i);
       bool found;
       if (t.isString()) found = std::binary_search(strings_.begin(), strings_.end(), v.getString(j), std::less<>());
-      else if (t.id == TypeId::kDouble) found = std::find(doubles_.begin(), doubles_.end(), v.getDouble(j)) != doubles_.end();
+      else if (t.isApproximate()) found = std::find(doubles_.begin(), doubles_.end(), v.getDouble(j)) != doubles_.end();
       else if (longs_.size() <= 8) found = std::find(longs_.begin(), longs_.end(), v.getLong(j)) != longs_.end();
       else found = std::binary_search(longs_.begin(), longs_.end(), v.getLong(j));
       o[i] = found;
@@ -364,8 +398,9 @@ class RoundNode final : public Node {
       if (!ov[i]) continue;
       const int64_t r = d ? d->getLong(at(dc, i)) : 0;
       const size_t j = at(vc, i);
-      if (vt.id == TypeId::kDouble) {
-        out.doubles()[i] = roundDouble(v.getDouble(j), r);
+      if (vt.isApproximate()) {
+        // SqlFunctionUtils.sround(float) rounds BigDecimal.valueOf(value) and narrows back.
+        out.doubles()[i] = types::roundToType(vt, roundDouble(v.getDouble(j), r));
       } else if (vt.id == TypeId::kDecimal) {
         Int128 rounded = 0, scaled = 0;
         const int target = static_cast<int>(std::clamp<int64_t>(r, -38, 38));
@@ -387,7 +422,7 @@ class RoundNode final : public Node {
             res = static_cast<int64_t>(divideHalfUp(x, f) * f);
           }
         }
-        out.longs()[i] = type_.id == TypeId::kInt ? wrap32(res) : res;
+        out.longs()[i] = types::wrapToType(type_, res);
       }
     }
     return out;

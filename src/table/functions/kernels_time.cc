@@ -107,9 +107,10 @@ class TimeFunctionNode final : public Node {
       }
       return;
     }
+    const int64_t mul = args_[0]->type().id == TypeId::kDate ? 86400000 : 1;  // DATE: days
     for (size_t i = 0; i < n; ++i) {
       if (!ov[i]) continue;
-      const types::DateTimeParts p = types::splitTimestamp(x[at(vc, i)]);
+      const types::DateTimeParts p = types::splitTimestamp(x[at(vc, i)] * mul);
       o[i] = op_ == ScalarOp::kYear ? p.year : op_ == ScalarOp::kMonth ? p.month : p.day;
     }
   }

@@ -28,6 +28,8 @@ DecimalPs adjustPrecisionScale(int32_t precision, int32_t scale) {
 
 DecimalPs decimalView(const LogicalType& t) {
   switch (t.id) {
+    case TypeId::kTinyInt: return {3, 0};
+    case TypeId::kSmallInt: return {5, 0};
     case TypeId::kInt: return {10, 0};
     case TypeId::kBigInt: return {19, 0};
     case TypeId::kBoolean: return {1, 0};
@@ -111,6 +113,11 @@ std::optional<LogicalType> commonOfTwo(const LogicalType& r, const LogicalType& 
   }
   if (r.isNumeric() && t.isNumeric()) {
     if (r.id == TypeId::kDouble || t.id == TypeId::kDouble) return LogicalType::doubleType();
+    // LogicalTypeMerging: FLOAT with DECIMAL is DOUBLE, FLOAT with an integer is FLOAT.
+    if (r.id == TypeId::kFloat || t.id == TypeId::kFloat) {
+      if (r.id == TypeId::kDecimal || t.id == TypeId::kDecimal) return LogicalType::doubleType();
+      return LogicalType::floatType();
+    }
     if (r.id == TypeId::kDecimal || t.id == TypeId::kDecimal) {
       const internal::DecimalPs a = internal::decimalView(r);
       const internal::DecimalPs b = internal::decimalView(t);
@@ -118,8 +125,8 @@ std::optional<LogicalType> commonOfTwo(const LogicalType& r, const LogicalType& 
       const int32_t digits = std::max(a.precision - a.scale, b.precision - b.scale);
       return LogicalType::decimal(std::min(digits + scale, types::kMaxDecimalPrecision), scale);
     }
-    if (r.id == TypeId::kBigInt || t.id == TypeId::kBigInt) return LogicalType::bigint();
-    return LogicalType::integer();
+    // Integers: the wider one.
+    return r.integralBits() >= t.integralBits() ? r.withNullable(true) : t.withNullable(true);
   }
   if (r.id == TypeId::kTimestamp && t.id == TypeId::kTimestamp)
     return LogicalType::timestamp(std::max(r.precision, t.precision));
@@ -158,13 +165,20 @@ bool supportsExplicitCast(const LogicalType& from, const LogicalType& to) {
   switch (to.id) {
     case TypeId::kBoolean:
       return from.id == TypeId::kBoolean || from.isNumeric();
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
     case TypeId::kInt:
     case TypeId::kBigInt:
+    case TypeId::kFloat:
     case TypeId::kDouble:
     case TypeId::kDecimal:
       return from.id == TypeId::kBoolean || from.isNumeric();
     case TypeId::kTimestamp:
-      return from.id == TypeId::kTimestamp;
+      return from.id == TypeId::kTimestamp || from.id == TypeId::kDate || from.id == TypeId::kTime;
+    case TypeId::kDate:
+      return from.id == TypeId::kDate || from.id == TypeId::kTimestamp;
+    case TypeId::kTime:
+      return from.id == TypeId::kTime || from.id == TypeId::kTimestamp;
     case TypeId::kIntervalDayTime:
       return from.id == TypeId::kIntervalDayTime;
     default:

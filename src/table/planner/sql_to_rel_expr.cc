@@ -113,6 +113,24 @@ ExprPtr SqlToRelConverter::Impl::literal(const sql::Expr& e) const {
         fail(e.pos, fmt::format("Illegal TIMESTAMP literal '{}': not in format 'yyyy-MM-dd HH:mm:ss[.fff]'", e.text));
       return makeLiteral(ms, LogicalType::timestamp(precision, false));
     }
+    case sql::LiteralKind::kDate: {
+      int64_t days = 0;
+      if (!types::parseDate(e.text, days))
+        fail(e.pos, fmt::format("Illegal DATE literal '{}': not in format 'yyyy-MM-dd'", e.text));
+      return makeLiteral(days, LogicalType::date(false));
+    }
+    case sql::LiteralKind::kTime: {
+      int64_t ms = 0;
+      if (!types::parseTime(e.text, ms))
+        fail(e.pos, fmt::format("Illegal TIME literal '{}': not in format 'HH:mm:ss'", e.text));
+      // The precision is the number of fraction digits written (Calcite's TimeString).
+      const size_t dot = e.text.find('.');
+      int32_t p = 0;
+      if (dot != std::string::npos) {
+        for (size_t i = dot + 1; i < e.text.size() && std::isdigit(static_cast<unsigned char>(e.text[i])); ++i) ++p;
+      }
+      return makeLiteral(ms, LogicalType::time(std::min(p, 9), false));
+    }
     case sql::LiteralKind::kInterval:
       return makeLiteral(sql::intervalMillis(e), LogicalType::intervalDayTime(false));
   }

@@ -10,15 +10,20 @@ using types::TypeId;
 namespace {
 int numericRank(TypeId id) {
   switch (id) {
-    case TypeId::kInt: return 1;
-    case TypeId::kBigInt: return 2;
-    case TypeId::kDecimal: return 3;
-    case TypeId::kDouble: return 4;
+    case TypeId::kTinyInt: return 1;
+    case TypeId::kSmallInt: return 2;
+    case TypeId::kInt: return 3;
+    case TypeId::kBigInt: return 4;
+    case TypeId::kDecimal: return 5;
+    case TypeId::kFloat: return 6;
+    case TypeId::kDouble: return 7;
     default: return 0;
   }
 }
 
 int integerDigits(const LogicalType& t) {
+  if (t.id == TypeId::kTinyInt) return 3;
+  if (t.id == TypeId::kSmallInt) return 5;
   if (t.id == TypeId::kInt) return 10;
   if (t.id == TypeId::kBigInt) return 19;
   return t.precision - t.scale;
@@ -40,6 +45,11 @@ std::optional<LogicalType> leastRestrictive(const LogicalType& a, const LogicalT
   int ra = numericRank(a.id), rb = numericRank(b.id);
   if (ra && rb) {
     if (a.id == TypeId::kDouble || b.id == TypeId::kDouble) return LogicalType::doubleType(nullable);
+    // Calcite's leastRestrictive: FLOAT with DECIMAL is DOUBLE, FLOAT with an integer is FLOAT.
+    if (a.id == TypeId::kFloat || b.id == TypeId::kFloat) {
+      if (a.id == TypeId::kDecimal || b.id == TypeId::kDecimal) return LogicalType::doubleType(nullable);
+      return LogicalType::floatType(nullable);
+    }
     if (a.id == TypeId::kDecimal || b.id == TypeId::kDecimal) {
       int scale = std::max(a.id == TypeId::kDecimal ? a.scale : 0, b.id == TypeId::kDecimal ? b.scale : 0);
       int digits = std::max(integerDigits(a), integerDigits(b));
@@ -57,10 +67,12 @@ bool canAssign(const LogicalType& from, const LogicalType& to) {
   if (from.id == TypeId::kTimestamp && to.id == TypeId::kTimestamp) return true;
   int rf = numericRank(from.id), rt = numericRank(to.id);
   if (rf && rt) {
+    // Flink's LogicalTypeCasts: everything numeric casts implicitly to DOUBLE, all but DOUBLE to FLOAT,
+    // every exact numeric type to any DECIMAL, and integers to wider integers.
     if (to.id == TypeId::kDouble) return true;
-    // Flink's LogicalTypeCasts: every exact numeric type casts implicitly to any DECIMAL.
-    if (to.id == TypeId::kDecimal) return from.id != TypeId::kDouble;
-    return rf <= rt && from.id != TypeId::kDecimal;
+    if (to.id == TypeId::kFloat) return from.id != TypeId::kDouble;
+    if (to.id == TypeId::kDecimal) return !from.isApproximate();
+    return rf <= rt && from.isIntegral();
   }
   return false;
 }

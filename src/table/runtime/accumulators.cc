@@ -14,7 +14,7 @@ using types::TypeId;
 
 Phys physOf(const LogicalType& t) {
   if (t.isString()) return Phys::kString;
-  if (t.id == TypeId::kDouble) return Phys::kDouble;
+  if (t.isApproximate()) return Phys::kDouble;
   return Phys::kLong;
 }
 
@@ -128,9 +128,6 @@ using StringCounter = ValueCounterImpl<std::string, std::less<>>;
 
 // Java int / long arithmetic wraps on overflow; SUM(INT) keeps an INT sum (IntSumAggFunction) and
 // SUM(BIGINT) / AVG(INT|BIGINT) keep a BIGINT sum (LongSumAggFunction, AvgAggFunction.getSumType).
-int64_t wrapAdd32(int64_t a, int64_t b) {
-  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
-}
 int64_t wrapAdd64(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
@@ -245,6 +242,7 @@ AggsHandler::AggsHandler(const types::RowType& input, const std::vector<Aggregat
     }
     d.arg_phys = physOf(arg_type);
     d.arg_id = arg_type.id;
+    d.arg_type = arg_type;
     d.arg_scale = arg_type.scale;
     const LogicalType result = AggregateCall::resultType(c.kind, arg_type);
     if (c.result_type.id != TypeId::kNull) {
@@ -334,7 +332,10 @@ void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter
       slot.count += delta;
       if (d.arg_phys == Phys::kDouble) {
         const double v = col.getDouble(row);
-        slot.value = doubleToBits(bitsToDouble(slot.value) + (delta > 0 ? v : -v));
+        double sum = bitsToDouble(slot.value) + (delta > 0 ? v : -v);
+        // FloatSumAggFunction adds in float; AVG(FLOAT) keeps a DOUBLE sum (FloatAvgAggFunction.getSumType).
+        if (d.kind == AggKind::kSum && d.arg_id == TypeId::kFloat) sum = static_cast<double>(static_cast<float>(sum));
+        slot.value = doubleToBits(sum);
         return;
       }
       const int64_t v = col.getLong(row);
@@ -345,8 +346,9 @@ void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter
                                         : __builtin_sub_overflow(slot.value, v, &r);
         SLUICE_USER_CHECK(!overflow, "{}: DECIMAL sum overflows 64-bit storage", d.name);
         slot.value = r;
-      } else if (d.kind == AggKind::kSum && d.arg_id == TypeId::kInt) {
-        slot.value = wrapAdd32(slot.value, delta > 0 ? v : wrapAdd32(0, -v));
+      } else if (d.kind == AggKind::kSum && d.arg_id != TypeId::kBigInt) {
+        // SUM(TINYINT/SMALLINT/INT) keeps its sum in the argument type and wraps like Java.
+        slot.value = types::wrapToType(d.arg_type, wrapAdd64(slot.value, delta > 0 ? v : wrapAdd64(0, -v)));
       } else {
         slot.value = wrapAdd64(slot.value, delta > 0 ? v : static_cast<int64_t>(0 - static_cast<uint64_t>(v)));
       }
@@ -405,7 +407,7 @@ void AggsHandler::getValue(const Accumulators& acc, std::vector<AggValue>& out) 
         if (slot.count == 0) {
           v.is_null = true;
         } else if (d.arg_phys == Phys::kDouble) {
-          v.d = bitsToDouble(slot.value) / static_cast<double>(slot.count);
+          v.d = types::roundToType(d.arg_type, bitsToDouble(slot.value) / static_cast<double>(slot.count));
         } else if (d.arg_id == TypeId::kDecimal) {
           // DECIMAL(38, s) sum / BIGINT count, cast to DECIMAL(38, max(6, s)) rounding HALF_UP
           // (DecimalData's cast uses RoundingMode.HALF_UP).
@@ -423,7 +425,7 @@ void AggsHandler::getValue(const Accumulators& acc, std::vector<AggValue>& out) 
         } else {
           // Java long division truncates toward zero, like C++; AVG(INT) casts the BIGINT quotient to INT.
           int64_t q = (slot.count == -1) ? wrapAdd64(0, -slot.value) : slot.value / slot.count;
-          if (d.arg_id == TypeId::kInt) q = static_cast<int32_t>(static_cast<uint32_t>(q));
+          q = types::wrapToType(d.arg_type, q);
           v.l = q;
         }
         break;

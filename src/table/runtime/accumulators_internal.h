@@ -121,6 +121,7 @@ class AggsHandler {
     bool distinct;       ///< COUNT/SUM/AVG DISTINCT: the counter is the distinct view
     Phys arg_phys;
     types::TypeId arg_id;
+    types::LogicalType arg_type;
     int32_t arg_scale;
     Phys result_phys;
     int counter = -1;    ///< index into Accumulators::counters, or -1

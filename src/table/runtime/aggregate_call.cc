@@ -11,11 +11,13 @@ using types::TypeId;
 
 // Flink's rules, per aggregate:
 //  - COUNT(*) / COUNT(x): Count1AggFunction / CountAggFunction, getResultType() = BIGINT NOT NULL.
-//  - SUM: SumAggFunction.IntSumAggFunction -> INT, LongSumAggFunction -> BIGINT, DoubleSumAggFunction ->
-//    DOUBLE, DecimalSumAggFunction -> LogicalTypeMerging.findSumAggType = DECIMAL(38, s).
-//  - AVG: AvgAggFunction.IntAvgAggFunction -> INT (sum kept as BIGINT), LongAvgAggFunction -> BIGINT,
-//    DoubleAvgAggFunction -> DOUBLE, DecimalAvgAggFunction -> LogicalTypeMerging.findAvgAggType =
-//    DECIMAL(38, max(6, s)).
+//  - SUM: SumAggFunction.ByteSumAggFunction -> TINYINT, ShortSumAggFunction -> SMALLINT,
+//    IntSumAggFunction -> INT, LongSumAggFunction -> BIGINT, FloatSumAggFunction -> FLOAT,
+//    DoubleSumAggFunction -> DOUBLE, DecimalSumAggFunction -> LogicalTypeMerging.findSumAggType =
+//    DECIMAL(38, s). The sum is kept in the result type and wraps (Java's (byte)(sum + x)).
+//  - AVG: AvgAggFunction.Byte/Short/IntAvgAggFunction -> the argument type (sum kept as BIGINT),
+//    LongAvgAggFunction -> BIGINT, FloatAvgAggFunction -> FLOAT and DoubleAvgAggFunction -> DOUBLE
+//    (sum kept as DOUBLE), DecimalAvgAggFunction -> LogicalTypeMerging.findAvgAggType = DECIMAL(38, max(6, s)).
 //  - MIN / MAX (MinAggFunction, MaxWithRetractAggFunction): the argument type.
 LogicalType AggregateCall::resultType(AggKind kind, const LogicalType& arg) {
   switch (kind) {
@@ -24,9 +26,9 @@ LogicalType AggregateCall::resultType(AggKind kind, const LogicalType& arg) {
       return LogicalType::bigint(false);
     case AggKind::kSum:
       switch (arg.id) {
-        case TypeId::kInt: return LogicalType::integer();
-        case TypeId::kBigInt: return LogicalType::bigint();
-        case TypeId::kDouble: return LogicalType::doubleType();
+        case TypeId::kTinyInt: case TypeId::kSmallInt: case TypeId::kInt: case TypeId::kBigInt:
+        case TypeId::kFloat: case TypeId::kDouble:
+          return arg.withNullable(true);
         case TypeId::kDecimal: return LogicalType::decimal(types::kMaxDecimalPrecision, arg.scale);
         default:
           throw UserError(fmt::format("SUM does not support argument type {}; it needs a numeric type",
@@ -34,9 +36,9 @@ LogicalType AggregateCall::resultType(AggKind kind, const LogicalType& arg) {
       }
     case AggKind::kAvg:
       switch (arg.id) {
-        case TypeId::kInt: return LogicalType::integer();
-        case TypeId::kBigInt: return LogicalType::bigint();
-        case TypeId::kDouble: return LogicalType::doubleType();
+        case TypeId::kTinyInt: case TypeId::kSmallInt: case TypeId::kInt: case TypeId::kBigInt:
+        case TypeId::kFloat: case TypeId::kDouble:
+          return arg.withNullable(true);
         case TypeId::kDecimal:
           return LogicalType::decimal(types::kMaxDecimalPrecision, std::max<int32_t>(6, arg.scale));
         default:

@@ -133,6 +133,8 @@ std::string literalText(const Expr& e) {
     case LiteralKind::kBoolean: return e.bool_value ? "TRUE" : "FALSE";
     case LiteralKind::kNull: return "NULL";
     case LiteralKind::kTimestamp: return "TIMESTAMP " + quote(e.text);
+    case LiteralKind::kDate: return "DATE " + quote(e.text);
+    case LiteralKind::kTime: return "TIME " + quote(e.text);
     case LiteralKind::kInterval:
       return fmt::format("INTERVAL {} {}", quote(e.text), intervalUnitToString(e.interval_unit));
   }

@@ -81,6 +81,8 @@ enum class LiteralKind : uint8_t {
   kBoolean,      ///< TRUE/FALSE -> bool_value
   kNull,         ///< NULL
   kTimestamp,    ///< TIMESTAMP '2015-01-01 00:00:00' -> text "2015-01-01 00:00:00" (unchecked)
+  kDate,         ///< DATE '2024-01-02' -> text "2024-01-02" (unchecked)
+  kTime,         ///< TIME '12:34:56.789' -> text "12:34:56.789" (unchecked)
   kInterval,     ///< INTERVAL '1' MINUTE -> text "1", interval_unit kMinute (text may be "-1")
 };
 

@@ -252,7 +252,11 @@ ExprPtr Parser::parseWordPrimary() {
       next();
       return makeLiteral(LiteralKind::kTimestamp, after.text, t.pos);
     }
-    if ((u == "DATE" || u == "TIME") && after.kind == TokenKind::kString) unsupported(t, u + " literal");
+    if ((u == "DATE" || u == "TIME") && after.kind == TokenKind::kString) {
+      next();
+      next();
+      return makeLiteral(u == "DATE" ? LiteralKind::kDate : LiteralKind::kTime, after.text, t.pos);
+    }
     if (u == "TRY_CAST" && after.isSymbol("(")) return parseCast();
     if (u == "EXISTS") unsupported(t, "EXISTS (subquery)");
     if (u == "TABLE") {
@@ -476,9 +480,25 @@ types::LogicalType Parser::parseType() {
     type = LogicalType::integer();
   } else if (u == "BIGINT") {
     type = LogicalType::bigint();
-  } else if (u == "TINYINT" || u == "SMALLINT" || u == "FLOAT" || u == "REAL") {
-    // Widening them silently would give values outside their range: refuse until they exist.
-    unsupported(t, "type " + u);
+  } else if (u == "TINYINT") {
+    type = LogicalType::tinyint();
+  } else if (u == "SMALLINT") {
+    type = LogicalType::smallint();
+  } else if (u == "FLOAT" || u == "REAL") {
+    type = LogicalType::floatType();  // Flink's FLOAT is 4 bytes and takes no precision; REAL is a synonym
+  } else if (u == "DATE") {
+    type = LogicalType::date();
+  } else if (u == "TIME") {
+    int32_t p = 0;  // Flink's TIME = TIME(0)
+    if (acceptSymbol("(")) {
+      p = static_cast<int32_t>(expectInteger("TIME precision", 0, 9));
+      expectSymbol(")");
+    }
+    if (acceptWord("WITHOUT")) {
+      expectWord("TIME");
+      expectWord("ZONE");
+    }
+    type = LogicalType::time(p);
   } else if (u == "DOUBLE") {
     acceptWord("PRECISION");
     type = LogicalType::doubleType();
@@ -517,7 +537,7 @@ types::LogicalType Parser::parseType() {
       expectWord("ZONE");
     }
     type = LogicalType::timestamp(p);
-  } else if (u == "TIMESTAMP_LTZ" || u == "DATE" || u == "TIME" || u == "BYTES" || u == "BINARY" ||
+  } else if (u == "TIMESTAMP_LTZ" || u == "BYTES" || u == "BINARY" ||
              u == "VARBINARY" || u == "ARRAY" || u == "MAP" || u == "MULTISET" || u == "ROW" || u == "RAW" ||
              u == "INTERVAL" || u == "NULL") {
     unsupported(t, "type " + u);

@@ -187,5 +187,38 @@ TEST(TypeInference, ToString) {
   EXPECT_EQ(call(ScalarOp::kIsNull, {makeDecimalLiteral("1.50")})->toString(), "IS NULL(1.50)");
 }
 
+// TINYINT / SMALLINT / FLOAT: integers take the wider operand (Calcite's leastRestrictive), FLOAT wins
+// over integers, DOUBLE over FLOAT, FLOAT with DECIMAL is DOUBLE; SUM keeps the argument type.
+TEST(TypeInference, SmallIntegersAndFloat) {
+  const LogicalType kTiny = LogicalType::tinyint(), kSmall = LogicalType::smallint(), kFloat = LogicalType::floatType();
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kTiny), ref(1, kTiny)}), "TINYINT");
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kTiny), ref(1, kSmall)}), "SMALLINT");
+  EXPECT_EQ(typeOf(ScalarOp::kTimes, {ref(0, kSmall), lit(2)}), "INT");
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kFloat), ref(1, kBig)}), "FLOAT");
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kFloat), ref(1, kDouble)}), "DOUBLE");
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kFloat), ref(1, LogicalType::decimal(5, 2))}), "DOUBLE");
+  // TINYINT counts as DECIMAL(3, 0): scale 2, precision max(3, 5 - 2) + 2 + 1 = 6.
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kTiny), ref(1, LogicalType::decimal(5, 2))}), "DECIMAL(6, 2)");
+  EXPECT_EQ(typeOf(ScalarOp::kNegate, {ref(0, kTiny)}), "TINYINT");
+  EXPECT_EQ(findCommonType({kTiny, kSmall})->toString(), "SMALLINT");
+  EXPECT_EQ(findCommonType({kFloat, LogicalType::integer()})->toString(), "FLOAT");
+  EXPECT_EQ(findCommonType({kFloat, LogicalType::decimal(10, 2)})->toString(), "DOUBLE");
+  EXPECT_TRUE(supportsExplicitCast(LogicalType::string(), kTiny));
+  EXPECT_TRUE(supportsExplicitCast(LogicalType::timestamp(3), LogicalType::date()));
+  EXPECT_FALSE(supportsExplicitCast(LogicalType::date(), LogicalType::time()));
+}
+
+TEST(TypeInference, DateAndTime) {
+  const LogicalType kDate = LogicalType::date(false), kTime = LogicalType::time(0, false);
+  const LogicalType kIv = LogicalType::intervalDayTime(false);
+  EXPECT_EQ(typeOf(ScalarOp::kPlus, {ref(0, kDate), ref(1, kIv)}), "DATE NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kMinus, {ref(0, kTime), ref(1, kIv)}), "TIME(0) NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kYear, {ref(0, kDate)}), "BIGINT NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kHour, {ref(0, kTime)}), "BIGINT NOT NULL");
+  EXPECT_THROW(typeOf(ScalarOp::kYear, {ref(0, kTime)}), UserError);
+  EXPECT_THROW(typeOf(ScalarOp::kHour, {ref(0, kDate)}), UserError);
+  EXPECT_EQ(typeOf(ScalarOp::kLessThan, {ref(0, kDate), ref(1, kDate)}), "BOOLEAN NOT NULL");
+}
+
 }  // namespace
 }  // namespace sluice::table

@@ -92,10 +92,10 @@ TEST(SqlErrorTest, UnsupportedConstructs) {
   // "SELECT a FROM t LIMIT 1": LIMIT at 17.
   EXPECT_EQ(parseError("SELECT a FROM t LIMIT 1").column, 17);
 
-  // "CREATE TABLE t (d DATE)": DATE at column 19.
-  c = parseError("CREATE TABLE t (d DATE)");
+  // "CREATE TABLE t (d BYTES)": BYTES at column 19.
+  c = parseError("CREATE TABLE t (d BYTES)");
   EXPECT_EQ(c.column, 19);
-  EXPECT_TRUE(contains(c.message, "type DATE is not supported yet")) << c.message;
+  EXPECT_TRUE(contains(c.message, "type BYTES is not supported yet")) << c.message;
 
   // "SELECT COUNT(*) OVER (w) FROM t": OVER at column 17.
   EXPECT_EQ(parseError("SELECT COUNT(*) OVER (w) FROM t").column, 17);
@@ -122,8 +122,9 @@ TEST(SqlErrorTest, MoreUnsupportedAndMisspelt) {
   EXPECT_EQ(c.column, 1);
   EXPECT_TRUE(contains(c.message, "WITH (common table expressions) is not supported yet")) << c.message;
 
-  // "SELECT DATE '2020-01-01'": DATE at column 8.
-  EXPECT_EQ(parseError("SELECT DATE '2020-01-01'").column, 8);
+  // "SELECT TIMESTAMP_LTZ '2020-01-01'": not a literal; TIMESTAMP_LTZ is a column name there, the string
+  // after it is unexpected at column 22.
+  EXPECT_EQ(parseError("SELECT TIMESTAMP_LTZ '2020-01-01'").column, 22);
 
   // "SELECT * FROM t FOR SYSTEM_TIME AS OF x": FOR at column 17.
   EXPECT_EQ(parseError("SELECT * FROM t FOR SYSTEM_TIME AS OF x").column, 17);

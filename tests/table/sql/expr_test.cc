@@ -130,11 +130,17 @@ TEST(SqlExprTest, Types) {
   auto type = [](const char* t) { return parseExpression(std::string("CAST(x AS ") + t + ")")->cast_type; };
   using types::LogicalType;
   EXPECT_EQ(type("BOOLEAN"), LogicalType::boolean());
-  EXPECT_THROW(type("TINYINT"), SqlError);  // not supported yet: no silent widening to INT
-  EXPECT_THROW(type("SMALLINT"), SqlError);
+  EXPECT_EQ(type("TINYINT"), LogicalType::tinyint());
+  EXPECT_EQ(type("SMALLINT"), LogicalType::smallint());
   EXPECT_EQ(type("INTEGER"), LogicalType::integer());
   EXPECT_EQ(type("BIGINT"), LogicalType::bigint());
-  EXPECT_THROW(type("FLOAT"), SqlError);
+  EXPECT_EQ(type("FLOAT"), LogicalType::floatType());
+  EXPECT_EQ(type("REAL NOT NULL"), LogicalType::floatType(false));
+  EXPECT_EQ(type("DATE"), LogicalType::date());
+  EXPECT_EQ(type("TIME"), LogicalType::time(0));
+  EXPECT_EQ(type("TIME(3) WITHOUT TIME ZONE"), LogicalType::time(3));
+  EXPECT_THROW(type("TIME(10)"), SqlError);
+  EXPECT_THROW(type("BYTES"), SqlError);  // not supported yet
   EXPECT_EQ(type("DOUBLE PRECISION"), LogicalType::doubleType());
   EXPECT_EQ(type("DECIMAL"), LogicalType::decimal(10, 0));
   EXPECT_EQ(type("NUMERIC(5)"), LogicalType::decimal(5, 0));
