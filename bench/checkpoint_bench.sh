@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What checkpoints cost: the flights hourly job and a high-cardinality GROUP BY (datagen, many keys, into
-# blackhole) with checkpoints off, every second on the heap backend, and every second on RocksDB. Prints a
-# table: rows/s, completed checkpoints, last checkpoint duration and size (from `sluice run --metrics`).
+# blackhole) with checkpoints off, every second on the heap backend, every second on RocksDB (full
+# snapshots) and on RocksDB with incremental checkpoints (rocksdb-inc). Prints a table: rows/s, completed
+# checkpoints, last checkpoint duration, its size (incremental: what it uploaded) and its full size (from
+# `sluice run --metrics`).
 # Not a test: the machines are noisy; compare ratios within one run.
 #   bench/checkpoint_bench.sh [SLUICE_BINARY] [KEYS] [ROWS]
 set -euo pipefail
@@ -31,26 +33,28 @@ CREATE TABLE out_t (k BIGINT, n BIGINT, s BIGINT) WITH ('connector' = 'blackhole
 INSERT INTO out_t SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;
 SQL
 
-run() {  # name script rows backend(off|hashmap|rocksdb)
+run() {  # name script rows backend(off|hashmap|rocksdb|rocksdb-inc)
   local name=$1 script=$2 rows=$3 backend=$4
   local args=(-p 1)
   if [ "$backend" != off ]; then
     args+=(-D execution.checkpointing.interval=1s -D "execution.checkpointing.dir=$TMP/ck-$name-$backend"
-           -D "state.backend.type=$backend" -D "io.tmp.dirs=$TMP")
+           -D "state.backend.type=${backend%-inc}" -D "io.tmp.dirs=$TMP")
+    if [ "$backend" = rocksdb-inc ]; then args+=(-D execution.checkpointing.incremental=true); fi
   fi
   "$SLUICE" run "${args[@]}" --metrics="$TMP/m.json" "$script" >/dev/null 2>"$TMP/err" || {
     cat "$TMP/err" >&2
     return 1
   }
-  local ms completed dur size
+  local ms completed dur size full
   ms=$(jq '.jobs[0].duration' "$TMP/m.json")
   completed=$(jq '.jobs[0].checkpoints.numberOfCompletedCheckpoints // 0' "$TMP/m.json")
   dur=$(jq '.jobs[0].checkpoints.lastCheckpointDuration // 0' "$TMP/m.json")
   size=$(jq '.jobs[0].checkpoints.lastCheckpointSize // 0' "$TMP/m.json")
-  printf '%-22s %-9s %12.0f %11s %13s %14s\n' "$name" "$backend" "$(awk -v r="$rows" -v ms="$ms" 'BEGIN { print (ms > 0 ? r * 1000 / ms : 0) }')" \
-    "$completed" "$dur" "$size"
+  full=$(jq '.jobs[0].checkpoints.lastCheckpointFullSize // 0' "$TMP/m.json")
+  printf '%-22s %-11s %12.0f %11s %9s %12s %12s\n' "$name" "$backend" "$(awk -v r="$rows" -v ms="$ms" 'BEGIN { print (ms > 0 ? r * 1000 / ms : 0) }')" \
+    "$completed" "$dur" "$size" "$full"
 }
 
-printf '%-22s %-9s %12s %11s %13s %14s\n' job checkpts rows/s completed last_ms last_bytes
-for backend in off hashmap rocksdb; do run flights_hourly "$TMP/flights.sql" 55105 "$backend"; done
-for backend in off hashmap rocksdb; do run "groupby_${KEYS}_keys" "$TMP/groupby.sql" "$ROWS" "$backend"; done
+printf '%-22s %-11s %12s %11s %9s %12s %12s\n' job checkpts rows/s completed last_ms last_bytes full_bytes
+for backend in off hashmap rocksdb rocksdb-inc; do run flights_hourly "$TMP/flights.sql" 55105 "$backend"; done
+for backend in off hashmap rocksdb rocksdb-inc; do run "groupby_${KEYS}_keys" "$TMP/groupby.sql" "$ROWS" "$backend"; done

@@ -8,7 +8,9 @@
 // final sums. Expected values come from a plain loop over the input.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <map>
 
 #include "cluster/mini_cluster.h"
@@ -225,6 +227,37 @@ INSTANTIATE_TEST_SUITE_P(FailurePoints, CheckpointRecoveryFailureTest,
                          ::testing::Values(std::make_tuple(FailurePoint{"KeyedSum", 0}, 1),
                                            std::make_tuple(FailurePoint{"KeyedSum", 1}, 2),
                                            std::make_tuple(FailurePoint{"numbers", 1}, 1)));
+
+// The keyed sum on RocksDB with incremental checkpoints in a checkpoint directory: every restart opens
+// the uploaded database files of the last completed checkpoint.
+TEST(CheckpointRecoveryTest, RocksDBIncrementalCheckpointsRestoreAfterAFailureAtManyRecordCounts) {
+  constexpr int64_t kN = 200;
+  const std::filesystem::path root =
+      std::filesystem::path(::testing::TempDir()) / fmt::format("sluice-incremental-recovery-{}", ::getpid());
+  for (int64_t after = 1; after < 40; after += 4) {
+    SCOPED_TRACE(fmt::format("KeyedSum subtask 0 fails after {} records", after));
+    std::filesystem::remove_all(root);
+    Configuration conf = checkpointedConfig();
+    conf.set("state.backend.type", "rocksdb");
+    conf.set("execution.checkpointing.incremental", "true");
+    conf.set("execution.checkpointing.dir", root.string());
+    conf.set("io.tmp.dirs", root.string());
+    conf.set("sluice.test.fail-operator", "KeyedSum");
+    conf.set("sluice.test.fail-subtask", "0");
+    conf.set("sluice.test.fail-after-records", std::to_string(after));
+    Collected out;
+    SourceStarts starts;
+    const graph::JobGraph job = graph::buildJobGraph(buildJob(&out, &starts, kN, 10), conf, "incremental-sum");
+    MiniCluster cluster(conf);
+    const JobExecutionResult r = cluster.execute(job, conf);
+    EXPECT_EQ(r.num_restarts, 1);
+    EXPECT_EQ(lastSumPerKey(out), expectedSums(kN));
+    ASSERT_TRUE(r.checkpoints.has_value());
+    // The keyed sum's database is in the checkpoints as files, which count into the full size.
+    EXPECT_GT(r.checkpoints->last_checkpoint_full_size, 0);
+  }
+  std::filesystem::remove_all(root);
+}
 
 TEST(CheckpointRecoveryTest, WithoutARestartStrategyTheInjectedFailureFailsTheJob) {
   Configuration conf = checkpointedConfig();

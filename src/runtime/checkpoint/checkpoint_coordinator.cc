@@ -338,7 +338,7 @@ void CheckpointCoordinator::run() {
         stats_.last_checkpoint_id = id;
         stats_.last_checkpoint_duration_ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(done - p->start).count();
-        stats_.last_checkpoint_size = completed.stateSize();
+        stats_.last_checkpoint_size = completed.checkpointedSize();
         stats_.last_checkpoint_full_size = completed.stateSize();
         stats_.last_checkpoint_external_path = path;
         stats_.last_checkpoint_max_alignment_ns = p->max_alignment_ns;

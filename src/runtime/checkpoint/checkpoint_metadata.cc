@@ -52,6 +52,7 @@ class PayloadReader {
   int64_t readI64() { return TypeSerializer<int64_t>::deserialize(in_); }
   uint8_t readU8() { return TypeSerializer<uint8_t>::deserialize(in_); }
   std::string readString() { return TypeSerializer<std::string>::deserialize(in_); }
+  uint64_t readVarUint() { return in_.readVarUint(); }
   /// A count of items taking at least `min_bytes` each, bounded by the bytes left.
   size_t readCount(size_t min_bytes) { return in_.readLength(min_bytes); }
   /// A varint in [lo, hi], `what` naming it in the error.
@@ -71,7 +72,90 @@ class PayloadReader {
   const std::string& source_;
 };
 
-OperatorSubtaskState readSubtask(PayloadReader& r, int32_t max_parallelism) {
+// RocksDB incremental handles (version >= 2), kept apart from the rest of a subtask's state.
+void writeIncrementalFiles(DataOutputView& out, const std::vector<IncrementalStateFile>& files) {
+  out.writeVarUint(files.size());
+  for (const IncrementalStateFile& f : files) {
+    writeString(out, f.local_name);
+    writeString(out, f.path);
+    out.writeVarUint(f.size);
+    out.writeVarUint(f.crc32);
+  }
+}
+
+void writeIncrementalHandles(DataOutputView& out, const std::string& uid, int32_t max_parallelism,
+                             const std::vector<IncrementalKeyedStateHandle>& handles) {
+  out.writeVarUint(handles.size());
+  for (const IncrementalKeyedStateHandle& h : handles) {
+    SLUICE_CHECK(h.key_group_start >= 0 && h.key_group_start <= h.key_group_end && h.key_group_end < max_parallelism,
+                 "operator '{}': incremental handle range [{}, {}] of {}", uid, h.key_group_start, h.key_group_end,
+                 max_parallelism);
+    writeString(out, h.backend_id);
+    writeI64(out, h.checkpoint_id);
+    out.writeVarUint(static_cast<uint64_t>(h.key_group_start));
+    out.writeVarUint(static_cast<uint64_t>(h.key_group_end));
+    out.writeVarUint(h.states.size());
+    for (const auto& [name, kind] : h.states) {
+      writeString(out, name);
+      out.writeBytes(&kind, 1);
+    }
+    writeIncrementalFiles(out, h.shared_files);
+    writeIncrementalFiles(out, h.private_files);
+    out.writeVarUint(h.checkpointed_size);
+  }
+}
+
+std::vector<IncrementalStateFile> readIncrementalFiles(PayloadReader& r, const char* what) {
+  // A file takes >= 4 bytes (two string lengths, size, crc).
+  const size_t n = r.readCount(4);
+  std::vector<IncrementalStateFile> files;
+  files.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    IncrementalStateFile f;
+    const size_t at = r.position();
+    f.local_name = r.readString();
+    if (f.local_name.empty() || f.local_name.find('/') != std::string::npos || f.local_name == "." ||
+        f.local_name == "..") {
+      r.fail(fmt::format("{} file name '{}' is not a plain file name", what, f.local_name), at);
+    }
+    f.path = r.readString();
+    if (f.path.empty() || f.path.front() != '/') r.fail(fmt::format("{} file path '{}' is not absolute", what, f.path));
+    f.size = r.readVarUint();
+    const size_t crc_at = r.position();
+    const uint64_t crc = r.readVarUint();
+    if (crc > 0xffffffffull) r.fail(fmt::format("{} file checksum {} exceeds 32 bits", what, crc), crc_at);
+    f.crc32 = static_cast<uint32_t>(crc);
+    files.push_back(std::move(f));
+  }
+  return files;
+}
+
+std::vector<IncrementalKeyedStateHandle> readIncrementalHandles(PayloadReader& r, int32_t max_parallelism) {
+  // A handle takes >= 15 bytes (id length, 8-byte checkpoint id, range, three counts, size).
+  const size_t n = r.readCount(15);
+  std::vector<IncrementalKeyedStateHandle> handles;
+  handles.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    IncrementalKeyedStateHandle h;
+    h.backend_id = r.readString();
+    h.checkpoint_id = r.readI64();
+    h.key_group_start = r.readInt("incremental key group start", 0, max_parallelism - 1);
+    h.key_group_end = r.readInt("incremental key group end", h.key_group_start, max_parallelism - 1);
+    const size_t states = r.readCount(2);
+    for (size_t s = 0; s < states; ++s) {
+      std::string name = r.readString();
+      const uint8_t kind = r.readU8();
+      if (!h.states.emplace(name, kind).second) r.fail(fmt::format("incremental state '{}' appears twice", name));
+    }
+    h.shared_files = readIncrementalFiles(r, "shared");
+    h.private_files = readIncrementalFiles(r, "private");
+    h.checkpointed_size = r.readVarUint();
+    handles.push_back(std::move(h));
+  }
+  return handles;
+}
+
+OperatorSubtaskState readSubtask(PayloadReader& r, int32_t max_parallelism, uint32_t version) {
   OperatorSubtaskState s;
   // Each keyed entry takes >= 2 bytes (a key group varint and a blob length).
   const size_t keyed = r.readCount(2);
@@ -97,10 +181,11 @@ OperatorSubtaskState readSubtask(PayloadReader& r, int32_t max_parallelism) {
       r.fail(fmt::format("operator state '{}' appears twice", name));
     }
   }
+  if (version >= 2) s.incremental = readIncrementalHandles(r, max_parallelism);
   return s;
 }
 
-CompletedCheckpoint readPayload(PayloadReader& r) {
+CompletedCheckpoint readPayload(PayloadReader& r, uint32_t version) {
   CompletedCheckpoint c;
   c.checkpoint_id = r.readI64();
   if (c.checkpoint_id < 0) r.fail(fmt::format("negative checkpoint id {}", c.checkpoint_id));
@@ -121,7 +206,7 @@ CompletedCheckpoint readPayload(PayloadReader& r) {
     op.subtasks.reserve(std::min<size_t>(static_cast<size_t>(op.parallelism), 1024));
     for (int32_t s = 0; s < op.parallelism; ++s) {
       if (r.atEnd()) r.fail(fmt::format("operator '{}' ends after {} of its {} subtasks", uid, s, op.parallelism));
-      op.subtasks.push_back(readSubtask(r, op.max_parallelism));
+      op.subtasks.push_back(readSubtask(r, op.max_parallelism, version));
     }
     if (!c.operators.emplace(uid, std::move(op)).second) r.fail(fmt::format("operator '{}' appears twice", uid));
   }
@@ -167,6 +252,7 @@ std::string serializeCheckpointMetadata(const CompletedCheckpoint& checkpoint) {
         out.writeVarUint(list.elements.size());
         for (const std::string& e : list.elements) writeString(out, e);
       }
+      writeIncrementalHandles(out, uid, op.max_parallelism, s.incremental);
     }
   }
 
@@ -194,9 +280,9 @@ CompletedCheckpoint deserializeCheckpointMetadata(std::string_view bytes, const 
     throw fail(fmt::format("truncated header: {} bytes of {}", bytes.size(), kCheckpointMetadataHeaderBytes));
   }
   const uint64_t version = getLE(bytes, 4, 4);
-  if (version != kCheckpointMetadataVersion) {
-    throw fail(fmt::format("unsupported format version {} at byte 4 (this build reads version {})", version,
-                           kCheckpointMetadataVersion));
+  if (version < kOldestReadableCheckpointMetadataVersion || version > kCheckpointMetadataVersion) {
+    throw fail(fmt::format("unsupported format version {} at byte 4 (this build reads versions {} to {})", version,
+                           kOldestReadableCheckpointMetadataVersion, kCheckpointMetadataVersion));
   }
   const uint64_t length = getLE(bytes, 8, 8);
   const size_t available = bytes.size() - kCheckpointMetadataHeaderBytes;
@@ -220,7 +306,7 @@ CompletedCheckpoint deserializeCheckpointMetadata(std::string_view bytes, const 
   }
   PayloadReader reader(payload, source);
   try {
-    return readPayload(reader);
+    return readPayload(reader, static_cast<uint32_t>(version));
   } catch (const InputError& e) {
     const std::string what = e.what();
     if (what.rfind("checkpoint metadata '", 0) == 0) throw;

@@ -11,8 +11,10 @@
 /// Payload (DataOutputView: i64 fixed 8 bytes, counts and lengths as varints, strings varint + bytes):
 /// checkpoint id i64, job id, kind u8, trigger ms i64, completion ms i64, operator count; per operator
 /// uid, max parallelism, parallelism, then per subtask: keyed count, (key group, blob)*, operator state
-/// count, (name, mode u8, element count, element*)*. The external pointer is not stored: it is where the
-/// file is found.
+/// count, (name, mode u8, element count, element*)*, then (version >= 2) the RocksDB incremental handles:
+/// count, (backend id, checkpoint id i64, key group start, end, state count, (name, kind u8)*, shared
+/// files, private files)*, files as count, (local name, absolute path, size, crc32)*. The external pointer
+/// is not stored: it is where the file is found.
 ///
 /// Stateless free functions, callable from any thread.
 
@@ -24,8 +26,10 @@
 
 namespace sluice::runtime::checkpoint {
 
-/// The metadata format this build writes and the only one it reads.
-inline constexpr uint32_t kCheckpointMetadataVersion = 1;
+/// The metadata format this build writes (2: RocksDB incremental handles); it reads versions
+/// kOldestReadableCheckpointMetadataVersion to this.
+inline constexpr uint32_t kCheckpointMetadataVersion = 2;
+inline constexpr uint32_t kOldestReadableCheckpointMetadataVersion = 1;
 /// Bytes of the frame around the payload: magic, version, length before it; the CRC after it.
 inline constexpr size_t kCheckpointMetadataHeaderBytes = 16;
 inline constexpr size_t kCheckpointMetadataTrailerBytes = 4;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -166,16 +167,78 @@ std::string FsCheckpointStorage::store(const CompletedCheckpoint& checkpoint) {
   const fs::path file = dir / kMetadataFileName;
   writeFileAtomically(file, serializeCheckpointMetadata(checkpoint));
 
+  referenced_files_[checkpoint.checkpoint_id] = incrementalFilesOf(checkpoint);
+
   // Retention: everything older than the oldest of the newest `num_retained` completed checkpoints goes,
-  // including directories of checkpoints that never completed.
+  // including directories of checkpoints that never completed; then the shared files no retained
+  // checkpoint references any more (Flink's SharedStateRegistry).
   const std::vector<int64_t> completed = listCheckpointIds(job_dir_, /*complete_only=*/true);
   if (completed.size() > static_cast<size_t>(num_retained_)) {
     const int64_t oldest_kept = completed[completed.size() - static_cast<size_t>(num_retained_)];
+    std::set<std::string> candidates;
+    for (const int64_t id : completed) {
+      if (id >= oldest_kept) continue;
+      const std::set<std::string>& files = filesOf(id);
+      candidates.insert(files.begin(), files.end());
+    }
     for (const int64_t id : listCheckpointIds(job_dir_, /*complete_only=*/false)) {
-      if (id < oldest_kept) discard(id);
+      if (id < oldest_kept) {
+        discard(id);
+        referenced_files_.erase(id);
+      }
+    }
+    std::set<std::string> retained;
+    for (const int64_t id : completed) {
+      if (id < oldest_kept) continue;
+      const std::set<std::string>& files = filesOf(id);
+      retained.insert(files.begin(), files.end());
+    }
+    for (const std::string& path : candidates) {
+      if (retained.count(path) != 0 || !ownsFile(path)) continue;
+      std::error_code ec;
+      fs::remove(path, ec);
+      if (ec) throw InputError(fmt::format("cannot delete the unreferenced shared state file '{}': {}", path, ec.message()));
     }
   }
   return file.string();
+}
+
+std::set<std::string> FsCheckpointStorage::incrementalFilesOf(const CompletedCheckpoint& checkpoint) {
+  std::set<std::string> files;
+  for (const auto& [uid, op] : checkpoint.operators) {
+    for (const OperatorSubtaskState& s : op.subtasks) {
+      for (const IncrementalKeyedStateHandle& h : s.incremental) {
+        for (const IncrementalStateFile& f : h.shared_files) files.insert(f.path);
+        for (const IncrementalStateFile& f : h.private_files) files.insert(f.path);
+      }
+    }
+  }
+  return files;
+}
+
+const std::set<std::string>& FsCheckpointStorage::filesOf(int64_t checkpoint_id) {
+  auto it = referenced_files_.find(checkpoint_id);
+  if (it != referenced_files_.end()) return it->second;
+  // Written by an earlier instance for this job directory: read what it references.
+  const fs::path file = fs::path(checkpointDirectory(checkpoint_id)) / kMetadataFileName;
+  std::set<std::string> files;
+  try {
+    files = incrementalFilesOf(load(file.string()));
+  } catch (const InputError&) {
+    // Unreadable: its files are never deleted (a leak, never a loss).
+  }
+  return referenced_files_.emplace(checkpoint_id, std::move(files)).first->second;
+}
+
+bool FsCheckpointStorage::ownsFile(const std::string& path) const {
+  // Only files of this job's shared/ and taskowned/ directories, never another job's a restore reused.
+  const fs::path parent = fs::path(path).parent_path();
+  return parent == fs::path(job_dir_) / kSharedStateDir || parent == fs::path(job_dir_) / kTaskOwnedStateDir;
+}
+
+std::string FsCheckpointStorage::sharedStateDirectory() const { return (fs::path(job_dir_) / kSharedStateDir).string(); }
+std::string FsCheckpointStorage::taskOwnedStateDirectory() const {
+  return (fs::path(job_dir_) / kTaskOwnedStateDir).string();
 }
 
 std::string FsCheckpointStorage::storeSavepoint(const CompletedCheckpoint& savepoint, const std::string& target_dir) {

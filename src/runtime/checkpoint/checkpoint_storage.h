@@ -9,8 +9,12 @@
 ///   <root>/<job-id>/taskowned/            state owned by the TaskManagers
 ///   <savepoint-dir>/savepoint-<first 6 chars of the job id>-<12 random hex>/_metadata
 ///
-/// This slice writes all state inline into `_metadata` (Flink's state below
-/// `execution.checkpointing.data-inline-threshold`); `shared/` and `taskowned/` are created and stay empty.
+/// Canonical state is written inline into `_metadata` (Flink's state below
+/// `execution.checkpointing.data-inline-threshold`). RocksDB incremental checkpoints
+/// (execution.checkpointing.incremental) upload their SST files into `shared/` and their MANIFEST, CURRENT
+/// and OPTIONS into `taskowned/` (the tasks write them; `_metadata` references them by absolute path,
+/// size and CRC32). Retention deletes such a file once no retained checkpoint references it (Flink's
+/// SharedStateRegistry); files of checkpoints that never completed stay until the job directory goes.
 ///
 /// Every file is written under a temporary name in its final directory, fsync'd, then renamed and the
 /// directory fsync'd: a crash leaves either no `_metadata` or a complete one, never a torn file under the
@@ -20,7 +24,9 @@
 /// checkpoint coordinator's); the static `load` / `findLatest*` from any thread.
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,11 +56,17 @@ class FsCheckpointStorage {
   const std::string& jobDirectory() const { return job_dir_; }
   /// `<root>/<job-id>/chk-<id>`.
   std::string checkpointDirectory(int64_t checkpoint_id) const;
+  /// `<root>/<job-id>/shared` and `<root>/<job-id>/taskowned`.
+  std::string sharedStateDirectory() const;
+  std::string taskOwnedStateDirectory() const;
+  /// The paths of every file the RocksDB incremental handles of `checkpoint` reference.
+  static std::set<std::string> incrementalFilesOf(const CompletedCheckpoint& checkpoint);
 
   /// Writes a completed checkpoint to `chk-<id>/_metadata` and returns that file's path; sets nothing in
   /// `checkpoint` (its external pointer is the returned path's directory). Then applies retention: keeps
   /// the newest `num_retained` completed checkpoints of the job directory and deletes the directories of
-  /// older ones (Flink's addCheckpointAndSubsumeOldestOne). A savepoint goes to `storeSavepoint(c, "")`
+  /// older ones (Flink's addCheckpointAndSubsumeOldestOne), then the files of `shared/` and `taskowned/`
+  /// that only the deleted ones referenced. A savepoint goes to `storeSavepoint(c, "")`
   /// and is never subsumed. Throws InputError naming the path when writing fails.
   std::string store(const CompletedCheckpoint& checkpoint);
 
@@ -87,6 +99,11 @@ class FsCheckpointStorage {
   std::string job_dir_;
   int32_t num_retained_;
   std::string savepoint_dir_;
+  /// Checkpoint id -> the incremental files it references, for the retained ones seen so far.
+  std::map<int64_t, std::set<std::string>> referenced_files_;
+
+  const std::set<std::string>& filesOf(int64_t checkpoint_id);
+  bool ownsFile(const std::string& path) const;
 };
 
 }  // namespace sluice::runtime::checkpoint

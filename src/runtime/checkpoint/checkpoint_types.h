@@ -47,6 +47,45 @@ struct OperatorListState {
   std::vector<std::string> elements;  ///< each element in its TypeSerializer form
 };
 
+/// One file of a RocksDB incremental checkpoint (Flink's HandleAndLocalPath: the uploaded copy and its
+/// name in the database directory).
+struct IncrementalStateFile {
+  std::string local_name;  ///< "000012.sst", "MANIFEST-000005", "CURRENT", "OPTIONS-000007"
+  std::string path;        ///< absolute path of the uploaded copy (`<job>/shared/` or `<job>/taskowned/`)
+  uint64_t size = 0;       ///< bytes
+  uint32_t crc32 = 0;      ///< zlib CRC32 of the contents
+
+  bool operator==(const IncrementalStateFile&) const = default;
+};
+
+/// The keyed state of one RocksDB backend as the files of a native RocksDB checkpoint (Flink's
+/// IncrementalRemoteKeyedStateHandle, RocksIncrementalSnapshotStrategy). SST files are immutable and
+/// shared by the checkpoints that reference them (the SharedStateRegistry rule: deleted when no retained
+/// checkpoint references them); MANIFEST, CURRENT and OPTIONS are this checkpoint's own. Heap parts of
+/// the keyed state (timers) stay canonical in OperatorSubtaskState::keyed.
+struct IncrementalKeyedStateHandle {
+  std::string backend_id;  ///< unique per RocksDB instance (Flink's backendIdentifier)
+  int64_t checkpoint_id = 0;
+  int32_t key_group_start = 0;  ///< the backend's key group range, inclusive
+  int32_t key_group_end = -1;
+  /// The states in the database: column family name -> state kind (runtime/state's StateKind as u8).
+  std::map<std::string, uint8_t> states;
+  std::vector<IncrementalStateFile> shared_files;   ///< SST files
+  std::vector<IncrementalStateFile> private_files;  ///< MANIFEST, CURRENT, OPTIONS
+  /// Bytes uploaded by this checkpoint (new SST files and the private files; Flink's
+  /// persistedSizeOfThisCheckpoint): the incremental size, against the full size of all files.
+  uint64_t checkpointed_size = 0;
+
+  uint64_t fullSize() const {
+    uint64_t n = 0;
+    for (const auto& f : shared_files) n += f.size;
+    for (const auto& f : private_files) n += f.size;
+    return n;
+  }
+
+  bool operator==(const IncrementalKeyedStateHandle&) const = default;
+};
+
 /// The state of one operator in one subtask (Flink's OperatorSubtaskState), canonical form.
 struct OperatorSubtaskState {
   /// Keyed state, key group -> bytes of every state of that group (runtime/state's canonical format).
@@ -54,8 +93,11 @@ struct OperatorSubtaskState {
   std::map<int32_t, std::string> keyed;
   /// Operator state by state name.
   std::map<std::string, OperatorListState> operator_state;
+  /// RocksDB incremental checkpoints (execution.checkpointing.incremental): the database files of the
+  /// backend; on restore at another parallelism, every old backend whose range overlaps the new one.
+  std::vector<IncrementalKeyedStateHandle> incremental;
 
-  bool empty() const { return keyed.empty() && operator_state.empty(); }
+  bool empty() const { return keyed.empty() && operator_state.empty() && incremental.empty(); }
 };
 
 /// The state of all operators of one subtask, by operator uid (Flink's TaskStateSnapshot keyed by

@@ -31,15 +31,25 @@ struct CompletedCheckpoint {
   /// The directory holding `_metadata` (Flink's external pointer); empty until stored or loaded.
   std::string external_pointer;
 
-  /// Bytes of state: keyed blobs plus operator state elements, over all operators and subtasks (the
-  /// metadata's own framing is not counted). Flink's getStateSize.
-  int64_t stateSize() const {
+  /// Bytes of state: keyed blobs plus operator state elements plus every file of the RocksDB incremental
+  /// handles, over all operators and subtasks (the metadata's own framing is not counted). Flink's
+  /// getStateSize (lastCheckpointFullSize).
+  int64_t stateSize() const { return sumSizes(false); }
+  /// As stateSize(), counting of the incremental handles only what this checkpoint uploaded (Flink's
+  /// getCheckpointedSize, lastCheckpointSize).
+  int64_t checkpointedSize() const { return sumSizes(true); }
+
+ private:
+  int64_t sumSizes(bool incremental_only) const {
     int64_t bytes = 0;
     for (const auto& [uid, op] : operators) {
       for (const OperatorSubtaskState& s : op.subtasks) {
         for (const auto& [group, blob] : s.keyed) bytes += static_cast<int64_t>(blob.size());
         for (const auto& [name, list] : s.operator_state) {
           for (const std::string& e : list.elements) bytes += static_cast<int64_t>(e.size());
+        }
+        for (const IncrementalKeyedStateHandle& h : s.incremental) {
+          bytes += static_cast<int64_t>(incremental_only ? h.checkpointed_size : h.fullSize());
         }
       }
     }

@@ -117,6 +117,15 @@ StateAssignment assignStates(const CompletedCheckpoint& checkpoint,
           target.max_parallelism, target.parallelism, i);
       try {
         states[static_cast<size_t>(i)].keyed = state::selectKeyGroups(old_subtasks, range);
+        // RocksDB incremental handles: every old backend whose range overlaps (Flink's
+        // StateAssignmentOperation.getKeyedStateHandles with KeyGroupRange intersection); the backend
+        // opens it directly when the range is the same, else copies the overlap.
+        for (const OperatorSubtaskState* old_subtask : old_subtasks) {
+          for (const IncrementalKeyedStateHandle& h : old_subtask->incremental) {
+            if (h.key_group_end < range.start || h.key_group_start > range.end) continue;
+            states[static_cast<size_t>(i)].incremental.push_back(h);
+          }
+        }
       } catch (const InputError& e) {
         throw InputError(fmt::format("operator '{}' in checkpoint {}: {}", uid, checkpoint.checkpoint_id, e.what()));
       }

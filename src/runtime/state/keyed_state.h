@@ -61,6 +61,9 @@ class SnapshotableKeyedState {
   /// Writes cached values back to the storage that groupSize/writeGroup read (RocksDB's write-back
   /// cache); called by the backend before a snapshot. No-op for heap states.
   virtual void flushCache() {}
+  /// True when the entries live in a RocksDB column family (they are then part of a native RocksDB
+  /// checkpoint; heap states and timers are written canonically).
+  virtual bool storedInRocksDB() const { return false; }
 
  private:
   std::string name_;
@@ -168,6 +171,7 @@ class AbstractKeyedState : public SnapshotableKeyedState {
   void flushCache() override {
     if (rocks_) rocks_->flush();
   }
+  bool storedInRocksDB() const override { return rocks_ != nullptr; }
   size_t groupSize(int32_t key_group) const override {
     if (rocks_) return rocks_->groupSize(key_group);
     auto* m = table_.group(key_group);

@@ -1,6 +1,7 @@
 #include "runtime/state/keyed_state_backend.h"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace sluice::runtime::state {
 
@@ -77,7 +78,8 @@ void writeBytesField(DataOutputView& out, std::string_view bytes) {
 }  // namespace internal
 
 KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism,
-                                     std::map<int32_t, std::string> restored, const StateBackendOptions& options)
+                                     std::map<int32_t, std::string> restored, const StateBackendOptions& options,
+                                     std::vector<checkpoint::IncrementalKeyedStateHandle> incremental)
     : range_(range), max_parallelism_(max_parallelism) {
   SLUICE_CHECK(max_parallelism >= 1 && max_parallelism <= KeyGroupRangeAssignment::kUpperBoundMaxParallelism,
                "max parallelism {}", max_parallelism);
@@ -87,7 +89,105 @@ KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, int32_t max_parallelis
     if (range_.contains(group)) restored_blobs_.emplace(group, std::move(blob));
   }
   for (const auto& [group, blob] : restored_blobs_) parseRestoredBlob(group, blob);
-  if (options.type == StateBackendType::kRocksDB) db_ = std::make_unique<RocksDBStore>(options);
+  // Only the handles overlapping the range, in key-group order (restored entries stay in group order).
+  std::erase_if(incremental, [&](const checkpoint::IncrementalKeyedStateHandle& h) {
+    return h.key_group_end < range_.start || h.key_group_start > range_.end;
+  });
+  std::sort(incremental.begin(), incremental.end(),
+            [](const auto& a, const auto& b) { return a.key_group_start < b.key_group_start; });
+  if (options.type == StateBackendType::kRocksDB) {
+    openRocksDB(options, incremental);
+  } else if (!incremental.empty()) {
+    convertIncremental(options, incremental);
+  }
+}
+
+void KeyedStateBackend::noteDatabaseState(const std::string& name, uint8_t kind) {
+  if (kind > static_cast<uint8_t>(StateKind::kAggregating)) {
+    throw InputError(fmt::format("RocksDB incremental state '{}' has kind {}, not a keyed state kind", name, kind));
+  }
+  const auto k = static_cast<StateKind>(kind);
+  auto [it, inserted] = database_states_.try_emplace(name, k);
+  if (!inserted && it->second != k) {
+    throw InputError(fmt::format("RocksDB incremental state '{}' is a {} state in one handle and a {} state in another",
+                                 name, stateKindName(it->second), stateKindName(k)));
+  }
+  if (restored_.count(name) != 0) {
+    throw InputError(fmt::format("state '{}' is both in canonical blobs and in a RocksDB incremental handle", name));
+  }
+}
+
+void KeyedStateBackend::openRocksDB(const StateBackendOptions& options,
+                                    const std::vector<checkpoint::IncrementalKeyedStateHandle>& incremental) {
+  for (const auto& h : incremental) {
+    for (const auto& [name, kind] : h.states) noteDatabaseState(name, kind);
+  }
+  if (incremental.size() == 1 && incremental[0].key_group_start == range_.start &&
+      incremental[0].key_group_end == range_.end) {
+    // The same key groups: the downloaded database is this backend's.
+    db_ = std::make_unique<RocksDBStore>(options, [&](const std::string& dir) { downloadIncrementalFiles(incremental[0], dir); });
+    return;
+  }
+  db_ = std::make_unique<RocksDBStore>(options);
+  const internal::RocksDBKeyLayout layout(max_parallelism_);
+  for (const auto& h : incremental) {
+    StateBackendOptions temporary = options;
+    temporary.instance_name += "-restore";
+    RocksDBStore old(temporary, [&](const std::string& dir) { downloadIncrementalFiles(h, dir); });
+    const int32_t first = std::max(h.key_group_start, range_.start);
+    const int32_t last = std::min(h.key_group_end, range_.end);
+    db_->copyRange(old, layout.groupPrefix(first), layout.groupPrefix(last + 1));
+  }
+  for (const auto& [name, kind] : database_states_) db_->columnFamily(name);
+}
+
+void KeyedStateBackend::convertIncremental(const StateBackendOptions& options,
+                                           const std::vector<checkpoint::IncrementalKeyedStateHandle>& incremental) {
+  for (const auto& h : incremental) {
+    for (const auto& [name, kind] : h.states) noteDatabaseState(name, kind);
+  }
+  const internal::RocksDBKeyLayout layout(max_parallelism_);
+  for (const auto& h : incremental) {
+    StateBackendOptions temporary = options;
+    temporary.type = StateBackendType::kRocksDB;
+    temporary.instance_name += "-convert";
+    RocksDBStore old(temporary, [&](const std::string& dir) { downloadIncrementalFiles(h, dir); });
+    const std::vector<std::string> cf_names = old.columnFamilyNames();
+    std::map<std::string, StateKind> kinds;
+    for (const auto& [name, kind] : h.states) {
+      if (std::binary_search(cf_names.begin(), cf_names.end(), name)) kinds.emplace(name, static_cast<StateKind>(kind));
+    }
+    const int32_t first = std::max(h.key_group_start, range_.start);
+    const int32_t last = std::min(h.key_group_end, range_.end);
+    for (int32_t g = first; g <= last; ++g) {
+      std::string blob;
+      DataOutputView w(blob);
+      w.writeBytes(&kKeyedBlobVersion, 1);
+      std::string states;
+      DataOutputView sw(states);
+      size_t num_states = 0;
+      std::string part;
+      for (const auto& [name, kind] : kinds) {
+        part.clear();
+        DataOutputView pw(part);
+        const size_t n = internal::writeRawGroup(old.columnFamily(name), layout, kind == StateKind::kMap, g, pw);
+        if (n == 0) continue;
+        ++num_states;
+        internal::writeBytesField(sw, name);
+        const auto k = static_cast<uint8_t>(kind);
+        sw.writeBytes(&k, 1);
+        sw.writeVarUint(n);
+        sw.writeBytes(part.data(), part.size());
+      }
+      if (num_states == 0) continue;
+      w.writeVarUint(num_states);
+      w.writeBytes(states.data(), states.size());
+      converted_blobs_.push_back(std::move(blob));
+      parseRestoredBlob(g, converted_blobs_.back());
+    }
+  }
+  // On the heap they are ordinary restored states now.
+  database_states_.clear();
 }
 
 KeyedStateBackend::~KeyedStateBackend() = default;
@@ -154,6 +254,10 @@ void KeyedStateBackend::checkNewStateName(const std::string& name, StateKind kin
   SLUICE_USER_CHECK(timers || name.rfind(kTimerStatePrefix, 0) != 0,
                     "keyed state name '{}': the prefix '{}' is reserved for timers", name, kTimerStatePrefix);
   SLUICE_USER_CHECK(!name.empty(), "a keyed state needs a name");
+  auto in_db = database_states_.find(name);
+  SLUICE_USER_CHECK(in_db == database_states_.end() || in_db->second == kind,
+                    "keyed state '{}' was restored as a {} state but is registered as a {} state", name,
+                    stateKindName(in_db == database_states_.end() ? kind : in_db->second), stateKindName(kind));
   auto it = restored_.find(name);
   SLUICE_USER_CHECK(it == restored_.end() || it->second.kind == kind,
                     "keyed state '{}' was restored as a {} state but is registered as a {} state", name,
@@ -176,7 +280,10 @@ void KeyedStateBackend::addState(std::unique_ptr<SnapshotableKeyedState> state) 
       ++index;
     }
     restored_.erase(restored);
-    if (restored_.empty()) restored_blobs_.clear();
+    if (restored_.empty()) {
+      restored_blobs_.clear();
+      converted_blobs_.clear();
+    }
   }
   states_.emplace(name, std::move(state));
 }
@@ -205,7 +312,7 @@ std::vector<std::string> KeyedStateBackend::registeredStateNames() const {
   return names;
 }
 
-std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
+std::map<int32_t, std::string> KeyedStateBackend::snapshotGroups(bool with_rocksdb) const {
   // One consistent view for the whole snapshot: caches written back first, then a RocksDB snapshot that
   // every column family's iteration reads.
   for (const auto& [name, s] : states_) s->flushCache();
@@ -227,22 +334,43 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
   std::vector<Pending> pending;
   for (const auto& [name, r] : restored_) pending.push_back(Pending{&name, &r});
 
+  // Restored column families nobody registered: written raw by their kind.
+  struct Raw {
+    const std::string* name;
+    StateKind kind;
+    RocksDBColumnFamily* cf;
+  };
+  std::vector<Raw> raw;
+  if (with_rocksdb && db_) {
+    for (const auto& [name, kind] : database_states_) raw.push_back(Raw{&name, kind, &db_->columnFamily(name)});
+  }
+  const internal::RocksDBKeyLayout layout(max_parallelism_);
   std::map<int32_t, std::string> out;
-  // Per state: its entries of the group, written once (count and bytes in one pass).
-  std::vector<std::string> parts;
-  std::vector<size_t> counts;
+  // Per state, in name order (registered and raw ones merged, so a restored database snapshots the same
+  // bytes as the backend it came from): its entries of the group, written once (count and bytes in one
+  // pass).
+  struct Part {
+    const std::string* name;
+    StateKind kind;
+    const SnapshotableKeyedState* state;  ///< null: raw column family `cf`
+    RocksDBColumnFamily* cf;
+    size_t count = 0;
+    std::string bytes;
+  };
+  std::vector<Part> parts;
+  for (const auto& [name, s] : states_) {
+    if (with_rocksdb || !s->storedInRocksDB()) parts.push_back(Part{&name, s->kind(), s.get(), nullptr});
+  }
+  for (const Raw& r : raw) parts.push_back(Part{r.name, r.kind, nullptr, r.cf});
+  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return *a.name < *b.name; });
   for (int32_t g = range_.start; g <= range_.end; ++g) {
     size_t num_states = 0;
-    parts.resize(states_.size());
-    counts.assign(states_.size(), 0);
-    size_t i = 0;
-    for (const auto& entry : states_) {
-      const auto& s = entry.second;
-      parts[i].clear();
-      DataOutputView part(parts[i]);
-      counts[i] = s->writeGroupCounted(g, part);
-      num_states += counts[i] > 0 ? 1 : 0;
-      ++i;
+    for (Part& part : parts) {
+      part.bytes.clear();
+      DataOutputView pw(part.bytes);
+      part.count = part.state != nullptr ? part.state->writeGroupCounted(g, pw)
+                                         : internal::writeRawGroup(*part.cf, layout, part.kind == StateKind::kMap, g, pw);
+      num_states += part.count > 0 ? 1 : 0;
     }
     for (Pending& p : pending) {
       const auto& entries = p.state->entries;
@@ -253,16 +381,13 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
     DataOutputView w(blob);
     w.writeBytes(&kKeyedBlobVersion, 1);
     w.writeVarUint(num_states);
-    i = 0;
-    for (const auto& [name, s] : states_) {
-      const size_t n = counts[i];
-      const std::string& bytes = parts[i++];
-      if (n == 0) continue;
-      internal::writeBytesField(w, name);
-      const auto kind = static_cast<uint8_t>(s->kind());
+    for (const Part& part : parts) {
+      if (part.count == 0) continue;
+      internal::writeBytesField(w, *part.name);
+      const auto kind = static_cast<uint8_t>(part.kind);
       w.writeBytes(&kind, 1);
-      w.writeVarUint(n);
-      w.writeBytes(bytes.data(), bytes.size());
+      w.writeVarUint(part.count);
+      w.writeBytes(part.bytes.data(), part.bytes.size());
     }
     for (Pending& p : pending) {
       const auto& entries = p.state->entries;
@@ -281,6 +406,34 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
     }
     out.emplace(g, std::move(blob));
   }
+  return out;
+}
+
+KeyedStateBackend::IncrementalSnapshot KeyedStateBackend::snapshotIncremental(const IncrementalCheckpointTarget& target) {
+  SLUICE_CHECK(db_ != nullptr, "incremental snapshot of a heap keyed state backend");
+  for (const auto& [name, s] : states_) s->flushCache();
+  IncrementalSnapshot out;
+  out.keyed = snapshotGroups(false);
+  std::map<std::string, uint8_t> kinds;
+  for (const auto& [name, s] : states_) {
+    if (s->storedInRocksDB()) kinds.emplace(name, static_cast<uint8_t>(s->kind()));
+  }
+  for (const auto& [name, kind] : database_states_) kinds.emplace(name, static_cast<uint8_t>(kind));
+  if (kinds.empty()) return out;
+  if (!uploader_) uploader_ = std::make_unique<IncrementalSnapshotUploader>(newBackendId());
+  // Next to the working directory: the same file system, so the SST files are hard links.
+  const std::string local = fmt::format("{}.chk-{}", db_->directory(), target.checkpoint_id);
+  std::error_code ec;
+  std::filesystem::remove_all(local, ec);
+  struct Cleanup {
+    const std::string& dir;
+    ~Cleanup() {
+      std::error_code e;
+      std::filesystem::remove_all(dir, e);
+    }
+  } cleanup{local};
+  db_->createCheckpoint(local);
+  out.handle = uploader_->upload(local, target, range_, std::move(kinds));
   return out;
 }
 

@@ -16,9 +16,15 @@
 /// serializer known. Restored states the operator never registers are written back unchanged.
 ///
 /// The blobs are the same for both backends (canonical savepoints, backend-independent since Flink 1.13):
-/// restore a heap snapshot into RocksDB and back. Snapshots are synchronous and full; on RocksDB they
-/// flush the write-back caches, take a RocksDB snapshot and iterate each column family in key-group
-/// order. Incremental (SST-sharing) checkpoints are not there yet.
+/// restore a heap snapshot into RocksDB and back. Snapshots are synchronous; a full one (snapshot())
+/// flushes the write-back caches, takes a RocksDB snapshot and iterates each column family in key-group
+/// order. On RocksDB, snapshotIncremental() instead takes a native RocksDB checkpoint and uploads only
+/// the SST files earlier checkpoints did not (Flink's RocksIncrementalSnapshotStrategy,
+/// incremental_snapshot.h); timers stay canonical blobs. Restoring incremental handles (Flink's
+/// RocksDBIncrementalRestoreOperation): one handle of exactly this range opens the downloaded database;
+/// otherwise each overlapping old database is opened temporarily and the entries of this range are
+/// copied (key-group prefix range scans); the heap backend converts them into canonical blobs by
+/// iterating. Restored column families no operator registered stay in the database and in snapshots.
 /// Threading: the task thread only.
 ///
 /// Blob format of one key group: u8 version (1), varint number of states, then per state: name
@@ -27,12 +33,16 @@
 /// time).
 
 #include <cstdint>
+#include <list>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runtime/checkpoint/checkpoint_types.h"
+#include "runtime/state/incremental_snapshot.h"
 #include "runtime/state/internal_timer_service.h"
 #include "runtime/state/keyed_state.h"
 #include "runtime/state/rocksdb_store.h"
@@ -47,8 +57,11 @@ class KeyedStateBackend {
   /// blob; groups outside the range are ignored), of the type in `options` (default: heap). Throws
   /// InputError naming the key group (and state) when a blob is malformed, ConfigError naming io.tmp.dirs
   /// when the RocksDB directory cannot be created.
+  /// `incremental`: RocksDB incremental handles to restore (those overlapping the range are used); a
+  /// missing or damaged file throws InputError naming its path.
   KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism, std::map<int32_t, std::string> restored = {},
-                    const StateBackendOptions& options = {});
+                    const StateBackendOptions& options = {},
+                    std::vector<checkpoint::IncrementalKeyedStateHandle> incremental = {});
   ~KeyedStateBackend();
   KeyedStateBackend(const KeyedStateBackend&) = delete;
   KeyedStateBackend& operator=(const KeyedStateBackend&) = delete;
@@ -109,7 +122,16 @@ class KeyedStateBackend {
 
   /// The canonical snapshot: key group -> blob, only groups holding state. Synchronous, full; the same
   /// bytes on both backends for the same state.
-  std::map<int32_t, std::string> snapshot() const;
+  std::map<int32_t, std::string> snapshot() const { return snapshotGroups(true); }
+
+  /// An incremental snapshot (RocksDB only): the heap parts (timers, restored states not registered yet)
+  /// as canonical blobs, the database as a handle of uploaded files (no handle when the database has no
+  /// state). InputError naming the path when a file cannot be uploaded.
+  struct IncrementalSnapshot {
+    std::map<int32_t, std::string> keyed;
+    std::optional<checkpoint::IncrementalKeyedStateHandle> handle;
+  };
+  IncrementalSnapshot snapshotIncremental(const IncrementalCheckpointTarget& target);
 
  private:
   struct RestoredEntry {
@@ -133,6 +155,7 @@ class KeyedStateBackend {
     checkNewStateName(name, kind);
     auto owned = make();
     if (db_) owned->attachRocksDB(db_->columnFamily(name), max_parallelism_);
+    database_states_.erase(name);
     State& ref = *owned;
     addState(std::move(owned));
     return ref;
@@ -144,6 +167,16 @@ class KeyedStateBackend {
   /// Registers a new state and decodes its restored entries.
   void addState(std::unique_ptr<SnapshotableKeyedState> state);
   void parseRestoredBlob(int32_t key_group, std::string_view blob);
+  /// Canonical blobs of every group; RocksDB-backed states only when `with_rocksdb`.
+  std::map<int32_t, std::string> snapshotGroups(bool with_rocksdb) const;
+  /// Opens the RocksDB database, restored from `incremental` when given.
+  void openRocksDB(const StateBackendOptions& options,
+                   const std::vector<checkpoint::IncrementalKeyedStateHandle>& incremental);
+  /// Heap backend: the entries of `incremental` in the range as canonical blobs, parsed as restored.
+  void convertIncremental(const StateBackendOptions& options,
+                          const std::vector<checkpoint::IncrementalKeyedStateHandle>& incremental);
+  /// Records a restored column family's kind (InputError when two handles disagree).
+  void noteDatabaseState(const std::string& name, uint8_t kind);
 
   KeyGroupRange range_;
   int32_t max_parallelism_;
@@ -154,7 +187,11 @@ class KeyedStateBackend {
   std::map<std::string, std::unique_ptr<InternalTimerService>> timer_services_;
   /// Restored blobs (owned; restored_ views into them) and the restored states not registered yet.
   std::map<int32_t, std::string> restored_blobs_;
+  std::list<std::string> converted_blobs_;  ///< blobs converted from incremental handles (heap backend)
   std::map<std::string, RestoredState> restored_;
+  /// Restored column families not registered by the operator yet (snapshotted raw by their kind).
+  std::map<std::string, StateKind> database_states_;
+  std::unique_ptr<IncrementalSnapshotUploader> uploader_;
 };
 
 }  // namespace sluice::runtime::state

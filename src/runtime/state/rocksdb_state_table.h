@@ -109,6 +109,55 @@ class RocksDBKeyLayout {
   int prefix_bytes_;
 };
 
+/// Writes the canonical entries of key group `key_group` of `cf` without knowing the state's serializers
+/// (the bytes already are their forms) and returns their number: (key, namespace, value) per RocksDB
+/// entry, or, for MapState (`is_map`), one entry per (key, namespace) whose value is varint count, then
+/// each user key and user value, in bytewise user-key order (= UserMapSerializer's). Used by the typed
+/// tables and for restored column families no operator registered yet.
+inline size_t writeRawGroup(const RocksDBColumnFamily& cf, const RocksDBKeyLayout& layout, bool is_map,
+                            int32_t key_group, DataOutputView& out) {
+  int32_t g;
+  std::string key, ns, run, value;
+  size_t n = 0;
+  size_t run_entries = 0;
+  std::string run_bytes;
+  const auto endRun = [&] {
+    if (run.empty()) return;
+    value.clear();
+    DataOutputView v(value);
+    v.writeVarUint(run_entries);
+    v.writeBytes(run_bytes.data(), run_bytes.size());
+    writeBytesField(out, key);
+    writeBytesField(out, ns);
+    writeBytesField(out, value);
+    ++n;
+  };
+  auto it = cf.newIterator(layout.groupPrefix(key_group), layout.groupPrefix(key_group + 1));
+  for (; it->valid(); it->next()) {
+    const std::string_view k = it->key();
+    if (!is_map) {
+      layout.parse(k, &g, &key, &ns);
+      writeBytesField(out, key);
+      writeBytesField(out, ns);
+      writeBytesField(out, it->value());
+      ++n;
+      continue;
+    }
+    if (run.empty() || k.substr(0, run.size()) != run) {
+      endRun();
+      const size_t len = layout.parse(k, &g, &key, &ns);
+      run.assign(k.substr(0, len));
+      run_entries = 0;
+      run_bytes.clear();
+    }
+    run_bytes.append(k.substr(run.size()));
+    run_bytes.append(it->value());
+    ++run_entries;
+  }
+  endRun();
+  return n;
+}
+
 /// The cache of one address and the addressing shared by both tables.
 template <typename S>
 class RocksDBStateTableBase {
@@ -194,17 +243,7 @@ class RocksDBValueTable : public RocksDBStateTableBase<S> {
   size_t groupSize(int32_t key_group) const { return count(key_group); }
   /// Writes the group's entries; returns their number.
   size_t writeGroup(int32_t key_group, DataOutputView& out) const {
-    int32_t g;
-    std::string key, ns;
-    size_t n = 0;
-    for (auto it = this->iterate(key_group); it->valid(); it->next()) {
-      this->layout_.parse(it->key(), &g, &key, &ns);
-      writeBytesField(out, key);
-      writeBytesField(out, ns);
-      writeBytesField(out, it->value());
-      ++n;
-    }
-    return n;
+    return writeRawGroup(*this->cf_, this->layout_, false, key_group, out);
   }
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) {
     DataInputView in(value);
@@ -285,21 +324,7 @@ class RocksDBMapTable : public RocksDBStateTableBase<UserMap<UK, UV>> {
   /// Entries in the canonical form: the value is varint count, then each user key and value, in
   /// bytewise user-key order (= UserMapSerializer's). Returns the number of entries (maps) written.
   size_t writeGroup(int32_t key_group, DataOutputView& out) const {
-    size_t n = 0;
-    forEachRun(key_group, [&](const std::string& key, const std::string& ns, int32_t, const Bytes& entries) {
-      ++n;
-      writeBytesField(out, key);
-      writeBytesField(out, ns);
-      std::string value;
-      DataOutputView v(value);
-      v.writeVarUint(entries.size());
-      for (const auto& [uk, uv] : entries) {
-        v.writeBytes(uk.data(), uk.size());
-        v.writeBytes(uv.data(), uv.size());
-      }
-      writeBytesField(out, value);
-    });
-    return n;
+    return writeRawGroup(*this->cf_, this->layout_, true, key_group, out);
   }
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) {
     this->invalidate();

@@ -14,6 +14,8 @@
 #include <rocksdb/options.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 
 #include "common/config.h"
@@ -66,6 +68,7 @@ StateBackendOptions StateBackendOptions::fromConfiguration(const Configuration& 
   o.max_write_buffer_number = config.get(options::kRocksDBMaxWriteBufferNumber);
   o.block_cache_size = static_cast<uint64_t>(config.get(options::kRocksDBBlockCacheSize));
   o.use_bloom_filter = config.get(options::kRocksDBUseBloomFilter);
+  o.incremental_checkpoints = config.get(options::kIncrementalCheckpoints);
   o.bloom_filter_bits_per_key = config.get(options::kRocksDBBloomFilterBitsPerKey);
   const auto ratio = [&](const ConfigOption<double>& key, bool allow_zero) {
     const double v = config.get(key);
@@ -175,7 +178,9 @@ struct RocksDBStore::Impl {
   }
 };
 
-RocksDBStore::RocksDBStore(const StateBackendOptions& options) : impl_(std::make_unique<Impl>()) {
+RocksDBStore::RocksDBStore(const StateBackendOptions& options,
+                           const std::function<void(const std::string& directory)>& populate)
+    : impl_(std::make_unique<Impl>()) {
   std::error_code ec;
   const std::filesystem::path parent = options.local_directory.empty()
                                            ? std::filesystem::temp_directory_path(ec)
@@ -228,17 +233,41 @@ RocksDBStore::RocksDBStore(const StateBackendOptions& options) : impl_(std::make
   // A working copy removed with the backend: one info log file is enough.
   db_options.keep_log_file_num = 1;
   db_options.max_open_files = -1;
-  rocksdb::ColumnFamilyDescriptor default_family(rocksdb::kDefaultColumnFamilyName, impl_->cf_options);
+  std::vector<std::string> names = {rocksdb::kDefaultColumnFamilyName};
+  if (populate) {
+    try {
+      populate(directory_);
+    } catch (...) {
+      std::filesystem::remove_all(directory_, ec);
+      throw;
+    }
+    names.clear();
+    const rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, directory_, &names);
+    if (!listed.ok()) {
+      std::filesystem::remove_all(directory_, ec);
+      throw InputError(fmt::format("restored RocksDB files in '{}' do not open: {}", directory_, listed.ToString()));
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name : names) families.emplace_back(name, impl_->cf_options);
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
-  const rocksdb::Status s = rocksdb::DB::Open(db_options, directory_, {default_family}, &handles, &db);
+  const rocksdb::Status s = rocksdb::DB::Open(db_options, directory_, families, &handles, &db);
   if (!s.ok()) {
     std::filesystem::remove_all(directory_, ec);
+    if (populate) throw InputError(fmt::format("restored RocksDB files in '{}' do not open: {}", directory_, s.ToString()));
     impl_->check(s, directory_, "open");
   }
   impl_->db.reset(db);
-  // The default column family stays unused; its handle is owned by the DB.
-  for (auto* h : handles) impl_->db->DestroyColumnFamilyHandle(h);
+  for (size_t i = 0; i < handles.size(); ++i) {
+    // The default column family stays unused; its handle is owned by the DB.
+    if (names[i] == rocksdb::kDefaultColumnFamilyName) {
+      impl_->db->DestroyColumnFamilyHandle(handles[i]);
+      continue;
+    }
+    auto cf = std::unique_ptr<RocksDBColumnFamily>(new RocksDBColumnFamily(this, names[i], handles[i]));
+    impl_->families.emplace(names[i], std::move(cf));
+  }
 }
 
 RocksDBStore::~RocksDBStore() {
@@ -278,6 +307,41 @@ void RocksDBStore::flush() {
   for (auto& [name, cf] : impl_->families) handles.push_back(handleOf(cf->handle_));
   if (handles.empty()) return;
   impl_->check(impl_->db->Flush(rocksdb::FlushOptions(), handles), directory_, "flush");
+}
+
+void RocksDBStore::createCheckpoint(const std::string& directory) {
+  rocksdb::Checkpoint* raw = nullptr;
+  impl_->check(rocksdb::Checkpoint::Create(impl_->db.get(), &raw), directory_, "create a checkpoint object");
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // log_size_for_flush 0: the memtables are always flushed first (the WAL is off, so that is where
+  // the latest writes are).
+  impl_->check(checkpoint->CreateCheckpoint(directory, 0), directory_, fmt::format("native checkpoint into '{}'", directory));
+}
+
+std::vector<std::string> RocksDBStore::columnFamilyNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, cf] : impl_->families) names.push_back(name);
+  return names;
+}
+
+void RocksDBStore::copyRange(const RocksDBStore& source, std::string_view begin, std::string_view end) {
+  constexpr size_t kBatchBytes = 4u << 20;
+  for (const std::string& name : source.columnFamilyNames()) {
+    const RocksDBColumnFamily& from = *source.impl_->families.at(name);
+    RocksDBColumnFamily& to = columnFamily(name);
+    rocksdb::WriteBatch batch;
+    const auto commit = [&] {
+      impl_->check(impl_->db->Write(impl_->write_options, &batch), directory_,
+                   fmt::format("copy into state '{}'", name));
+      batch.Clear();
+    };
+    for (auto it = from.newIterator(begin, end); it->valid(); it->next()) {
+      impl_->check(batch.Put(handleOf(to.handle_), slice(it->key()), slice(it->value())), directory_,
+                   fmt::format("batch for state '{}'", name));
+      if (batch.GetDataSize() >= kBatchBytes) commit();
+    }
+    if (batch.Count() > 0) commit();
+  }
 }
 
 RocksDBStore::MemoryUsage RocksDBStore::memoryUsage() const {

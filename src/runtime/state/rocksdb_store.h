@@ -19,9 +19,11 @@
 /// ConfigError naming io.tmp.dirs. Threading: the owning task thread only.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/state/state_backend_options.h"
 
@@ -75,8 +77,13 @@ class RocksDBStore {
  public:
   /// Creates the directory `<dir>/sluice-rocksdb-<name>-XXXXXX` (dir: options.local_directory, or the
   /// system temp directory when empty; name: options.instance_name with '/' and spaces replaced) and
-  /// opens a database there. ConfigError naming io.tmp.dirs when the directory cannot be created.
-  explicit RocksDBStore(const StateBackendOptions& options);
+  /// opens a database there. With `populate`, it is first called with the directory to place the files
+  /// of a database there (a restored RocksDB checkpoint), which is then opened with all its column
+  /// families; what `populate` throws propagates (the directory is removed). ConfigError naming
+  /// io.tmp.dirs when the directory cannot be created; InputError naming the directory when the
+  /// placed files do not open as a database.
+  explicit RocksDBStore(const StateBackendOptions& options,
+                        const std::function<void(const std::string& directory)>& populate = {});
   ~RocksDBStore();
   RocksDBStore(const RocksDBStore&) = delete;
   RocksDBStore& operator=(const RocksDBStore&) = delete;
@@ -87,8 +94,18 @@ class RocksDBStore {
   /// the synchronous part takes a RocksDB snapshot, the writer iterates it). Not nested.
   void beginSnapshot();
   void endSnapshot();
-  /// Flushes every memtable to SST files (for tests and, later, native checkpoints).
+  /// Flushes every memtable to SST files.
   void flush();
+  /// Flushes the memtables, then writes a native RocksDB checkpoint into `directory` (which must not exist; same file
+  /// system: SST files are hard links): the live SST files plus MANIFEST, CURRENT and OPTIONS (Flink's
+  /// RocksIncrementalSnapshotStrategy.takeDBNativeCheckpoint). InternalError when RocksDB fails.
+  void createCheckpoint(const std::string& directory);
+  /// Names of the column families (one per state), sorted; the default family is not listed.
+  std::vector<std::string> columnFamilyNames() const;
+  /// Copies the entries of `source`'s column families in [begin, end) into the same-named families of
+  /// this store, in write batches (Flink's RocksDBIncrementalRestoreOperation on a rescale: key-group
+  /// prefix range scans of each overlapping old database).
+  void copyRange(const RocksDBStore& source, std::string_view begin, std::string_view end);
   /// Bytes in use, for tests and diagnostics: the block cache's capacity and usage (shared by the slot's
   /// backends when the memory is managed, memtables charged to it then) and this database's memtables.
   struct MemoryUsage {

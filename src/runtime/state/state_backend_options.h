@@ -45,8 +45,14 @@ struct StateBackendOptions {
   /// Bloom filters in SST files (state.backend.rocksdb.use-bloom-filter, bits-per-key).
   bool use_bloom_filter = false;
   double bloom_filter_bits_per_key = 10.0;
+  /// execution.checkpointing.incremental with a checkpoint directory: checkpoints of the RocksDB backend
+  /// upload SST files into `<checkpoint_job_directory>/shared` (savepoints stay canonical).
+  bool incremental_checkpoints = false;
+  /// `<execution.checkpointing.dir>/<job id>`; empty: no file storage, checkpoints are full.
+  std::string checkpoint_job_directory;
 
-  /// The options from `state.backend.type`, `io.tmp.dirs` and the RocksDB memory keys of `config`. With
+  /// The options from `state.backend.type`, `io.tmp.dirs`, execution.checkpointing.incremental and the
+  /// RocksDB memory keys of `config` (checkpoint_job_directory is left to the caller, who knows the job). With
   /// several directories in io.tmp.dirs (separated by ','), subtask `subtask_index` takes directory
   /// index % count, as Flink spreads subtasks over its local directories. Managed memory per slot is
   /// taskmanager.memory.managed.size (or its fraction of taskmanager.memory.flink.size, else 128 mb)

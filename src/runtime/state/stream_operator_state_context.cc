@@ -1,5 +1,7 @@
 #include "runtime/state/stream_operator_state_context.h"
 
+#include <filesystem>
+
 #include "common/error.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/state/operator_state_backend.h"
@@ -23,6 +25,9 @@ StreamOperatorStateContext::StreamOperatorStateContext(std::string uid, KeyGroup
       if (range_.contains(group)) restored_state_.keyed.emplace(group, blob);
     }
     restored_state_.operator_state = restored->operator_state;
+    for (const auto& h : restored->incremental) {
+      if (h.key_group_end >= range_.start && h.key_group_start <= range_.end) restored_state_.incremental.push_back(h);
+    }
   }
 }
 
@@ -31,11 +36,13 @@ StreamOperatorStateContext::~StreamOperatorStateContext() = default;
 KeyedStateBackend& StreamOperatorStateContext::keyedStateBackend() {
   if (!keyed_) {
     try {
-      keyed_ = std::make_unique<KeyedStateBackend>(range_, max_parallelism_, std::move(restored_state_.keyed), backend_);
+      keyed_ = std::make_unique<KeyedStateBackend>(range_, max_parallelism_, std::move(restored_state_.keyed), backend_,
+                                                   std::move(restored_state_.incremental));
     } catch (const InputError& e) {
       throw InputError(fmt::format("operator '{}': {}", uid_, e.what()));
     }
     restored_state_.keyed.clear();
+    restored_state_.incremental.clear();
   }
   return *keyed_;
 }
@@ -48,7 +55,24 @@ OperatorStateBackend& StreamOperatorStateContext::operatorStateBackend() {
   return *operator_;
 }
 
-checkpoint::OperatorSubtaskState StreamOperatorStateContext::snapshot() const {
+checkpoint::OperatorSubtaskState StreamOperatorStateContext::snapshot(int64_t checkpoint_id, bool canonical) {
+  const bool incremental = !canonical && backend_.incremental_checkpoints && !backend_.checkpoint_job_directory.empty() &&
+                           backend_.type == StateBackendType::kRocksDB;
+  if (!incremental || (!keyed_ && restored_state_.incremental.empty())) return snapshot();
+  IncrementalCheckpointTarget target;
+  target.shared_directory = (std::filesystem::path(backend_.checkpoint_job_directory) / "shared").string();
+  target.task_owned_directory = (std::filesystem::path(backend_.checkpoint_job_directory) / "taskowned").string();
+  target.checkpoint_id = checkpoint_id;
+  KeyedStateBackend::IncrementalSnapshot snap = keyedStateBackend().snapshotIncremental(target);
+  checkpoint::OperatorSubtaskState out;
+  out.keyed = std::move(snap.keyed);
+  if (snap.handle) out.incremental.push_back(std::move(*snap.handle));
+  out.operator_state = operator_ ? operator_->snapshot() : restored_state_.operator_state;
+  return out;
+}
+
+checkpoint::OperatorSubtaskState StreamOperatorStateContext::snapshot() {
+  if (!keyed_ && !restored_state_.incremental.empty()) keyedStateBackend();
   checkpoint::OperatorSubtaskState out;
   out.keyed = keyed_ ? keyed_->snapshot() : restored_state_.keyed;
   out.operator_state = operator_ ? operator_->snapshot() : restored_state_.operator_state;

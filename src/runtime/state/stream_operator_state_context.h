@@ -42,8 +42,14 @@ class StreamOperatorStateContext {
   int32_t maxParallelism() const { return max_parallelism_; }
   const StateBackendOptions& backendOptions() const { return backend_; }
 
-  /// Synchronous snapshot of both backends (restored state never touched is passed on unchanged).
-  checkpoint::OperatorSubtaskState snapshot() const;
+  /// Synchronous canonical snapshot of both backends (restored state never touched is passed on
+  /// unchanged; restored RocksDB incremental handles are converted, which creates the keyed backend).
+  checkpoint::OperatorSubtaskState snapshot();
+  /// The snapshot of checkpoint `checkpoint_id`: incremental (RocksDB files uploaded into the job's
+  /// shared/ and taskowned/) when the options ask for it, the backend is RocksDB and `canonical` is false
+  /// (savepoints and final states are canonical); otherwise snapshot(). InputError naming a path when
+  /// an upload fails.
+  checkpoint::OperatorSubtaskState snapshot(int64_t checkpoint_id, bool canonical);
 
  private:
   std::string uid_;

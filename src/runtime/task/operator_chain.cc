@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "common/config.h"
 #include "common/error.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/state/key_group.h"
 #include "runtime/state/state_backend_options.h"
 #include "runtime/state/stream_operator_state_context.h"
@@ -344,7 +348,17 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
       base.max_parallelism, base.parallelism, base.subtask_index);
   states_.reserve(n);
   state::StateBackendOptions backend;
-  if (base.config != nullptr) backend = state::StateBackendOptions::fromConfiguration(*base.config, base.subtask_index);
+  if (base.config != nullptr) {
+    backend = state::StateBackendOptions::fromConfiguration(*base.config, base.subtask_index);
+    // Incremental checkpoints upload into the job's checkpoint directory (FsCheckpointStorage's layout).
+    const std::string dir = base.config->getOptional(options::kCheckpointsDirectory).value_or("");
+    if (!dir.empty() && job != nullptr && !job->job_id.empty()) {
+      backend.checkpoint_job_directory =
+          (std::filesystem::path(checkpoint::localFileSystemPath(dir)) / job->job_id).string();
+    }
+  }
+  // The working directory names the job, the operator and the subtask.
+  const std::string job_tag = job != nullptr ? job->job_id.substr(0, 8) : std::string();
   for (size_t i = 0; i < n; ++i) {
     const std::string& uid = vertex.operators[i].uid.empty() ? vertex.operators[i].name : vertex.operators[i].uid;
     const checkpoint::OperatorSubtaskState* restored = nullptr;
@@ -353,7 +367,8 @@ OperatorChain::OperatorChain(const graph::JobVertex& vertex, std::vector<RecordW
       if (it != restore->end()) restored = &it->second;
     }
     state::StateBackendOptions options = backend;
-    options.instance_name = fmt::format("{}-{}", uid, base.subtask_index);
+    options.instance_name =
+        job_tag.empty() ? fmt::format("{}-{}", uid, base.subtask_index) : fmt::format("{}-{}-{}", job_tag, uid, base.subtask_index);
     states_.push_back(
         std::make_unique<state::StreamOperatorStateContext>(uid, range, base.max_parallelism, restored, options));
     contexts_[i].uid = uid;
@@ -385,11 +400,11 @@ void OperatorChain::prepareSnapshotPreBarrier(int64_t checkpoint_id) {
   for (auto& op : operators_) op->prepareSnapshotPreBarrier(checkpoint_id);
 }
 
-checkpoint::TaskStateSnapshot OperatorChain::snapshotState(int64_t checkpoint_id) {
+checkpoint::TaskStateSnapshot OperatorChain::snapshotState(int64_t checkpoint_id, bool canonical) {
   checkpoint::TaskStateSnapshot out;
   for (size_t i = 0; i < operators_.size(); ++i) {
     operators_[i]->snapshotState(checkpoint_id);
-    checkpoint::OperatorSubtaskState s = states_[i]->snapshot();
+    checkpoint::OperatorSubtaskState s = states_[i]->snapshot(checkpoint_id, canonical);
     if (!s.empty()) out.emplace(contexts_[i].uid, std::move(s));
   }
   return out;

@@ -84,8 +84,9 @@ class OperatorChain {
   /// prepareSnapshotPreBarrier on every operator, head first.
   void prepareSnapshotPreBarrier(int64_t checkpoint_id);
   /// snapshotState on every operator, then the synchronous snapshot of each operator's state backends;
-  /// operators without state are left out.
-  checkpoint::TaskStateSnapshot snapshotState(int64_t checkpoint_id);
+  /// operators without state are left out. `canonical` (savepoints, a finished task's final state):
+  /// never a RocksDB incremental snapshot.
+  checkpoint::TaskStateSnapshot snapshotState(int64_t checkpoint_id, bool canonical = false);
   void notifyCheckpointComplete(int64_t checkpoint_id);
   void notifyCheckpointAborted(int64_t checkpoint_id);
   /// Feeds an advanced task watermark to the head.

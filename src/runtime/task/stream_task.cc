@@ -370,7 +370,8 @@ void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
   metrics.checkpoint_start_delay_ns = std::max<int64_t>(0, now_ms - barrier.timestamp_ms) * 1000000;
   chain_->prepareSnapshotPreBarrier(barrier.id);
   for (auto& w : writers_) w->broadcastCheckpointBarrier(barrier);
-  checkpoint::TaskStateSnapshot state = chain_->snapshotState(barrier.id);
+  checkpoint::TaskStateSnapshot state =
+      chain_->snapshotState(barrier.id, barrier.kind == checkpoint::CheckpointKind::kSavepoint);
   metrics.sync_duration_ms = (steadyNanos() - start) / 1000000;
   if (setup_.checkpoint_responder != nullptr) {
     setup_.checkpoint_responder->acknowledgeCheckpoint(setup_.vertex_index, setup_.subtask_index, barrier.id,
@@ -408,7 +409,7 @@ void StreamTask::endOfInput() {
     }
     // From now on this subtask takes part in checkpoints with its final state.
     setup_.checkpoint_responder->reportFinalState(setup_.vertex_index, setup_.subtask_index,
-                                                  chain_->snapshotState(last_checkpoint_id_ + 1));
+                                                  chain_->snapshotState(last_checkpoint_id_ + 1, /*canonical=*/true));
   }
   for (auto& w : writers_) w->endOfPartition();
 }

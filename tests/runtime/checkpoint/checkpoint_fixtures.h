@@ -49,8 +49,31 @@ inline CompletedCheckpoint twoOperatorCheckpoint(int64_t id) {
   return c;
 }
 
+/// twoOperatorCheckpoint plus a RocksDB incremental handle in "agg" subtask 1 (two SST files, one shared
+/// with a second handle of subtask 0).
+inline CompletedCheckpoint incrementalCheckpoint(int64_t id) {
+  CompletedCheckpoint c = twoOperatorCheckpoint(id);
+  IncrementalKeyedStateHandle h;
+  h.backend_id = "0123456789abcdef0123456789abcdef";
+  h.checkpoint_id = id;
+  h.key_group_start = 64;
+  h.key_group_end = 127;
+  h.states = {{"accState", 0}, {"m", 2}};
+  h.shared_files = {{"000009.sst", "/ck/j/shared/0123-000009.sst", 1234, 0xdeadbeef},
+                    {"000011.sst", "/ck/j/shared/0123-000011.sst", 99, 7}};
+  h.private_files = {{"CURRENT", "/ck/j/taskowned/0123-5-CURRENT", 16, 0x12345678}};
+  h.checkpointed_size = 115;
+  c.operators["agg"].subtasks[1].incremental.push_back(h);
+  h.key_group_start = 0;
+  h.key_group_end = 63;
+  h.shared_files.pop_back();
+  c.operators["agg"].subtasks[0].incremental.push_back(h);
+  return c;
+}
+
 inline void expectSameSubtask(const OperatorSubtaskState& a, const OperatorSubtaskState& b) {
   EXPECT_EQ(a.keyed, b.keyed);
+  EXPECT_TRUE(a.incremental == b.incremental);
   ASSERT_EQ(a.operator_state.size(), b.operator_state.size());
   for (const auto& [name, list] : a.operator_state) {
     const auto it = b.operator_state.find(name);

@@ -27,10 +27,10 @@ std::string le(uint64_t v, int bytes) {
 }
 
 /// A `_metadata` frame around `payload`, built here from the documented layout with zlib's crc32.
-std::string frame(const std::string& payload) {
+std::string frame(const std::string& payload, uint32_t version = 2) {
   const uint32_t crc = static_cast<uint32_t>(
       crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
-  return std::string("\x49\x60\x67\x2d", 4) + le(1, 4) + le(payload.size(), 8) + payload + le(crc, 4);
+  return std::string("\x49\x60\x67\x2d", 4) + le(version, 4) + le(payload.size(), 8) + payload + le(crc, 4);
 }
 
 std::string decodeError(const std::string& bytes) {
@@ -69,8 +69,39 @@ TEST(CheckpointMetadataTest, EncodesTheDocumentedLayout) {
                               "\x01\x03\x01v"   // one keyed entry: group 3, blob "v"
                               "\x01\x01s" +     // one named state "s"
                               std::string(1, '\0') + "\x01\x01" "e";  // mode split, one element "e"
-  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload));
-  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload), "x"), c);
+  const std::string no_handles(1, '\0');  // version 2: no RocksDB incremental handles
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + no_handles));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + no_handles), "x"), c);
+  // Version 1 files (no handle section) still decode.
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload, 1), "x"), c);
+  EXPECT_THAT(decodeError(frame(payload, 3)), HasSubstr("unsupported format version 3 at byte 4"));
+
+  // One handle: backend "b", checkpoint 9, groups [1, 2], state "s" kind 2, one shared file "1.sst" at
+  // "/s" (size 5, crc 300 = varint ac 02), no private file, checkpointed size 5.
+  op.subtasks[0].incremental.push_back(IncrementalKeyedStateHandle{
+      "b", 9, 1, 2, {{"s", 2}}, {{"1.sst", "/s", 5, 300}}, {}, 5});
+  c.operators["o"] = op;
+  const std::string handle = std::string("\x01") + "\x01" "b" + le(9, 8) + "\x01\x02" + "\x01\x01s\x02" +
+                             "\x01\x05" "1.sst" "\x02/s" "\x05\xac\x02" + std::string(1, '\0') + "\x05";
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + handle));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + handle), "x"), c);
+}
+
+TEST(CheckpointMetadataTest, IncrementalHandlesRoundTripAndBadOnesAreRejected) {
+  const CompletedCheckpoint c = testing::incrementalCheckpoint(4);
+  expectSameCheckpoint(deserializeCheckpointMetadata(serializeCheckpointMetadata(c), "x"), c);
+  const auto with = [&](auto change) {
+    CompletedCheckpoint bad = testing::incrementalCheckpoint(4);
+    change(bad.operators["agg"].subtasks[1].incremental[0]);
+    // The encoder checks only the range; the decoder everything else.
+    return decodeError(serializeCheckpointMetadata(bad));
+  };
+  EXPECT_THAT(with([](IncrementalKeyedStateHandle& h) { h.shared_files[0].path = "relative/x.sst"; }),
+              HasSubstr("shared file path 'relative/x.sst' is not absolute"));
+  EXPECT_THAT(with([](IncrementalKeyedStateHandle& h) { h.private_files[0].local_name = "../CURRENT"; }),
+              HasSubstr("private file name '../CURRENT' is not a plain file name"));
+  EXPECT_THAT(with([](IncrementalKeyedStateHandle& h) { h.private_files[0].local_name = ".."; }),
+              HasSubstr("is not a plain file name"));
 }
 
 TEST(CheckpointMetadataTest, RoundTripsTheTwoOperatorCheckpoint) {
@@ -132,8 +163,14 @@ TEST(CheckpointMetadataTest, FuzzSeedsDecode) {
   const std::string payload = file.substr(kCheckpointMetadataHeaderBytes,
                                           file.size() - kCheckpointMetadataHeaderBytes - kCheckpointMetadataTrailerBytes);
   const std::filesystem::path dir = std::filesystem::path(SLUICE_SOURCE_DIR) / "fuzz/corpus/checkpoint_metadata";
-  const std::map<std::string, std::string> seeds = {{"file_two_operators", std::string(1, '\0') + file},
-                                                    {"payload_two_operators", "\x01" + payload}};
+  const std::string incremental = serializeCheckpointMetadata(testing::incrementalCheckpoint(5));
+  const std::map<std::string, std::string> seeds = {
+      {"file_two_operators", std::string(1, '\0') + file},
+      {"payload_two_operators", "\x01" + payload},
+      {"file_incremental", std::string(1, '\0') + incremental},
+      {"payload_incremental",
+       "\x01" + incremental.substr(kCheckpointMetadataHeaderBytes, incremental.size() - kCheckpointMetadataHeaderBytes -
+                                                                    kCheckpointMetadataTrailerBytes)}};
   const char* update = std::getenv("SLUICE_UPDATE_FUZZ_CORPUS");
   for (const auto& [name, bytes] : seeds) {
     if (update != nullptr && std::string(update) == "1") {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 
 #include "common/error.h"
@@ -129,6 +130,47 @@ TEST(FsCheckpointStorageTest, RetentionKeepsExactlyTheNewestN) {
 
   EXPECT_THROW(FsCheckpointStorage(tmp.path().string(), "job", 0), ConfigError);
   EXPECT_THROW(FsCheckpointStorage("", "job"), ConfigError);
+}
+
+// Flink's SharedStateRegistry: a shared file goes when the last retained checkpoint referencing it goes.
+TEST(FsCheckpointStorageTest, RetentionDeletesOnlySharedFilesNoRetainedCheckpointReferences) {
+  TempDir tmp;
+  FsCheckpointStorage storage(tmp.path().string(), "job", 1);
+  const fs::path shared = tmp.path() / "job" / "shared";
+  const fs::path owned = tmp.path() / "job" / "taskowned";
+  const fs::path foreign = tmp.path() / "other-job-a.sst";  // e.g. a restored checkpoint's file
+  for (const fs::path& p : {shared / "a.sst", shared / "b.sst", shared / "c.sst", owned / "1-CURRENT",
+                            owned / "2-CURRENT", foreign}) {
+    writeAll(p, "x");
+  }
+  const auto checkpointWith = [](int64_t id, std::vector<fs::path> sst, fs::path current) {
+    CompletedCheckpoint c = twoOperatorCheckpoint(id);
+    IncrementalKeyedStateHandle h;
+    h.backend_id = "b";
+    h.checkpoint_id = id;
+    h.key_group_start = 0;
+    h.key_group_end = 63;
+    for (const fs::path& p : sst) h.shared_files.push_back({p.filename().string(), p.string(), 1, 0});
+    h.private_files.push_back({"CURRENT", current.string(), 1, 0});
+    c.operators["agg"].subtasks[0].incremental.push_back(h);
+    return c;
+  };
+  storage.store(checkpointWith(1, {shared / "a.sst", shared / "b.sst", foreign}, owned / "1-CURRENT"));
+  storage.store(checkpointWith(2, {shared / "b.sst", shared / "c.sst"}, owned / "2-CURRENT"));
+  EXPECT_EQ(storage.completedCheckpointIds(), (std::vector<int64_t>{2}));
+  // a and 1-CURRENT were only in checkpoint 1; b is still in 2; the foreign file is not the job's.
+  EXPECT_EQ(namesIn(shared), (std::vector<std::string>{"b.sst", "c.sst"}));
+  EXPECT_EQ(namesIn(owned), (std::vector<std::string>{"2-CURRENT"}));
+  EXPECT_TRUE(fs::exists(foreign));
+
+  // A new instance for the same directory (a restarted coordinator) reads what chk-2 references.
+  FsCheckpointStorage again(tmp.path().string(), "job", 1);
+  writeAll(owned / "3-CURRENT", "x");
+  again.store(checkpointWith(3, {shared / "c.sst"}, owned / "3-CURRENT"));
+  EXPECT_EQ(namesIn(shared), (std::vector<std::string>{"c.sst"}));
+  EXPECT_EQ(namesIn(owned), (std::vector<std::string>{"3-CURRENT"}));
+  EXPECT_EQ(FsCheckpointStorage::incrementalFilesOf(FsCheckpointStorage::load((tmp.path() / "job" / "chk-3").string())),
+            (std::set<std::string>{(shared / "c.sst").string(), (owned / "3-CURRENT").string()}));
 }
 
 TEST(FsCheckpointStorageTest, FlippedPayloadByteIsAChecksumMismatchNamingThePath) {
