@@ -5,6 +5,7 @@
 #include <random>
 
 #include <algorithm>
+#include <filesystem>
 #include <atomic>
 #include <climits>
 #include <condition_variable>
@@ -409,6 +410,12 @@ class JobHandle::State {
     if (keep) return;
     try {
       for (int64_t id : checkpoint_storage->completedCheckpointIds()) checkpoint_storage->discard(id);
+      // No checkpoint is left to reference the incremental files: shared/ and taskowned/ are emptied.
+      for (const char* sub : {"shared", "taskowned"}) {
+        std::error_code ec;
+        const std::filesystem::path dir = std::filesystem::path(checkpoint_storage->jobDirectory()) / sub;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec)) std::filesystem::remove_all(e.path(), ec);
+      }
     } catch (...) {
       // Leftover checkpoint files do not change the job's outcome.
     }
