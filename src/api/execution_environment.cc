@@ -125,6 +125,11 @@ std::unique_ptr<JobClient> StreamExecutionEnvironment::executeAsync(const std::s
   cluster::SubmitOptions submit;
   // A restarted attempt gets fresh enumerators (restored from the sources' state) and accumulators.
   submit.on_new_attempt = [slot = scope_slot_] { slot->reset(); };
+  // A region failover: the restarted sources get fresh enumerators; the running ones keep theirs.
+  submit.on_region_restart = [slot = scope_slot_](const std::vector<int>& node_ids) {
+    const std::shared_ptr<runtime::ExecutionScope> scope = slot->current();
+    for (int id : node_ids) scope->forget(id);
+  };
   return std::make_unique<JobClient>(cluster.start(job, config_, std::move(submit)), scope_slot_);
 }
 

@@ -124,6 +124,7 @@ Json subtaskJson(const SubtaskProgress& s) {
   Json j;
   j["subtask"] = s.subtask;
   j["name"] = s.name;
+  j["attempt"] = s.attempt;  // Flink's attemptNumber in /jobs/:id/vertices/:vid subtasks
   Json m;
   putShared(m, {io.num_records_in, io.num_records_out, s.num_records_in_per_second, s.num_records_out_per_second,
                 io.num_bytes_in, io.num_bytes_out, s.num_bytes_in_per_second, s.num_bytes_out_per_second,

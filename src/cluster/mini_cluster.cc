@@ -29,7 +29,9 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/checkpoint/state_assignment.h"
+#include "runtime/task/operator_chain.h"
 #include "runtime/task/stream_task.h"
+#include "scheduler/failover_strategy.h"
 #include "scheduler/region_scheduler.h"
 #include "scheduler/restart_strategy.h"
 
@@ -47,13 +49,41 @@ const char* jobStatusName(JobStatus s) {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-void buildAttempt(JobHandle::State* st, const Configuration& cluster_config);
+void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, const std::vector<char>* rebuild = nullptr);
 
 std::string randomJobId() {
   std::random_device rd;
   std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
                       static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   return fmt::format("{:016x}{:016x}", gen(), gen());
+}
+
+/// `ep` with its message prefixed by `prefix`, as the same type (a UserError stays a UserError, so the
+/// restart strategy and the CLI treat it as before). Errors of other types become an InternalError.
+std::exception_ptr withContext(std::exception_ptr ep, const std::string& prefix) {
+  try {
+    std::rethrow_exception(ep);
+  } catch (const SqlError& e) {
+    return std::make_exception_ptr(SqlError(prefix + e.what(), e.line(), e.column()));
+  } catch (const InputError& e) {
+    return std::make_exception_ptr(InputError(prefix + e.what()));
+  } catch (const ConfigError& e) {
+    return std::make_exception_ptr(ConfigError(prefix + e.what()));
+  } catch (const UserError& e) {
+    return std::make_exception_ptr(UserError(prefix + e.what()));
+  } catch (const TransientError& e) {
+    return std::make_exception_ptr(TransientError(prefix + e.what()));
+  } catch (const InternalError& e) {
+    return std::make_exception_ptr(InternalError(prefix + e.what()));
+  } catch (const runtime::InjectedFailure& e) {
+    return std::make_exception_ptr(runtime::InjectedFailure(prefix + e.what()));
+  } catch (const SluiceError& e) {
+    return std::make_exception_ptr(SluiceError(prefix + e.what()));
+  } catch (const std::exception& e) {
+    return std::make_exception_ptr(InternalError(prefix + e.what()));
+  } catch (...) {
+    return std::make_exception_ptr(InternalError(prefix + "unknown error"));
+  }
 }
 
 std::string upperCase(std::string s) {
@@ -79,8 +109,27 @@ class JobHandle::State {
   std::shared_ptr<const runtime::checkpoint::CompletedCheckpoint> initial_restore;  // execution.state-recovery.path
   runtime::FailureInjection failure_injection;
   int fail_attempts = 0;
-  int attempt = 0;
   int num_restarts = 0;
+  scheduler::FailoverStrategy failover_strategy = scheduler::FailoverStrategy::kRegion;
+  bool region_failover = false;  // region strategy and one TaskManager (a region restart rebuilds local channels only)
+  std::vector<int> execution_attempts;  // per execution: Flink's attemptNumber (0 for the first run)
+  std::vector<char> execution_running;  // per execution: its thread runs (under `mu`)
+  std::vector<char> restarting;         // per execution: cancelled for a region failover (under `mu`)
+  struct TaskFailure {
+    int execution;
+    std::exception_ptr error;
+  };
+  std::deque<TaskFailure> task_failures;  // region failover: failures for the master thread (under `mu`)
+  std::vector<int> restart_regions;       // the region failover under way (under `mu`); empty: none
+  bool full_restart_allowed = false;      // the restart strategy already allowed the restart of `failure`
+  /// The blocking results by (edge, producer subtask, consumer subtask), with the consumer's channel: a
+  /// restarted consumer reads them again when its producer did not restart.
+  struct BlockingLink {
+    std::shared_ptr<runtime::BlockingSubpartition> subpartition;
+    int channel = 0;
+  };
+  std::map<std::tuple<int, int, int>, BlockingLink> blocking_links;
+  bool checkpoints_discarded = false;  // the retention deleted the job's checkpoints at its end
   /// Guards the per-attempt vectors below against readers on other threads (progress, coordinator
   /// hooks) while an attempt is torn down and rebuilt.
   mutable std::mutex attempt_mu;
@@ -96,7 +145,8 @@ class JobHandle::State {
   std::unique_ptr<runtime::SpillDirectory> spill_directory;
   // Declared before everything holding buffers: destroyed last.
   std::vector<std::unique_ptr<runtime::network::NetworkBufferPool>> network_pools;  // per TaskManager
-  std::vector<std::shared_ptr<runtime::network::LocalBufferPool>> partition_pools;  // and gates' floating pools
+  // Result partitions' pools (owned by the producer vertex) and gates' floating pools (by the consumer).
+  std::vector<std::pair<int, std::shared_ptr<runtime::network::LocalBufferPool>>> partition_pools;
   std::vector<std::unique_ptr<runtime::ResultPartitionManager>> partition_managers;  // per TaskManager (N > 1)
   std::vector<std::vector<std::unique_ptr<runtime::InputGate>>> gates;   // [vertex][subtask]
   std::vector<std::vector<std::unique_ptr<runtime::StreamTask>>> tasks;  // [vertex][subtask]
@@ -104,7 +154,7 @@ class JobHandle::State {
   // Per TaskManager when there are several; declared after the gates and tasks so the I/O threads stop
   // before the channels they feed are destroyed.
   std::vector<std::unique_ptr<runtime::network::TcpConnectionManager>> transports;
-  std::vector<std::thread> threads;  // started by the master thread only
+  std::vector<std::thread> threads;  // per execution; started by the master thread only
   std::thread master;
   std::thread monitor;
 
@@ -132,7 +182,23 @@ class JobHandle::State {
       }
     }
     // Producers waiting for a free buffer throw CancelTaskException.
-    for (auto& p : partition_pools) p->destroy();
+    for (auto& [vertex, p] : partition_pools) p->destroy();
+  }
+
+  /// Region failover: cancels the tasks of `vertices` (flags per vertex), their gates and the pools they
+  /// own. Regions only meet through blocking results, so no other task waits on them.
+  void cancelVertices(const std::vector<char>& vertices) {
+    std::lock_guard<std::mutex> attempt_lock(attempt_mu);
+    for (size_t v = 0; v < tasks.size(); ++v) {
+      if (!vertices[v]) continue;
+      for (auto& t : tasks[v]) t->cancel();
+      for (auto& g : gates[v]) {
+        if (g) g->cancel();
+      }
+    }
+    for (auto& [vertex, p] : partition_pools) {
+      if (vertices[static_cast<size_t>(vertex)]) p->destroy();
+    }
   }
 
   void requestCancel() {
@@ -168,6 +234,21 @@ class JobHandle::State {
     cv.notify_all();
   }
 
+  /// A task failed. With region failover the master thread decides what restarts (failures of tasks
+  /// that a region failover is cancelling are not new failures); otherwise the whole job fails over.
+  void onTaskFailure(int execution, std::exception_ptr ep) {
+    if (!region_failover) {
+      onFailure(std::move(ep));
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (failure || cancel_requested || restarting[static_cast<size_t>(execution)]) return;
+      task_failures.push_back(TaskFailure{execution, std::move(ep)});
+    }
+    cv.notify_all();
+  }
+
   void runTask(int execution) {
     const scheduler::ExecutionVertex& ev = execution_graph->executions()[static_cast<size_t>(execution)];
     runtime::StreamTask& task = *tasks[static_cast<size_t>(ev.vertex)][static_cast<size_t>(ev.subtask)];
@@ -180,11 +261,13 @@ class JobHandle::State {
       finished_ok = true;
     } catch (const runtime::CancelTaskException&) {
     } catch (...) {
-      onFailure(std::current_exception());
+      // Flink's "<task> (2/4) switched from RUNNING to FAILED": the error names the subtask it came from.
+      onTaskFailure(execution, withContext(std::current_exception(), task.name() + " failed: "));
     }
     {
       std::lock_guard<std::mutex> lock(mu);
       ended.emplace_back(execution, finished_ok);
+      execution_running[static_cast<size_t>(execution)] = 0;
       --running;
     }
     cv.notify_all();
@@ -193,7 +276,10 @@ class JobHandle::State {
   // Caller holds `mu`.
   void deploy(const std::vector<int>& executions) {
     for (int ex : executions) {
-      threads.emplace_back([this, ex] { runTask(ex); });
+      std::thread& t = threads[static_cast<size_t>(ex)];
+      if (t.joinable()) t.join();  // an earlier attempt of a restarted region (ended)
+      t = std::thread([this, ex] { runTask(ex); });
+      execution_running[static_cast<size_t>(ex)] = 1;
       ++running;  // only once the thread exists, so a failed start cannot leave the count waiting
     }
   }
@@ -216,6 +302,9 @@ class JobHandle::State {
     failure_injection.after_records = config.get(options::kTestFailAfterRecords);
     failure_injection.subtask = config.get(options::kTestFailSubtask);
     fail_attempts = config.get(options::kTestFailAttempts);
+    failover_strategy = scheduler::parseFailoverStrategy(config.get(options::kFailoverStrategy));
+    region_failover = failover_strategy == scheduler::FailoverStrategy::kRegion &&
+                      cluster_config.get(options::kNumberOfTaskManagers) == 1;
     failure_injection.after_completed_checkpoint = checkpointing;
     if (const std::optional<std::string> path = config.getOptional(options::kSavepointPath); path && !path->empty()) {
       initial_restore = std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(*path));
@@ -313,6 +402,7 @@ class JobHandle::State {
     gates.clear();
     partition_managers.clear();
     partition_pools.clear();
+    blocking_links.clear();
     network_pools.clear();
     if (spill_directory) spill_directory->remove();
     spill_directory.reset();
@@ -322,13 +412,30 @@ class JobHandle::State {
     execution_graph.reset();
   }
 
+  /// Region failover: joins the ended threads of `vertices` and destroys their tasks, gates and pools
+  /// (the other vertices keep running).
+  void teardownVertices(const std::vector<char>& vertices) {
+    std::lock_guard<std::mutex> lock(attempt_mu);
+    for (size_t v = 0; v < tasks.size(); ++v) {
+      if (!vertices[v]) continue;
+      for (int s = 0; s < job.vertices[v].parallelism; ++s) {
+        std::thread& t = threads[static_cast<size_t>(execution_graph->executionIndex(static_cast<int>(v), s))];
+        if (t.joinable()) t.join();
+      }
+      tasks[v].clear();
+      for (auto& g : gates[v]) g.reset();
+      finished[v]->store(0, std::memory_order_relaxed);
+    }
+    std::erase_if(partition_pools, [&](const auto& p) { return vertices[static_cast<size_t>(p.first)] != 0; });
+  }
+
   /// After a failure: true when the restart strategy allows another attempt (it records the failure).
-  bool mayRestart() {
+  bool mayRestart(const std::exception_ptr& error) {
     if (!restart_strategy || cancel_requested) return false;
     // A user's error (bad SQL, a malformed row, bad configuration, a source that cannot checkpoint) fails
     // again on every attempt; peers, connections and injected failures are worth a restart.
     try {
-      std::rethrow_exception(failure);
+      std::rethrow_exception(error);
     } catch (const UserError&) {
       return false;
     } catch (...) {
@@ -346,9 +453,15 @@ class JobHandle::State {
     if (coordinator) coordinator->suspend();
     teardownAttempt();
     lock.lock();
-    if (cv.wait_for(lock, backoff, [&] { return cancel_requested; })) return false;
+    if (cv.wait_for(lock, backoff, [&] { return cancel_requested; })) {
+      // Cancelled while restarting: the job is CANCELED (Flink's RESTARTING -> CANCELED), not failed.
+      failure = nullptr;
+      return false;
+    }
     failure = nullptr;
-    ++attempt;
+    restart_regions.clear();
+    task_failures.clear();
+    for (int& a : execution_attempts) ++a;
     ++num_restarts;
     lock.unlock();
     bool ok = true;
@@ -384,7 +497,8 @@ class JobHandle::State {
     if (coordinator) coordinator->start();
     while (true) {
       runAttempt(lock);
-      if (failure != nullptr && mayRestart()) {
+      if (failure != nullptr && !cancel_requested && (full_restart_allowed || mayRestart(failure))) {
+        full_restart_allowed = false;
         if (restartAttempt(lock)) continue;
       }
       break;
@@ -408,6 +522,7 @@ class JobHandle::State {
     if (failed) keep = retention != "NO_EXTERNALIZED_CHECKPOINTS";
     else if (cancelled) keep = retention == "RETAIN_ON_CANCELLATION";
     if (keep) return;
+    checkpoints_discarded = true;
     try {
       for (int64_t id : checkpoint_storage->completedCheckpointIds()) checkpoint_storage->discard(id);
       // No checkpoint is left to reference the incremental files: shared/ and taskowned/ are emptied.
@@ -419,6 +534,120 @@ class JobHandle::State {
     } catch (...) {
       // Leftover checkpoint files do not change the job's outcome.
     }
+  }
+
+  /// Per vertex: 1 when one of `regions` holds it.
+  std::vector<char> verticesOf(const std::vector<int>& regions) const {
+    std::vector<char> vertices(job.vertices.size(), 0);
+    for (int r : regions) {
+      for (int v : execution_graph->regions()[static_cast<size_t>(r)].vertices) vertices[static_cast<size_t>(v)] = 1;
+    }
+    return vertices;
+  }
+
+  /// Caller holds `mu`. True when no task of the region failover under way runs any more.
+  bool regionsEnded() const {
+    for (int r : restart_regions) {
+      for (int ex : execution_graph->regions()[static_cast<size_t>(r)].executions) {
+        if (execution_running[static_cast<size_t>(ex)]) return false;
+      }
+    }
+    return true;
+  }
+
+  /// Caller holds `mu` (released meanwhile). The master's answer to a task failure with region failover
+  /// (Flink's DefaultScheduler.handleTaskFailure): the restart strategy decides whether to restart at
+  /// all; the failover strategy which regions. All of them: the attempt ends and runMaster restarts the
+  /// job as a whole. Some: their tasks are cancelled (the others keep running and checkpointing stops
+  /// until they are back), and restartRegions follows once they all ended.
+  void handleTaskFailure(std::unique_lock<std::mutex>& lock) {
+    TaskFailure f = std::move(task_failures.front());
+    task_failures.pop_front();
+    const int region = execution_graph->executions()[static_cast<size_t>(f.execution)].region;
+    const std::vector<int> regions = scheduler::regionsToRestart(*execution_graph, region, failover_strategy, [&](int e) {
+      // A blocking result is there to read again once its producer finished: spill files stay until the
+      // job ends.
+      const int producer = job.edges[static_cast<size_t>(e)].source_vertex;
+      return finished[static_cast<size_t>(producer)]->load(std::memory_order_relaxed) ==
+             job.vertices[static_cast<size_t>(producer)].parallelism;
+    });
+    const bool allowed = mayRestart(f.error);
+    if (!allowed || regions.size() == execution_graph->regions().size()) {
+      failure = std::move(f.error);
+      full_restart_allowed = allowed;
+      task_failures.clear();
+      lock.unlock();
+      cancelAll();
+      lock.lock();
+      return;
+    }
+    restart_regions = regions;
+    for (int r : regions) {
+      for (int ex : execution_graph->regions()[static_cast<size_t>(r)].executions) restarting[static_cast<size_t>(ex)] = 1;
+    }
+    // Failures of tasks that restart now are covered by this failover.
+    std::erase_if(task_failures, [&](const TaskFailure& t) { return restarting[static_cast<size_t>(t.execution)] != 0; });
+    lock.unlock();
+    // Flink stops the checkpoint scheduler on failover; the restarted tasks restore from a completed one.
+    if (coordinator) coordinator->suspend();
+    cancelVertices(verticesOf(regions));
+    lock.lock();
+  }
+
+  /// Caller holds `mu` (released meanwhile); every task of `restart_regions` has ended. Destroys their
+  /// tasks, waits the backoff, restores them from the latest completed checkpoint (their operators'
+  /// state only; the running regions are not touched) and deploys them again (Flink's
+  /// restartTasksWithDelay). A cancel during the backoff ends the job as CANCELED.
+  void restartRegions(std::unique_lock<std::mutex>& lock) {
+    namespace ck = runtime::checkpoint;
+    const std::vector<int> regions = restart_regions;
+    const std::vector<char> vertices = verticesOf(regions);
+    const auto backoff = std::chrono::milliseconds(restart_strategy->getBackoffTime());
+    lock.unlock();
+    teardownVertices(vertices);
+    lock.lock();
+    if (cv.wait_for(lock, backoff, [&] { return cancel_requested || failure != nullptr; })) return;
+    ++num_restarts;  // Flink's numRestarts counts region restarts too
+    for (int r : regions) {
+      for (int ex : execution_graph->regions()[static_cast<size_t>(r)].executions) {
+        ++execution_attempts[static_cast<size_t>(ex)];
+        restarting[static_cast<size_t>(ex)] = 0;
+      }
+    }
+    lock.unlock();
+    std::shared_ptr<const ck::CompletedCheckpoint> latest = coordinator ? coordinator->latestCompletedCheckpoint() : nullptr;
+    if (!latest) latest = initial_restore;
+    std::vector<std::vector<ck::TaskStateSnapshot>> assigned;
+    if (latest) assigned = assignRestore(*latest);
+    if (options.on_region_restart) {
+      std::vector<int> node_ids;
+      for (size_t v = 0; v < job.vertices.size(); ++v) {
+        if (!vertices[v]) continue;
+        for (const graph::ChainedOperator& op : job.vertices[v].operators) node_ids.push_back(op.node_id);
+      }
+      options.on_region_restart(node_ids);
+    }
+    {
+      std::lock_guard<std::mutex> attempt_lock(attempt_mu);
+      // Running tasks point into `restore` only when it was filled before they were built.
+      if (restore.empty() && latest) {
+        restore.resize(job.vertices.size());
+        for (size_t v = 0; v < job.vertices.size(); ++v) restore[v].resize(static_cast<size_t>(job.vertices[v].parallelism));
+      }
+      for (size_t v = 0; v < restore.size(); ++v) {
+        if (vertices[v]) restore[v] = latest ? assigned[v] : std::vector<ck::TaskStateSnapshot>(restore[v].size());
+      }
+      buildAttempt(this, cluster_config, &vertices);
+    }
+    std::vector<int> restarted_vertices;
+    for (size_t v = 0; v < vertices.size(); ++v) {
+      if (vertices[v]) restarted_vertices.push_back(static_cast<int>(v));
+    }
+    // Only now: a checkpoint triggered before the new tasks existed would wait for them forever.
+    if (coordinator) coordinator->restartTasks(restarted_vertices);
+    lock.lock();
+    restart_regions.clear();
+    deploy(scheduler->restartRegions(regions, Clock::now()));
   }
 
   void runAttempt(std::unique_lock<std::mutex>& lock) {
@@ -439,11 +668,19 @@ class JobHandle::State {
       while (!ended.empty()) {
         const auto [execution, ok] = ended.front();
         ended.pop_front();
-        if (ok && !stopping) {
+        if (ok && !stopping && !restarting[static_cast<size_t>(execution)]) {
           guarded([&, ex = execution] { deploy(scheduler->onExecutionFinished(ex, Clock::now())); });
         } else {
           scheduler->onExecutionEnded(execution);
         }
+      }
+      if (!stopping && !restart_regions.empty() && regionsEnded()) {
+        guarded([&] { restartRegions(lock); });
+        continue;
+      }
+      if (!stopping && restart_regions.empty() && !task_failures.empty()) {
+        guarded([&] { handleTaskFailure(lock); });
+        continue;
       }
       if (stopping || scheduler->isFinished()) {
         if (running == 0) break;
@@ -458,7 +695,10 @@ class JobHandle::State {
       });
       if (timed_out) continue;
       const std::optional<Clock::time_point> deadline = scheduler->nextTimeout();
-      auto wake = [&] { return !ended.empty() || failure != nullptr || cancel_requested; };
+      auto wake = [&] {
+        return !ended.empty() || failure != nullptr || cancel_requested ||
+               (restart_regions.empty() && !task_failures.empty());
+      };
       if (deadline) {
         cv.wait_until(lock, *deadline, wake);
       } else {
@@ -500,11 +740,13 @@ class JobHandle::State {
   /// running time.
   JobProgress progress(const JobProgress* previous = nullptr) const {
     JobProgress p;
+    std::vector<int> attempts;
     {
       std::lock_guard<std::mutex> lock(mu);
       p.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>((done ? end_time : Clock::now()) - start_time)
                          .count();
       p.num_restarts = num_restarts;
+      attempts = execution_attempts;
     }
     if (coordinator) p.checkpoints = coordinator->stats();
     std::lock_guard<std::mutex> attempt_lock(attempt_mu);
@@ -529,6 +771,8 @@ class JobHandle::State {
         SubtaskProgress sp;
         sp.subtask = t->subtaskIndex();
         sp.name = t->name();
+        const auto ex = static_cast<size_t>(execution_graph->executionIndex(static_cast<int>(v), sp.subtask));
+        sp.attempt = ex < attempts.size() ? attempts[ex] : 0;
         sp.io = t->ioMetrics();
         const SubtaskProgress* before = nullptr;
         if (previous != nullptr && v < previous->vertices.size() &&
@@ -609,7 +853,11 @@ JobExecutionResult JobHandle::wait() {
     state_->cv.wait(lock, [&] { return state_->done; });
   }
   state_->joinAll();
-  if (state_->failure) std::rethrow_exception(state_->failure);
+  if (state_->failure) {
+    // Flink's "Job <name> (<id>) switched from state RUNNING to FAILED": the job is named too.
+    std::rethrow_exception(withContext(
+        state_->failure, fmt::format("Job '{}' ({}) failed: ", state_->job.name, state_->job.job_id)));
+  }
   JobExecutionResult r;
   r.job_id = state_->job.job_id;
   r.job_name = state_->job.name;
@@ -626,6 +874,8 @@ JobExecutionResult JobHandle::wait() {
   r.vertices = last.vertices;
   r.num_restarts = last.num_restarts;
   r.checkpoints = last.checkpoints;
+  // The retention removed them: the result must not point at a directory that is gone.
+  if (r.checkpoints && state_->checkpoints_discarded) r.checkpoints->last_checkpoint_external_path.clear();
   return r;
 }
 
@@ -669,14 +919,24 @@ namespace {
 
 /// Builds one execution attempt of `st->job`: scheduler, gates, network buffers and transports, tasks
 /// (restored from `st->restore` when set). Nothing runs yet. Throws ConfigError/UserError when the job
-/// cannot be deployed.
-void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
+/// cannot be deployed. With `rebuild` (per vertex; region failover, one TaskManager) only the gates,
+/// partitions and tasks of those vertices are built again, in the attempt's pools: their old ones are
+/// gone, and a rebuilt consumer of a kept producer's blocking result reads its spill file again.
+void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, const std::vector<char>* rebuild) {
   const graph::JobGraph& g = st->job;
-  st->execution_graph = std::make_unique<scheduler::ExecutionGraph>(g);
-  st->slots_required = st->execution_graph->minimumRequiredSlots();
-  const scheduler::SlotPoolSettings slots = MiniCluster::slotPoolSettings(cluster_config, st->slots_required);
-  st->slots_configured = slots.totalSlots();
-  st->scheduler = std::make_unique<scheduler::PipelinedRegionScheduler>(*st->execution_graph, slots);
+  auto built = [&](size_t v) { return rebuild == nullptr || (*rebuild)[v] != 0; };
+  if (rebuild == nullptr) {
+    st->execution_graph = std::make_unique<scheduler::ExecutionGraph>(g);
+    st->slots_required = st->execution_graph->minimumRequiredSlots();
+    const scheduler::SlotPoolSettings slots = MiniCluster::slotPoolSettings(cluster_config, st->slots_required);
+    st->slots_configured = slots.totalSlots();
+    st->scheduler = std::make_unique<scheduler::PipelinedRegionScheduler>(*st->execution_graph, slots);
+    const size_t n = st->execution_graph->executions().size();
+    st->threads.resize(n);
+    st->execution_running.assign(n, 0);
+    st->restarting.assign(n, 0);
+    st->execution_attempts.resize(n, 0);
+  }
 
 
   // Channel layout of every consumer gate: the inputs in order, per input the connected producers ascending.
@@ -698,7 +958,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
                                                                vertex.parallelism, j)
                                          .size());
       }
-      st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels);
+      if (built(v)) st->gates[v][static_cast<size_t>(j)] = std::make_unique<runtime::InputGate>(channels);
     }
   }
 
@@ -737,7 +997,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
   };
   std::vector<int64_t> segments_needed(static_cast<size_t>(task_managers), 0);
   std::vector<int64_t> segments_required(static_cast<size_t>(task_managers), 0);  // the pools' minimums
-  for (size_t v = 0; v < g.vertices.size(); ++v) {
+  for (size_t v = 0; v < g.vertices.size() && rebuild == nullptr; ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
     for (int i = 0; i < vertex.parallelism; ++i) {
       for (int e : vertex.outputs) {
@@ -789,8 +1049,9 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
       }
     }
   }
-  st->network_pools.resize(static_cast<size_t>(task_managers));
-  for (int tm = 0; tm < task_managers; ++tm) {
+  // A rebuild takes from the attempt's pools, which the torn down vertices gave their buffers back to.
+  if (rebuild == nullptr) st->network_pools.resize(static_cast<size_t>(task_managers));
+  for (int tm = 0; tm < task_managers && rebuild == nullptr; ++tm) {
     // The configured network memory bounds the pool; only what the job can use is allocated.
     const int64_t configured = net.numberOfSegments(0);
     const int64_t required = segments_required[static_cast<size_t>(tm)];
@@ -810,7 +1071,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
     st->network_pools[static_cast<size_t>(tm)] =
         std::make_unique<runtime::network::NetworkBufferPool>(static_cast<int32_t>(n), net.segment_size);
   }
-  if (task_managers > 1) {
+  if (task_managers > 1 && rebuild == nullptr) {
     JobHandle::State* raw = st;
     for (int tm = 0; tm < task_managers; ++tm) {
       st->partition_managers.push_back(std::make_unique<runtime::ResultPartitionManager>());
@@ -830,7 +1091,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
 
   bool any_blocking = false;
   for (const graph::JobEdge& edge : g.edges) any_blocking = any_blocking || blocking(edge);
-  if (any_blocking) {
+  if (any_blocking && rebuild == nullptr) {
     std::vector<std::string> dirs;
     const std::string configured_dirs = st->config.get(options::kTmpDirs);
     for (size_t start = 0; start <= configured_dirs.size();) {
@@ -854,7 +1115,8 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
   st->tasks.resize(g.vertices.size());
   for (size_t v = 0; v < g.vertices.size(); ++v) {
     const graph::JobVertex& vertex = g.vertices[v];
-    st->finished.push_back(std::make_unique<std::atomic<int>>(0));
+    if (rebuild == nullptr) st->finished.push_back(std::make_unique<std::atomic<int>>(0));
+    if (!built(v)) continue;
     for (int i = 0; i < vertex.parallelism; ++i) {
       runtime::StreamTaskSetup setup;
       setup.job = &g;
@@ -864,7 +1126,10 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
       setup.input_gate = st->gates[v][static_cast<size_t>(i)].get();
       if (!st->restore.empty()) setup.restore = &st->restore[v][static_cast<size_t>(i)];
       setup.checkpoint_responder = st->coordinator.get();
-      if (st->attempt < st->fail_attempts) setup.failure = st->failure_injection;
+      if (st->execution_attempts[static_cast<size_t>(st->execution_graph->executionIndex(static_cast<int>(v), i))] <
+          st->fail_attempts) {
+        setup.failure = st->failure_injection;
+      }
       for (int e : vertex.outputs) {
         const graph::JobEdge& edge = g.edges[static_cast<size_t>(e)];
         const graph::JobVertex& target = g.vertices[static_cast<size_t>(edge.target_vertex)];
@@ -884,12 +1149,16 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
           // A full buffer is written to the file and recycled at once: one per subpartition and one more.
           partition.pool = st->network_pools[static_cast<size_t>(taskManagerOf(v, i))]->createBufferPool(
               n + 1, n + 1, fmt::format("{} ({}/{}) blocking output {}", vertex.name, i + 1, vertex.parallelism, e));
-          st->partition_pools.push_back(partition.pool);
+          st->partition_pools.emplace_back(static_cast<int>(v), partition.pool);
+          // A file per attempt: a restarted producer never writes into the file of its earlier attempt.
+          const int attempt =
+              st->execution_attempts[static_cast<size_t>(st->execution_graph->executionIndex(static_cast<int>(v), i))];
           for (auto& sp : partition.subpartitions) {
             const int j = sp.consumer_subtask;
             sp.blocking = std::make_shared<runtime::BlockingSubpartition>(
-                partition.pool, fmt::format("{}/{}-{}-{}.spill", st->spill_directory->path(), e, i, j),
+                partition.pool, fmt::format("{}/{}-{}-{}.{}.spill", st->spill_directory->path(), e, i, j, attempt),
                 edge_serializers[static_cast<size_t>(e)]);
+            st->blocking_links[{e, i, j}] = JobHandle::State::BlockingLink{sp.blocking, sp.channel};
             const int consumer_tm = taskManagerOf(static_cast<size_t>(edge.target_vertex), j);
             sp.gate->attachChannel(sp.channel, std::make_shared<runtime::SpilledInputChannel>(
                                                    sp.blocking, *st->network_pools[static_cast<size_t>(consumer_tm)],
@@ -906,7 +1175,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
           // One subpartition may hold at most max-buffers-per-channel of them (a slow consumer cannot
           // starve the others).
           partition.pool->setMaxBuffersPerChannel(n, std::max(1, net.max_buffers_per_channel));
-          st->partition_pools.push_back(partition.pool);
+          st->partition_pools.emplace_back(static_cast<int>(v), partition.pool);
           const int producer_tm = taskManagerOf(v, i);
           const std::shared_ptr<const runtime::ObjectBatchSerializer>& objects = edge_serializers[static_cast<size_t>(e)];
           for (size_t k = 0; k < partition.subpartitions.size(); ++k) {
@@ -932,7 +1201,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
             if (!floating) {
               floating = st->network_pools[static_cast<size_t>(consumer_tm)]->createBufferPool(
                   1, floating_per_gate, fmt::format("{} ({}/{}) input gate", target.name, j + 1, target.parallelism));
-              st->partition_pools.push_back(floating);
+              st->partition_pools.emplace_back(edge.target_vertex, floating);
             }
             // Receiver ids carry the consumer's TaskManager (1-based) in their top 16 bits (named in errors).
             const runtime::network::InputChannelId id{static_cast<uint64_t>(consumer_tm + 1) << 48, next_receiver++};
@@ -952,11 +1221,21 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config) {
     }
   }
 
+  // A rebuilt consumer of a producer that kept running (finished) reads its complete spill files again.
+  for (const auto& [key, link] : st->blocking_links) {
+    if (rebuild == nullptr) break;
+    const graph::JobEdge& edge = g.edges[static_cast<size_t>(std::get<0>(key))];
+    if (built(static_cast<size_t>(edge.source_vertex)) || !built(static_cast<size_t>(edge.target_vertex))) continue;
+    st->gates[static_cast<size_t>(edge.target_vertex)][static_cast<size_t>(std::get<2>(key))]->attachChannel(
+        link.channel, std::make_shared<runtime::SpilledInputChannel>(link.subpartition, *st->network_pools[0],
+                                                                     spill_read_buffers));
+  }
+
   // Consumers ask for their remote subpartitions now; the producers' transports serve them as soon as
   // buffers (and credit) are there.
   for (const auto& channel : remote_channels) channel->requestSubpartition(channel);
   st->task_managers = task_managers;
-  st->remote_channels = static_cast<int>(remote_channels.size());
+  if (rebuild == nullptr) st->remote_channels = static_cast<int>(remote_channels.size());
 }
 
 }  // namespace

@@ -12,6 +12,13 @@
 /// within `slot.request.timeout` fails the job with a UserError naming required and available slots.
 /// Blocking results are buffered completely in the consumer's input channels (memory) before the consumer
 /// is deployed.
+///
+/// Failover: a task failure that the restart strategy allows restarts, with
+/// `jobmanager.execution.failover-strategy` = region (default) and one TaskManager, only the regions
+/// scheduler::regionsToRestart names (Flink's RestartPipelinedRegionFailoverStrategy), restored from the
+/// latest completed checkpoint while the other regions run on; otherwise (full, several TaskManagers, or
+/// every region affected) the whole job. wait() rethrows the final failure as "Job '<name>' (<id>) failed:
+/// <task> (i/n) failed: <error>" with its original type.
 
 #include <chrono>
 #include <cstdint>
@@ -42,6 +49,9 @@ struct OperatorProgress {
 struct SubtaskProgress {
   int subtask = 0;   ///< 0-based index
   std::string name;  ///< "Map (1/2)"
+  /// Flink's attemptNumber: 0 for the first run, +1 each time a failover restarted this subtask (a region
+  /// failover restarts only the subtasks of the regions it needs).
+  int attempt = 0;
   runtime::TaskIOMetrics io;
   /// `busyTimeMsPerSecond`, `idleTimeMsPerSecond`, `backPressuredTimeMsPerSecond`: ms per second of the
   /// window; the three add up to 1000 (0 when the subtask did not run during the window).
@@ -86,7 +96,7 @@ struct VertexProgress {
 /// A snapshot of a running (or finished) job.
 struct JobProgress {
   int64_t elapsed_ms = 0;
-  int num_restarts = 0;  ///< `numRestarts`: attempts restarted after a failure
+  int num_restarts = 0;  ///< `numRestarts`: restarts after a failure (of the whole job or of regions)
   /// Checkpoint figures (Flink's names); nullopt when checkpointing is off.
   std::optional<runtime::checkpoint::CheckpointStats> checkpoints;
   std::vector<VertexProgress> vertices;  ///< JobGraph vertex order
@@ -125,6 +135,10 @@ struct SubmitOptions {
   /// Called on the cluster's thread before each attempt after the first (a restart), before its tasks
   /// are created (e.g. to give DataStream sources a fresh ExecutionScope).
   std::function<void()> on_new_attempt;
+  /// Called on the cluster's thread before a region failover creates the new tasks of the restarted
+  /// regions, with the stream node ids of their operators (e.g. to give just their DataStream sources
+  /// fresh split enumerators); on_new_attempt is not called then.
+  std::function<void(const std::vector<int>& node_ids)> on_region_restart;
 };
 
 /// A submitted job (Flink's JobClient). Thread-safe; destroying a running handle cancels and joins it.

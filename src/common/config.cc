@@ -587,6 +587,13 @@ const ConfigOption<std::string> kRestartStrategy(ConfigOptionSpec{
     .enum_values = {"none", "off", "disable", "fixed-delay", "failure-rate", "exponential-delay", "fixeddelay",
                     "failurerate", "exponentialdelay"},
     .deprecated_keys = {"restart-strategy"}});
+const ConfigOption<std::string> kFailoverStrategy(ConfigOptionSpec{
+    .key = "jobmanager.execution.failover-strategy",
+    .type = ConfigType::kEnum,
+    .default_value = "region",
+    .description = "What a task failure restarts: region (the failed task's pipelined region and the regions "
+                   "consuming its results) or full (every task of the job).",
+    .enum_values = {"region", "full"}});
 const ConfigOption<int32_t> kRestartStrategyFixedDelayAttempts(ConfigOptionSpec{
     .key = "restart-strategy.fixed-delay.attempts",
     .type = ConfigType::kInt,

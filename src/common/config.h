@@ -219,6 +219,9 @@ extern const ConfigOption<double> kRocksDBBloomFilterBitsPerKey;
 /// fixeddelay, failurerate, exponentialdelay); unset = derived from checkpointing (FLINK-33738). Old key:
 /// restart-strategy.
 extern const ConfigOption<std::string> kRestartStrategy;
+/// jobmanager.execution.failover-strategy = region: what a task failure restarts (region: its failover region,
+/// Flink's RestartPipelinedRegionFailoverStrategy; full: every task).
+extern const ConfigOption<std::string> kFailoverStrategy;
 extern const ConfigOption<int32_t> kRestartStrategyFixedDelayAttempts;  ///< restart-strategy.fixed-delay.attempts = 1
 extern const ConfigOption<int64_t> kRestartStrategyFixedDelayDelay;     ///< restart-strategy.fixed-delay.delay = 1 s (ms)
 /// restart-strategy.failure-rate.max-failures-per-interval = 1

@@ -46,7 +46,8 @@ PipelinedRegionScheduler::PipelinedRegionScheduler(const ExecutionGraph& graph, 
       requested_at_(graph.regions().size()),
       finished_per_vertex_(graph.job().vertices.size(), 0),
       execution_deployed_(graph.executions().size(), 0),
-      execution_done_(graph.executions().size(), 0) {}
+      execution_done_(graph.executions().size(), 0),
+      execution_finished_(graph.executions().size(), 0) {}
 
 bool PipelinedRegionScheduler::inputsProduced(const SchedulingRegion& region) const {
   for (int e : region.blocking_inputs) {
@@ -91,6 +92,7 @@ std::vector<int> PipelinedRegionScheduler::onExecutionFinished(int execution, Cl
   SLUICE_CHECK(execution_deployed_[static_cast<size_t>(execution)] && !execution_done_[static_cast<size_t>(execution)],
                "execution {} finished twice or without being deployed", execution);
   execution_done_[static_cast<size_t>(execution)] = 1;
+  execution_finished_[static_cast<size_t>(execution)] = 1;
   ++finished_count_;
   const ExecutionVertex& ev = graph_.executions()[static_cast<size_t>(execution)];
   pool_.release(ev.shared_slot);
@@ -111,6 +113,27 @@ void PipelinedRegionScheduler::onExecutionEnded(int execution) {
   if (execution_done_[static_cast<size_t>(execution)] || !execution_deployed_[static_cast<size_t>(execution)]) return;
   execution_done_[static_cast<size_t>(execution)] = 1;
   pool_.release(graph_.executions()[static_cast<size_t>(execution)].shared_slot);
+}
+
+std::vector<int> PipelinedRegionScheduler::restartRegions(const std::vector<int>& regions, Clock::time_point now) {
+  for (int id : regions) {
+    const SchedulingRegion& r = graph_.regions()[static_cast<size_t>(id)];
+    for (int ex : r.executions) {
+      const auto e = static_cast<size_t>(ex);
+      SLUICE_CHECK(!execution_deployed_[e] || execution_done_[e], "execution {} of region {} still runs", ex, id);
+      if (execution_finished_[e]) {
+        --finished_count_;
+        --finished_per_vertex_[static_cast<size_t>(graph_.executions()[e].vertex)];
+      }
+      execution_deployed_[e] = execution_done_[e] = execution_finished_[e] = 0;
+    }
+    state_[static_cast<size_t>(id)] = RegionState::kCreated;
+  }
+  for (int id : regions) {
+    const SchedulingRegion& r = graph_.regions()[static_cast<size_t>(id)];
+    if (inputsProduced(r)) requestSlots(id, now);
+  }
+  return deployWaiting();
 }
 
 std::optional<Clock::time_point> PipelinedRegionScheduler::nextTimeout() const {

@@ -71,6 +71,11 @@ class PipelinedRegionScheduler {
   /// Returns the slot of a deployed execution that ended without finishing (failure, cancellation); no-op
   /// for executions never deployed or already finished.
   void onExecutionEnded(int execution);
+  /// Region failover: every execution of `regions` has ended (none runs); they become schedulable again
+  /// (finished ones count as not finished, their results as not produced). A region whose blocking inputs
+  /// are produced asks for its slots now, the others once their producers finish again. Returns the
+  /// executions to deploy now, ascending.
+  std::vector<int> restartRegions(const std::vector<int>& regions, Clock::time_point now);
   /// True when every execution finished.
   bool isFinished() const { return finished_count_ == graph_.executions().size(); }
   /// When the oldest waiting slot request times out, if any region waits for slots.
@@ -97,6 +102,7 @@ class PipelinedRegionScheduler {
   std::vector<int> finished_per_vertex_;
   std::vector<char> execution_deployed_;
   std::vector<char> execution_done_;
+  std::vector<char> execution_finished_;
   size_t finished_count_ = 0;
   std::vector<int> deployed_order_;
 };

@@ -21,6 +21,7 @@
 #include "runtime/state/operator_state_backend.h"
 #include "runtime/state/stream_operator_state_context.h"
 #include "runtime/task/operator_chain.h"
+#include "checkpointed_operators.h"
 #include "test_operators.h"
 
 namespace sluice::cluster {
@@ -28,93 +29,14 @@ namespace {
 
 using graph::TransformationKind;
 using testing::bigintRow;
+using testing::CheckpointedKeyedSum;
+using testing::CheckpointedNumberSource;
 using testing::Collected;
+using testing::expectedSums;
+using testing::lastSumPerKey;
+using testing::SourceStarts;
 using testing::makeHashPartition;
 using testing::makeTransformation;
-
-// Where each source subtask started, in the order the subtasks opened (over all attempts).
-struct SourceStarts {
-  std::mutex mu;
-  std::vector<std::pair<int, int64_t>> starts;  // (subtask, first value it emits)
-};
-
-// 1..n strided over the subtasks (as NumberSource), `batch` values per batch; its position is operator
-// state "next". After each batch it waits for a checkpoint before the next one.
-class CheckpointedNumberSource : public runtime::SourceOperator {
- public:
-  CheckpointedNumberSource(int64_t n, size_t batch, SourceStarts* log) : n_(n), batch_(batch), log_(log) {}
-  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
-    SourceOperator::open(ctx, output);
-    next_state_ = &ctx.state->operatorStateBackend().getListState(
-        runtime::state::ListStateDescriptor<int64_t>{"next"});
-    next_ = 1 + ctx.subtask_index;
-    // Same parallelism in these tests: the subtask gets back its own element.
-    if (!next_state_->get().empty()) next_ = next_state_->get().front();
-    std::lock_guard<std::mutex> lock(log_->mu);
-    log_->starts.emplace_back(ctx.subtask_index, next_);
-  }
-  runtime::InputStatus emitNext() override {
-    if (next_ > n_) return runtime::InputStatus::kEndOfInput;
-    if (waiting_for_checkpoint_) return runtime::InputStatus::kNothingAvailable;
-    types::RowBatch b(bigintRow(1));
-    for (size_t i = 0; i < batch_ && next_ <= n_; ++i) {
-      b.column(0).appendLong(next_);
-      b.kinds().push_back(types::RowKind::kInsert);
-      next_ += ctx_.parallelism;
-    }
-    output_->collect(std::move(b));
-    waiting_for_checkpoint_ = true;
-    return runtime::InputStatus::kMoreAvailable;
-  }
-  void snapshotState(int64_t) override {
-    next_state_->update({next_});
-    waiting_for_checkpoint_ = false;
-  }
-
- private:
-  int64_t n_;
-  size_t batch_;
-  SourceStarts* log_;
-  int64_t next_ = 1;
-  bool waiting_for_checkpoint_ = false;
-  runtime::state::PartitionableListState<int64_t>* next_state_ = nullptr;
-};
-
-// Sums column 1 per key of column 0 in keyed state; emits (key, sum) for every key it holds at the end.
-class CheckpointedKeyedSum : public runtime::StreamOperator {
- public:
-  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
-    StreamOperator::open(ctx, output);
-    backend_ = &ctx.state->keyedStateBackend();
-    sums_ = &backend_->getValueState(runtime::state::ValueStateDescriptor<int64_t>{"sum"});
-  }
-  void processBatch(types::RowBatch&& in) override {
-    const std::vector<int> key_columns{0};
-    for (size_t r = 0; r < in.numRows(); ++r) {
-      const int64_t k = in.column(0).getLong(r);
-      const std::string key(reinterpret_cast<const char*>(&k), sizeof k);
-      backend_->setCurrentKey(key, assignToKeyGroup(runtime::hashKey(in, r, key_columns), ctx_.max_parallelism));
-      int64_t* sum = sums_->value();
-      if (sum == nullptr) sums_->update(in.column(1).getLong(r));
-      else *sum += in.column(1).getLong(r);
-    }
-  }
-  void endInput() override {
-    types::RowBatch out(bigintRow(2));
-    sums_->forEachKey([&](std::string_view key, int32_t, std::string_view, int64_t& sum) {
-      int64_t k;
-      std::memcpy(&k, key.data(), sizeof k);
-      out.column(0).appendLong(k);
-      out.column(1).appendLong(sum);
-      out.kinds().push_back(types::RowKind::kInsert);
-    });
-    output_->collect(std::move(out));
-  }
-
- private:
-  runtime::state::KeyedStateBackend* backend_ = nullptr;
-  runtime::state::ValueState<int64_t>* sums_ = nullptr;
-};
 
 // Source(p=2, 1..n) -> Map(v % 5, 2v) -HASH(0)-> KeyedSum(p=2) -> Sink(p=1).
 std::vector<graph::TransformationPtr> buildJob(Collected* out, SourceStarts* starts, int64_t n, size_t batch) {
@@ -134,21 +56,6 @@ std::vector<graph::TransformationPtr> buildJob(Collected* out, SourceStarts* sta
                                  runtime::makeOperatorFactory([out] { return std::make_unique<testing::CollectSink>(out); }),
                                  {sum});
   return {sink};
-}
-
-// key -> sum of 2v over v in 1..n with v % 5 == key.
-std::map<int64_t, int64_t> expectedSums(int64_t n) {
-  std::map<int64_t, int64_t> m;
-  for (int64_t v = 1; v <= n; ++v) m[v % 5] += 2 * v;
-  return m;
-}
-
-// The last (key, sum) row per key: a sink of a failed attempt may have emitted some keys already.
-std::map<int64_t, int64_t> lastSumPerKey(Collected& c) {
-  std::lock_guard<std::mutex> lock(c.mu);
-  std::map<int64_t, int64_t> m;
-  for (const auto& row : c.rows) m[row[0]] = row[1];
-  return m;
 }
 
 Configuration checkpointedConfig() {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <algorithm>
 
 #include "common/hash.h"
@@ -130,7 +132,13 @@ TEST(MiniClusterTest, FailingOperatorFailsTheJobWithItsMessage) {
     cluster.execute(job, conf);
     FAIL() << "the job should fail";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), "bad value 500 at test.csv:7");
+    // The job (name and id), then the subtask that failed (Flink's task name "<chain> (i/n)"), then the
+    // operator's own message.
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind(fmt::format("Job '{}' (", job.name), 0), 0u) << m;
+    EXPECT_TRUE(std::regex_match(m, std::regex(R"(Job '.*' \([0-9a-f]{32}\) failed: .*Map.* \([0-9]+/[0-9]+\) failed: )"
+                                               R"(bad value 500 at test\.csv:7)")))
+        << m;
   }
 }
 

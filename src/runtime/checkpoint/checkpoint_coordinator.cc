@@ -68,6 +68,12 @@ void CheckpointCoordinator::suspend() {
 }
 
 void CheckpointCoordinator::restartAttempt() {
+  std::vector<int> all(job_.vertices.size());
+  for (size_t v = 0; v < all.size(); ++v) all[v] = static_cast<int>(v);
+  restartTasks(all);
+}
+
+void CheckpointCoordinator::restartTasks(const std::vector<int>& vertices) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<int64_t> ids;
@@ -75,7 +81,9 @@ void CheckpointCoordinator::restartAttempt() {
     // A task failure aborts the checkpoints it had not acknowledged; not a checkpoint failure (§1.4).
     for (int64_t id : ids) abortLocked(id, "the job is failing over", false);
     completed_ready_.clear();
-    final_states_.assign(static_cast<size_t>(num_tasks_), std::nullopt);
+    for (int v : vertices) {
+      for (int s = 0; s < job_.vertices[static_cast<size_t>(v)].parallelism; ++s) final_states_[taskIndex(v, s)].reset();
+    }
     suspended_ = false;
     next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
     poked_ = true;  // the run loop may be waiting without a deadline while suspended

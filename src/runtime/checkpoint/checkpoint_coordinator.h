@@ -91,6 +91,12 @@ class CheckpointCoordinator final : public CheckpointResponder {
   /// A new execution attempt starts (after a failover): pending checkpoints are aborted, finished states
   /// forgotten; ids keep increasing; the first periodic trigger comes one interval later.
   void restartAttempt();
+  /// A region failover restarted the tasks of `vertices` (JobGraph indexes) from the latest completed
+  /// checkpoint (Flink's restoreLatestCheckpointedStateToSubtasks): pending checkpoints are aborted (not
+  /// failures), the restarted tasks' final states forgotten while the other tasks keep theirs (FLIP-147:
+  /// a finished task of a running region still takes part with its final state), and triggering resumes
+  /// (suspended since the failure) one interval later.
+  void restartTasks(const std::vector<int>& vertices);
   /// Stops triggering and finalizing until restartAttempt (the job is failing over); waits for a
   /// finalization in progress, so latestCompletedCheckpoint() then covers every completion a task was told.
   void suspend();

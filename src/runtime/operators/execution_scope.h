@@ -26,6 +26,12 @@ class ExecutionScope {
     if (!slot) slot = create();
     return std::static_pointer_cast<T>(slot);
   }
+  /// Drops the object under `key`: the next `shared` creates a new one (a region failover restarts the
+  /// tasks that used it; the tasks still running keep theirs).
+  void forget(int key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    objects_.erase(key);
+  }
 
  private:
   AccumulatorRegistry accumulators_;

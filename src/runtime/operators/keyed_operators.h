@@ -19,6 +19,7 @@
 #include "runtime/serialization/type_serializer.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/state/stream_operator_state_context.h"
+#include "runtime/task/task_cancellation.h"
 
 namespace sluice::runtime {
 
@@ -96,8 +97,13 @@ class KeyedOperatorBase : public ObjectOperator, public TimerService {
   void processWatermark(Watermark mark) override {
     watermark_ = mark.timestamp;
     if (timers_ != nullptr) {
-      timers_->advanceWatermark(mark.timestamp, [this](std::string_view key, int32_t, std::string_view ns,
-                                                       int64_t time) { fireTimer(key, ns, time, TimeDomain::kEventTime); });
+      // Thousands of windows may fire on one watermark: a cancel ends the loop early.
+      CancellationCheck<> cancellation;
+      timers_->advanceWatermark(mark.timestamp, [this, &cancellation](std::string_view key, int32_t, std::string_view ns,
+                                                                      int64_t time) {
+        cancellation.tick();
+        fireTimer(key, ns, time, TimeDomain::kEventTime);
+      });
     }
     afterTimers();
     output_->emitWatermark(mark);

@@ -135,7 +135,9 @@ class WindowOperator final : public KeyedOperatorBase<K> {
     assigner_.assign(t, windows_);
     bool skipped = true;
     state::InternalTimerService& timers = this->timerService();
+    CancellationCheck<> cancellation;  // a sliding window with a small slide: thousands of windows per element
     for (const TimeWindow& w : windows_) {
+      cancellation.tick();
       if (assigner_.event_time && w.maxTimestamp() + lateness_ <= this->watermark_) continue;  // isWindowLate
       skipped = false;
       windowNamespace(w, ns_);

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "runtime/network/input_channel.h"
 #include "runtime/task/operator_chain.h"
+#include "runtime/task/task_cancellation.h"
 #include "runtime/task/watermark_valve.h"
 
 namespace sluice::runtime {
@@ -160,6 +161,8 @@ void StreamTask::invoke() {
       task->end_ns_.store(steadyNanos(), std::memory_order_release);
     }
   } end_time{this};
+  // Long operator loops on this thread see cancel() through throwIfTaskCancelled().
+  const TaskCancellationScope cancellation(&cancelled_);
   try {
     OperatorContext base;
     base.subtask_index = setup_.subtask_index;

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "runtime/network/record_writer.h"
+#include "runtime/task/task_cancellation.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
 
@@ -190,6 +191,8 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
   SLUICE_CHECK(s.aggs != nullptr, "WindowAggregate used before open()");
   const types::Column& time_col = batch.column(static_cast<size_t>(window_.time_index));
   runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
+  // A HOP window with a small slide gives one row thousands of windows: a cancel must not wait for them.
+  runtime::CancellationCheck<> cancellation;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     if (batch.kind(row) != RowKind::kInsert) {
       throw UserError(fmt::format("window aggregate does not support update/delete input (got a {} row)",
@@ -204,6 +207,7 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
     // The last window containing t starts at windowStart(t, offset, slide); earlier ones every slide.
     const int64_t last_start = windowStart(t, window_.offset_ms, window_.slide_ms);
     for (int64_t start = last_start; start > t - window_.size_ms; start -= window_.slide_ms) {
+      cancellation.tick();
       const int64_t end = start + window_.size_ms;
       if (end - 1 <= current_watermark_) continue;  // TimeWindowUtil.isWindowFired
       if (!assigned) {
@@ -251,7 +255,9 @@ void WindowAggregateOperator::processWatermark(runtime::Watermark mark) {
       }
       s.fired.clear();
     };
+    runtime::CancellationCheck<> cancellation;
     s.timers->advanceWatermark(current_watermark_, [&](std::string_view key, int32_t, std::string_view ns, int64_t) {
+      cancellation.tick();
       int64_t end;
       if (!decodeWindowEnd(ns, end)) {
         // Only restored timers can be malformed: every namespace registered here has 8 bytes.

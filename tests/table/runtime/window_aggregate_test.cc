@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "runtime/network/pipelined_subpartition.h"
+#include "runtime/task/task_cancellation.h"
 #include "operator_test_util.h"
 
 namespace sluice::table {
@@ -174,6 +176,45 @@ TEST_F(WindowAggTest, RejectsUpdatesNullRowTimeAndBadWindows) {
   EXPECT_THROW(makeWindowAggregateFactory(inputType(), hop(0, 10), {0}, {}), UserError);
   auto factory = makeWindowAggregateFactory(inputType(), hop(5, 10), {0}, {call(AggKind::kCountStar, -1)});
   EXPECT_NE(factory->createOperator(), nullptr);
+}
+
+
+// A HOP window of size 10000 ms sliding by 1 ms puts every row into 10000 windows. A cancelled task must
+// leave that loop early (throwIfTaskCancelled every few hundred windows) rather than after all of them.
+TEST_F(WindowAggTest, HopAssignmentLoopStopsWhenTheTaskIsCancelled) {
+  std::atomic<bool> cancelled{false};
+  const runtime::TaskCancellationScope scope(&cancelled);
+  start(hop(1, 10000), {0}, {call(AggKind::kCountStar, -1)});
+  feed({ins({"a", 5000, 1})});
+  // Windows containing t = 5000: starts 5000, 4999, ..., -4999 (size / slide of them).
+  EXPECT_EQ(op_->numPendingWindows(), 10000u);
+  cancelled = true;  // as StreamTask::cancel sets it from another thread
+  // t = 50000 lies in 10000 windows none of which exists yet.
+  EXPECT_THROW(feed({ins({"a", 50000, 1})}), runtime::CancelTaskException);
+  EXPECT_GT(op_->numPendingWindows(), 10000u);
+  EXPECT_LT(op_->numPendingWindows(), 10000u + 1000u);  // stopped within the first thousand new windows
+}
+
+TEST_F(WindowAggTest, HopFiringLoopStopsWhenTheTaskIsCancelled) {
+  std::atomic<bool> cancelled{false};
+  const runtime::TaskCancellationScope scope(&cancelled);
+  start(hop(1, 10000), {0}, {call(AggKind::kCountStar, -1)});
+  feed({ins({"a", 5000, 1})});
+  ASSERT_EQ(op_->numPendingWindows(), 10000u);
+  cancelled = true;
+  // Every window ends by 15000: without the check all 10000 would fire and none would stay.
+  EXPECT_THROW(op_->processWatermark(runtime::Watermark{20000}), runtime::CancelTaskException);
+  EXPECT_GT(op_->numPendingWindows(), 9000u);
+  EXPECT_THAT(out_.take(), IsEmpty());
+}
+
+TEST_F(WindowAggTest, HopLoopsRunToTheEndOutsideACancelledTask) {
+  start(hop(1, 10000), {0}, {call(AggKind::kCountStar, -1)});
+  feed({ins({"a", 5000, 1})});
+  const std::vector<std::string> events = watermark(20000);
+  ASSERT_EQ(events.size(), 10000u + 1u);  // every window, then the watermark
+  EXPECT_EQ(events.back(), "WM(20000)");
+  EXPECT_EQ(op_->numPendingWindows(), 0u);
 }
 
 }  // namespace
