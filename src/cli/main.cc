@@ -347,8 +347,13 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
       fault_tolerance = fmt::format(", {} checkpoints completed, {} failed", c.number_of_completed_checkpoints,
                                     c.number_of_failed_checkpoints);
       if (c.last_checkpoint_id > 0) {
-        fault_tolerance += fmt::format(" (last: {}, {} bytes, {} ms{}{})", c.last_checkpoint_id, c.last_checkpoint_size,
-                                       c.last_checkpoint_duration_ms, c.last_checkpoint_external_path.empty() ? "" : ", ",
+        const std::string unaligned =
+            c.last_checkpoint_unaligned
+                ? fmt::format(", unaligned, {} bytes in flight", c.last_checkpoint_persisted_in_flight_bytes)
+                : "";
+        fault_tolerance += fmt::format(" (last: {}, {} bytes, {} ms{}{}{})", c.last_checkpoint_id,
+                                       c.last_checkpoint_size, c.last_checkpoint_duration_ms, unaligned,
+                                       c.last_checkpoint_external_path.empty() ? "" : ", ",
                                        c.last_checkpoint_external_path);
       }
     }

@@ -168,6 +168,25 @@ Json jobJson(const JobExecutionResult& r) {
     cj["lastCheckpointExternalPath"] = c.last_checkpoint_external_path;
     cj["lastCheckpointAlignmentTimeNanos"] = c.last_checkpoint_max_alignment_ns;
     cj["checkpointStartDelayNanos"] = c.last_checkpoint_max_start_delay_ns;
+    // Unaligned checkpoints (FLIP-76): Flink's checkpoint statistics "unaligned_checkpoint" and
+    // "persisted_data" ("Processed (persisted) in-flight data"), per subtask as in /checkpoints/details.
+    cj["lastCheckpointUnaligned"] = c.last_checkpoint_unaligned;
+    cj["lastCheckpointPersistedData"] = c.last_checkpoint_persisted_in_flight_bytes;
+    Json subtasks = Json::array();
+    for (size_t v = 0; v < c.last_checkpoint_subtasks.size(); ++v) {
+      for (size_t s = 0; s < c.last_checkpoint_subtasks[v].size(); ++s) {
+        const runtime::checkpoint::CheckpointMetrics& m = c.last_checkpoint_subtasks[v][s];
+        Json sj;
+        sj["vertex"] = v < r.vertices.size() ? r.vertices[v].name : std::string();
+        sj["subtask"] = static_cast<int64_t>(s);
+        sj["alignmentDurationNanos"] = m.alignment_duration_ns;
+        sj["checkpointStartDelayNanos"] = m.checkpoint_start_delay_ns;
+        sj["unalignedCheckpoint"] = m.unaligned;
+        sj["persistedData"] = m.persisted_in_flight_bytes;
+        subtasks.push_back(std::move(sj));
+      }
+    }
+    cj["lastCheckpointSubtasks"] = std::move(subtasks);
     job["checkpoints"] = std::move(cj);
   }
   Json vertices = Json::array();

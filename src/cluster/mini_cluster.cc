@@ -20,6 +20,7 @@
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/input_channel.h"
+#include "runtime/checkpoint/channel_state_assignment.h"
 #include "runtime/network/pipelined_subpartition.h"
 #include "runtime/network/remote_input_channel.h"
 #include "runtime/network/result_partition_manager.h"
@@ -106,6 +107,7 @@ class JobHandle::State {
   std::unique_ptr<runtime::checkpoint::CheckpointCoordinator> coordinator;        // null: checkpointing off
   std::unique_ptr<scheduler::RestartBackoffTimeStrategy> restart_strategy;
   std::vector<std::vector<runtime::checkpoint::TaskStateSnapshot>> restore;       // [vertex][subtask]; empty: none
+  std::vector<std::vector<runtime::checkpoint::ChannelReplay>> replay;  // [vertex][subtask]: in-flight data to resend
   std::shared_ptr<const runtime::checkpoint::CompletedCheckpoint> initial_restore;  // execution.state-recovery.path
   runtime::FailureInjection failure_injection;
   int fail_attempts = 0;
@@ -130,6 +132,7 @@ class JobHandle::State {
   };
   std::map<std::tuple<int, int, int>, BlockingLink> blocking_links;
   bool checkpoints_discarded = false;  // the retention deleted the job's checkpoints at its end
+  std::atomic<int64_t> restored_in_flight_bytes{0};
   /// Guards the per-attempt vectors below against readers on other threads (progress, coordinator
   /// hooks) while an attempt is torn down and rebuilt.
   mutable std::mutex attempt_mu;
@@ -292,12 +295,6 @@ class JobHandle::State {
     const bool streaming = job.runtime_mode != graph::RuntimeMode::kBatch;
     const bool checkpointing = streaming && config.getOptional(options::kCheckpointingInterval).value_or(0) > 0;
     restart_strategy = scheduler::RestartBackoffTimeStrategy::fromConfiguration(config, checkpointing);
-    // Refused rather than silently replaced by what is built.
-    if (checkpointing && config.get(options::kEnableUnaligned)) {
-      throw ConfigError(fmt::format("Configuration key '{}': unaligned checkpoints are not supported yet; checkpoints "
-                                    "are aligned (set it to false)",
-                                    options::kEnableUnaligned.key()));
-    }
     failure_injection.operator_name = config.getOptional(options::kTestFailOperator).value_or("");
     failure_injection.after_records = config.get(options::kTestFailAfterRecords);
     failure_injection.subtask = config.get(options::kTestFailSubtask);
@@ -308,7 +305,7 @@ class JobHandle::State {
     failure_injection.after_completed_checkpoint = checkpointing;
     if (const std::optional<std::string> path = config.getOptional(options::kSavepointPath); path && !path->empty()) {
       initial_restore = std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(*path));
-      restore = assignRestore(*initial_restore);
+      assignRestore(*initial_restore);
     }
     if (!checkpointing) return;
     ck::CheckpointCoordinatorConfiguration cc;
@@ -319,6 +316,16 @@ class JobHandle::State {
     cc.tolerable_failures = config.get(options::kTolerableFailureNumber);
     cc.alignment = upperCase(config.get(options::kCheckpointingConsistencyMode)) == "AT_LEAST_ONCE" ? ck::AlignmentType::kAtLeastOnce
                                                                                 : ck::AlignmentType::kAligned;
+    // Unaligned checkpoints (FLIP-76); AT_LEAST_ONCE ignores the setting, as Flink.
+    if (config.get(options::kEnableUnaligned) && cc.alignment == ck::AlignmentType::kAligned) {
+      if (cc.max_concurrent > 1) {
+        throw ConfigError(fmt::format("Configuration key '{}': unaligned checkpoints need '{}' = 1 (it is {})",
+                                      options::kEnableUnaligned.key(), options::kMaxConcurrentCheckpoints.key(),
+                                      cc.max_concurrent));
+      }
+      cc.unaligned = true;
+      cc.aligned_checkpoint_timeout_ms = config.get(options::kAlignedCheckpointTimeout);
+    }
     const std::string dir = config.getOptional(options::kCheckpointsDirectory).value_or("");
     const std::string savepoint_dir = config.getOptional(options::kSavepointDirectory).value_or("");
     if (!dir.empty()) {
@@ -359,8 +366,21 @@ class JobHandle::State {
     if (initial_restore) coordinator->setNextCheckpointId(initial_restore->checkpoint_id + 1);
   }
 
-  /// The state of each subtask of this job from `checkpoint` (rescaled by key group / redistributed).
-  std::vector<std::vector<runtime::checkpoint::TaskStateSnapshot>> assignRestore(
+  /// Sets `restore` (the state of each subtask from `checkpoint`, rescaled by key group / redistributed)
+  /// and `replay` (the in-flight data each subtask resends, unaligned checkpoints).
+  void assignRestore(const runtime::checkpoint::CompletedCheckpoint& checkpoint) {
+    replay = runtime::checkpoint::assignChannelState(checkpoint, job, config.get(options::kSavepointIgnoreUnclaimedState));
+    for (const auto& per_vertex : replay) {
+      for (const auto& subtask : per_vertex) {
+        for (const auto& output : subtask) {
+          for (const std::string& bytes : output) restored_in_flight_bytes += static_cast<int64_t>(bytes.size());
+        }
+      }
+    }
+    restore = assignStates(checkpoint);
+  }
+
+  std::vector<std::vector<runtime::checkpoint::TaskStateSnapshot>> assignStates(
       const runtime::checkpoint::CompletedCheckpoint& checkpoint) const {
     namespace ck = runtime::checkpoint;
     std::map<std::string, ck::OperatorParallelism> ops;
@@ -469,8 +489,12 @@ class JobHandle::State {
       std::shared_ptr<const runtime::checkpoint::CompletedCheckpoint> latest =
           coordinator ? coordinator->latestCompletedCheckpoint() : nullptr;
       if (!latest) latest = initial_restore;
-      if (latest) restore = assignRestore(*latest);
-      else restore.clear();
+      if (latest) {
+        assignRestore(*latest);
+      } else {
+        restore.clear();
+        replay.clear();
+      }
       if (options.on_new_attempt) options.on_new_attempt();
       {
         std::lock_guard<std::mutex> attempt_lock(attempt_mu);
@@ -618,7 +642,11 @@ class JobHandle::State {
     std::shared_ptr<const ck::CompletedCheckpoint> latest = coordinator ? coordinator->latestCompletedCheckpoint() : nullptr;
     if (!latest) latest = initial_restore;
     std::vector<std::vector<ck::TaskStateSnapshot>> assigned;
-    if (latest) assigned = assignRestore(*latest);
+    std::vector<std::vector<ck::ChannelReplay>> assigned_replay;  // [vertex][subtask], always full size
+    if (latest) {
+      assigned = assignStates(*latest);
+      assigned_replay = ck::assignChannelState(*latest, job, config.get(options::kSavepointIgnoreUnclaimedState));
+    }
     if (options.on_region_restart) {
       std::vector<int> node_ids;
       for (size_t v = 0; v < job.vertices.size(); ++v) {
@@ -636,6 +664,16 @@ class JobHandle::State {
       }
       for (size_t v = 0; v < restore.size(); ++v) {
         if (vertices[v]) restore[v] = latest ? assigned[v] : std::vector<ck::TaskStateSnapshot>(restore[v].size());
+      }
+      // The same for in-flight data: the restarted producers resend what their channels held.
+      if (replay.empty() && !assigned_replay.empty()) {
+        replay.resize(job.vertices.size());
+        for (size_t v = 0; v < job.vertices.size(); ++v) replay[v].resize(static_cast<size_t>(job.vertices[v].parallelism));
+      }
+      for (size_t v = 0; v < replay.size(); ++v) {
+        if (vertices[v]) {
+          replay[v] = assigned_replay.empty() ? std::vector<ck::ChannelReplay>(replay[v].size()) : assigned_replay[v];
+        }
       }
       buildAttempt(this, cluster_config, &vertices);
     }
@@ -876,6 +914,7 @@ JobExecutionResult JobHandle::wait() {
   r.checkpoints = last.checkpoints;
   // The retention removed them: the result must not point at a directory that is gone.
   if (r.checkpoints && state_->checkpoints_discarded) r.checkpoints->last_checkpoint_external_path.clear();
+  r.restored_in_flight_bytes = state_->restored_in_flight_bytes.load();
   return r;
 }
 
@@ -1125,6 +1164,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
       setup.config = &st->config;
       setup.input_gate = st->gates[v][static_cast<size_t>(i)].get();
       if (!st->restore.empty()) setup.restore = &st->restore[v][static_cast<size_t>(i)];
+      if (!st->replay.empty()) setup.replay = &st->replay[v][static_cast<size_t>(i)];
       setup.checkpoint_responder = st->coordinator.get();
       if (st->execution_attempts[static_cast<size_t>(st->execution_graph->executionIndex(static_cast<int>(v), i))] <
           st->fail_attempts) {

@@ -123,6 +123,8 @@ struct JobExecutionResult {
   std::vector<VertexProgress> vertices;
   int num_restarts = 0;  ///< `numRestarts`
   std::optional<runtime::checkpoint::CheckpointStats> checkpoints;  ///< nullopt: checkpointing off
+  /// Bytes of in-flight data (unaligned checkpoint channel state) replayed by restores, over all attempts.
+  int64_t restored_in_flight_bytes = 0;
 };
 
 /// Called every `interval` from a cluster thread (never a task thread) while the job runs.

@@ -25,10 +25,11 @@ struct SourceStarts {
 };
 
 // 1..n strided over the subtasks (as NumberSource), `batch` values per batch; its position is operator
-// state "next". After each batch it waits for a checkpoint before the next one.
+// state "next". After each `batches_per_checkpoint` batches it waits for a checkpoint before the next one.
 class CheckpointedNumberSource : public runtime::SourceOperator {
  public:
-  CheckpointedNumberSource(int64_t n, size_t batch, SourceStarts* log) : n_(n), batch_(batch), log_(log) {}
+  CheckpointedNumberSource(int64_t n, size_t batch, SourceStarts* log, int batches_per_checkpoint = 1)
+      : n_(n), batch_(batch), log_(log), batches_per_checkpoint_(batches_per_checkpoint) {}
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
     SourceOperator::open(ctx, output);
     next_state_ = &ctx.state->operatorStateBackend().getListState(
@@ -49,18 +50,21 @@ class CheckpointedNumberSource : public runtime::SourceOperator {
       next_ += ctx_.parallelism;
     }
     output_->collect(std::move(b));
-    waiting_for_checkpoint_ = true;
+    waiting_for_checkpoint_ = ++batches_since_checkpoint_ >= batches_per_checkpoint_;
     return runtime::InputStatus::kMoreAvailable;
   }
   void snapshotState(int64_t) override {
     next_state_->update({next_});
     waiting_for_checkpoint_ = false;
+    batches_since_checkpoint_ = 0;
   }
 
  private:
   int64_t n_;
   size_t batch_;
   SourceStarts* log_;
+  int batches_per_checkpoint_;
+  int batches_since_checkpoint_ = 0;
   int64_t next_ = 1;
   bool waiting_for_checkpoint_ = false;
   runtime::state::PartitionableListState<int64_t>* next_state_ = nullptr;

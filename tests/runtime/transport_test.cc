@@ -20,6 +20,7 @@
 #include "runtime/network/pipelined_subpartition.h"
 #include "runtime/network/remote_input_channel.h"
 #include "runtime/network/result_partition_manager.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/network/transport/tcp_connection_manager.h"
 #include "types/row_batch.h"
 
@@ -219,6 +220,53 @@ TEST(TcpTransportTest, CreditBoundsBuffersInFlightAndReturnsOnRecycle) {
   ASSERT_EQ(rows.size(), 600u);
   EXPECT_EQ(rows.front(), 0);
   EXPECT_EQ(rows.back(), 599);
+  EXPECT_TRUE(consumer.errors.messages.empty());
+}
+
+// FLIP-76 over TCP: with no credit left, an unaligned barrier still goes out at once, ahead of the buffers
+// queued at the producer; it arrives in the middle of the record the consumer holds part of, and the
+// records it overtook (B, not A's tail) are the output channel state.
+TEST(TcpTransportTest, AnUnalignedBarrierOvertakesBuffersWaitingForCredit) {
+  ProducerTm producer(256);
+  ConsumerTm consumer(256);
+  consumer.connect(producer.transport.port());
+  producer.subpartition->write(numbers(0, 600));  // A: more buffers than the 10 credits
+  producer.subpartition->write(numbers(600, 3));  // B
+  producer.subpartition->flush();
+  ASSERT_TRUE(eventually([&] { return consumer.channel->queuedBuffers() == 10; }));
+  ASSERT_EQ(producer.subpartition->view().credit(), 0);
+  std::string overtaken;
+  producer.subpartition->writePriorityBarrier(
+      CheckpointBarrier{3, 1, checkpoint::CheckpointKind::kCheckpoint, checkpoint::AlignmentType::kUnaligned, 0},
+      overtaken);
+  // The barrier arrives without credit: 10 data buffers and the barrier event are at the consumer.
+  ASSERT_TRUE(eventually([&] { return consumer.channel->queuedBuffers() == 11; }));
+  std::vector<std::vector<int64_t>> state;
+  network::forEachChannelStateRecord(overtaken, nullptr, [&](StreamElement&& e) {
+    const auto& b = std::get<types::RowBatch>(e);
+    state.emplace_back();
+    for (size_t i = 0; i < b.numRows(); ++i) state.back().push_back(b.column(0).getLong(i));
+  });
+  EXPECT_EQ(state, (std::vector<std::vector<int64_t>>{{600, 601, 602}}));
+  producer.subpartition->write(EndOfPartition{});
+  std::vector<std::string> order;
+  const auto give_up = Clock::now() + kGuard;
+  std::deque<InputGate::Entry> out;
+  bool ended = false;
+  while (!ended && Clock::now() < give_up) {
+    consumer.gate.pollAll(out, Clock::now() + std::chrono::milliseconds(100));
+    for (auto& e : out) {
+      if (std::holds_alternative<CheckpointBarrier>(e.element)) {
+        order.push_back(e.mid_record ? "barrier(mid-record)" : "barrier");
+      } else if (auto* b = std::get_if<types::RowBatch>(&e.element)) {
+        order.push_back(fmt::format("rows {}", b->numRows()));
+      } else if (std::holds_alternative<EndOfPartition>(e.element)) {
+        ended = true;
+      }
+    }
+    out.clear();
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"barrier(mid-record)", "rows 600", "rows 3"}));
   EXPECT_TRUE(consumer.errors.messages.empty());
 }
 

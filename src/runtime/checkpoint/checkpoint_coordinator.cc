@@ -17,6 +17,7 @@ struct CheckpointCoordinator::Pending {
   int remaining = 0;
   int64_t max_alignment_ns = 0;
   int64_t max_start_delay_ns = 0;
+  std::vector<CheckpointMetrics> metrics;  ///< by task index
 };
 
 namespace {
@@ -142,6 +143,11 @@ std::optional<int64_t> CheckpointCoordinator::startLocked(CheckpointKind kind, c
   const int64_t id = next_id_++;
   barrier = CheckpointBarrier{id, wallClockMs(), kind,
                               kind == CheckpointKind::kSavepoint ? AlignmentType::kAligned : config_.alignment};
+  // Savepoints stay aligned (Flink's CheckpointOptions.forConfig): only checkpoints go unaligned.
+  if (config_.unaligned && kind == CheckpointKind::kCheckpoint) {
+    if (config_.aligned_checkpoint_timeout_ms > 0) barrier.aligned_timeout_ms = config_.aligned_checkpoint_timeout_ms;
+    else barrier.alignment = AlignmentType::kUnaligned;
+  }
   p->barrier = barrier;
   pending_.emplace(id, std::move(p));
   return id;
@@ -196,6 +202,8 @@ void CheckpointCoordinator::acknowledgeCheckpoint(int vertex, int subtask, int64
   Pending& p = *it->second;
   p.max_alignment_ns = std::max(p.max_alignment_ns, metrics.alignment_duration_ns);
   p.max_start_delay_ns = std::max(p.max_start_delay_ns, metrics.checkpoint_start_delay_ns);
+  if (p.metrics.empty()) p.metrics.resize(static_cast<size_t>(num_tasks_));
+  p.metrics[taskIndex(vertex, subtask)] = metrics;
   ackLocked(p, vertex, subtask, std::move(state));
 }
 
@@ -351,6 +359,18 @@ void CheckpointCoordinator::run() {
         stats_.last_checkpoint_external_path = path;
         stats_.last_checkpoint_max_alignment_ns = p->max_alignment_ns;
         stats_.last_checkpoint_max_start_delay_ns = p->max_start_delay_ns;
+        stats_.last_checkpoint_unaligned = false;
+        stats_.last_checkpoint_persisted_in_flight_bytes = 0;
+        stats_.last_checkpoint_subtasks.assign(job_.vertices.size(), {});
+        for (size_t v = 0; v < job_.vertices.size(); ++v) {
+          for (int s = 0; s < job_.vertices[v].parallelism; ++s) {
+            const size_t idx = taskIndex(static_cast<int>(v), s);
+            const CheckpointMetrics m = idx < p->metrics.size() ? p->metrics[idx] : CheckpointMetrics{};
+            stats_.last_checkpoint_unaligned = stats_.last_checkpoint_unaligned || m.unaligned;
+            stats_.last_checkpoint_persisted_in_flight_bytes += m.persisted_in_flight_bytes;
+            stats_.last_checkpoint_subtasks[v].push_back(m);
+          }
+        }
         latest_ = std::make_shared<const CompletedCheckpoint>(std::move(completed));
         // Older pending checkpoints are subsumed (not failures).
         std::vector<int64_t> older;

@@ -46,6 +46,10 @@ struct CheckpointCoordinatorConfiguration {
   int32_t max_concurrent = 1;        ///< execution.checkpointing.max-concurrent-checkpoints
   int32_t tolerable_failures = 0;    ///< execution.checkpointing.tolerable-failed-checkpoints
   AlignmentType alignment = AlignmentType::kAligned;  ///< execution.checkpointing.mode
+  /// execution.checkpointing.unaligned.enabled (only with kAligned): checkpoints (not savepoints) start
+  /// unaligned, or aligned with `aligned_checkpoint_timeout_ms` when that is > 0.
+  bool unaligned = false;
+  int64_t aligned_checkpoint_timeout_ms = 0;  ///< execution.checkpointing.aligned-checkpoint-timeout
 };
 
 /// Figures of the coordinator with Flink's checkpoint metric names.
@@ -60,6 +64,12 @@ struct CheckpointStats {
   std::string last_checkpoint_external_path;     ///< lastCheckpointExternalPath (empty: kept in memory)
   int64_t last_checkpoint_max_alignment_ns = 0;  ///< the largest alignment time of a subtask
   int64_t last_checkpoint_max_start_delay_ns = 0;///< the largest checkpointStartDelayNanos of a subtask
+  bool last_checkpoint_unaligned = false;        ///< some subtask took the last checkpoint unaligned
+  int64_t last_checkpoint_persisted_in_flight_bytes = 0;  ///< its channel state bytes (Flink's persistedData)
+  /// Per subtask of the last completed checkpoint, by vertex then subtask (Flink's subtask checkpoint
+  /// statistics: alignmentDurationNanos, checkpointStartDelayNanos, unaligned, persisted data). A finished
+  /// subtask that took part with its final state has zeros.
+  std::vector<std::vector<CheckpointMetrics>> last_checkpoint_subtasks;
 };
 
 /// See the file comment.

@@ -155,6 +155,59 @@ std::vector<IncrementalKeyedStateHandle> readIncrementalHandles(PayloadReader& r
   return handles;
 }
 
+// Channel state of one subtask (format version >= 3): input count, (input, producer subtask, bytes)*, output
+// count, (output, consumer subtask, bytes)*.
+void writeChannelState(DataOutputView& out, const SubtaskChannelState& c) {
+  out.writeVarUint(c.input.size());
+  for (const InputChannelStateEntry& e : c.input) {
+    out.writeVarUint(static_cast<uint64_t>(e.input));
+    out.writeVarUint(static_cast<uint64_t>(e.producer_subtask));
+    writeString(out, e.bytes);
+  }
+  out.writeVarUint(c.output.size());
+  for (const OutputChannelStateEntry& e : c.output) {
+    out.writeVarUint(static_cast<uint64_t>(e.output));
+    out.writeVarUint(static_cast<uint64_t>(e.consumer_subtask));
+    writeString(out, e.bytes);
+  }
+}
+
+/// Edges per vertex and subtasks per edge are bounded like parallelism (Flink's 2^15 upper bound).
+constexpr int64_t kMaxChannelIndex = kUpperBoundMaxParallelism - 1;
+
+/// Reads one list of channel state entries; `edge` and `peer` point at the entry's edge index and peer
+/// subtask; `name` and `peer_name` name them in errors.
+template <typename Entry>
+std::vector<Entry> readChannelEntries(PayloadReader& r, int32_t Entry::*edge, int32_t Entry::*peer, const char* name,
+                                      const char* peer_name) {
+  std::vector<Entry> entries;
+  // Each entry takes >= 3 bytes (two varints and a length).
+  const size_t n = r.readCount(3);
+  for (size_t i = 0; i < n; ++i) {
+    Entry e;
+    e.*edge = r.readInt(fmt::format("channel state {}", name).c_str(), 0, kMaxChannelIndex);
+    e.*peer = r.readInt(fmt::format("channel state {} subtask", peer_name).c_str(), 0, kMaxChannelIndex);
+    e.bytes = r.readString();
+    for (const Entry& other : entries) {
+      if (other.*edge == e.*edge && other.*peer == e.*peer) {
+        r.fail(fmt::format("{} channel state of {} {} with {} subtask {} appears twice", name, name, e.*edge, peer_name,
+                           e.*peer));
+      }
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+SubtaskChannelState readChannelState(PayloadReader& r) {
+  SubtaskChannelState c;
+  c.input = readChannelEntries(r, &InputChannelStateEntry::input, &InputChannelStateEntry::producer_subtask, "input",
+                               "producer");
+  c.output = readChannelEntries(r, &OutputChannelStateEntry::output, &OutputChannelStateEntry::consumer_subtask,
+                                "output", "consumer");
+  return c;
+}
+
 OperatorSubtaskState readSubtask(PayloadReader& r, int32_t max_parallelism, uint32_t version) {
   OperatorSubtaskState s;
   // Each keyed entry takes >= 2 bytes (a key group varint and a blob length).
@@ -182,6 +235,7 @@ OperatorSubtaskState readSubtask(PayloadReader& r, int32_t max_parallelism, uint
     }
   }
   if (version >= 2) s.incremental = readIncrementalHandles(r, max_parallelism);
+  if (version >= 3) s.channel = readChannelState(r);
   return s;
 }
 
@@ -202,7 +256,7 @@ CompletedCheckpoint readPayload(PayloadReader& r, uint32_t version) {
     OperatorState op;
     op.max_parallelism = r.readInt("max parallelism", 1, kUpperBoundMaxParallelism);
     op.parallelism = r.readInt("parallelism", 1, op.max_parallelism);
-    // A subtask takes >= 2 bytes (its two counts), so the end of the input stops a huge parallelism early.
+    // A subtask takes >= 4 bytes (its four counts), so the end of the input stops a huge parallelism early.
     op.subtasks.reserve(std::min<size_t>(static_cast<size_t>(op.parallelism), 1024));
     for (int32_t s = 0; s < op.parallelism; ++s) {
       if (r.atEnd()) r.fail(fmt::format("operator '{}' ends after {} of its {} subtasks", uid, s, op.parallelism));
@@ -253,6 +307,7 @@ std::string serializeCheckpointMetadata(const CompletedCheckpoint& checkpoint) {
         for (const std::string& e : list.elements) writeString(out, e);
       }
       writeIncrementalHandles(out, uid, op.max_parallelism, s.incremental);
+      writeChannelState(out, s.channel);
     }
   }
 

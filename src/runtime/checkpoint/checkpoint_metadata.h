@@ -13,8 +13,9 @@
 /// uid, max parallelism, parallelism, then per subtask: keyed count, (key group, blob)*, operator state
 /// count, (name, mode u8, element count, element*)*, then (version >= 2) the RocksDB incremental handles:
 /// count, (backend id, checkpoint id i64, key group start, end, state count, (name, kind u8)*, shared
-/// files, private files)*, files as count, (local name, absolute path, size, crc32)*. The external pointer
-/// is not stored: it is where the file is found.
+/// files, private files)*, files as count, (local name, absolute path, size, crc32)*, then (version >= 3)
+/// its channel state (FLIP-76): input count, (input edge, producer subtask, bytes)*, output count, (output
+/// edge, consumer subtask, bytes)*. The external pointer is not stored: it is where the file is found.
 ///
 /// Stateless free functions, callable from any thread.
 
@@ -26,9 +27,9 @@
 
 namespace sluice::runtime::checkpoint {
 
-/// The metadata format this build writes (2: RocksDB incremental handles); it reads versions
-/// kOldestReadableCheckpointMetadataVersion to this.
-inline constexpr uint32_t kCheckpointMetadataVersion = 2;
+/// The metadata format this build writes (2: RocksDB incremental handles; 3: channel state of unaligned
+/// checkpoints); it reads versions kOldestReadableCheckpointMetadataVersion to this.
+inline constexpr uint32_t kCheckpointMetadataVersion = 3;
 inline constexpr uint32_t kOldestReadableCheckpointMetadataVersion = 1;
 /// Bytes of the frame around the payload: magic, version, length before it; the CRC after it.
 inline constexpr size_t kCheckpointMetadataHeaderBytes = 16;

@@ -14,6 +14,8 @@ struct CheckpointMetrics {
   int64_t alignment_duration_ns = 0;      ///< first barrier to last barrier at this task (0 for sources)
   int64_t checkpoint_start_delay_ns = 0;  ///< trigger time to the first barrier at this task
   int64_t sync_duration_ms = 0;           ///< the synchronous snapshot on the task thread
+  bool unaligned = false;                 ///< the subtask took it unaligned (FLIP-76)
+  int64_t persisted_in_flight_bytes = 0;  ///< bytes of its channel state (Flink's persistedData)
 };
 
 /// Implemented by the coordinator's side. Called from task threads; must be thread-safe.

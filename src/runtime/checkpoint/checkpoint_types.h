@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/checkpoint/channel_state.h"
+
 namespace sluice::runtime::checkpoint {
 
 /// What a checkpoint is for (Flink's CheckpointType / SnapshotType).
@@ -24,14 +26,22 @@ enum class CheckpointKind : uint8_t {
 enum class AlignmentType : uint8_t {
   kAligned = 0,      ///< EXACTLY_ONCE: a channel that delivered the barrier is blocked until all did
   kAtLeastOnce = 1,  ///< AT_LEAST_ONCE: barriers are counted, nothing is blocked
+  /// EXACTLY_ONCE unaligned (FLIP-76): the barrier overtakes in-flight data, the first one at an input
+  /// starts the snapshot, and the overtaken data is stored as channel state; nothing is blocked.
+  kUnaligned = 2,
 };
 
-/// The barrier injected at the sources and forwarded by every task (Flink's CheckpointBarrier).
+/// The barrier injected at the sources and forwarded by every task (Flink's CheckpointBarrier with its
+/// CheckpointOptions).
 struct CheckpointBarrier {
   int64_t id = 0;
   int64_t timestamp_ms = 0;  ///< wall clock at trigger (ms since the epoch)
   CheckpointKind kind = CheckpointKind::kCheckpoint;
   AlignmentType alignment = AlignmentType::kAligned;
+  /// An aligned barrier of an unaligned-capable checkpoint (execution.checkpointing.aligned-checkpoint-
+  /// timeout > 0, Flink's CheckpointOptions.alignedCheckpointTimeout): a task whose alignment is still not
+  /// done this long after the trigger switches to unaligned. 0: never (Flink's NO_ALIGNED_CHECKPOINT_TIME_OUT).
+  int64_t aligned_timeout_ms = 0;
 };
 
 /// How a named operator list state is redistributed on restore (Flink's OperatorStateHandle.Mode).
@@ -97,7 +107,10 @@ struct OperatorSubtaskState {
   /// backend; on restore at another parallelism, every old backend whose range overlaps the new one.
   std::vector<IncrementalKeyedStateHandle> incremental;
 
-  bool empty() const { return keyed.empty() && operator_state.empty() && incremental.empty(); }
+  /// In-flight data of an unaligned checkpoint; only the head operator of a task holds it.
+  SubtaskChannelState channel;
+
+  bool empty() const { return keyed.empty() && operator_state.empty() && incremental.empty() && channel.empty(); }
 };
 
 /// The state of all operators of one subtask, by operator uid (Flink's TaskStateSnapshot keyed by

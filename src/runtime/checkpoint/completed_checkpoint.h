@@ -31,8 +31,8 @@ struct CompletedCheckpoint {
   /// The directory holding `_metadata` (Flink's external pointer); empty until stored or loaded.
   std::string external_pointer;
 
-  /// Bytes of state: keyed blobs plus operator state elements plus every file of the RocksDB incremental
-  /// handles, over all operators and subtasks (the metadata's own framing is not counted). Flink's
+  /// Bytes of state: keyed blobs plus operator state elements plus channel state plus every file of the
+  /// RocksDB incremental handles, over all operators and subtasks (the metadata's own framing is not counted). Flink's
   /// getStateSize (lastCheckpointFullSize).
   int64_t stateSize() const { return sumSizes(false); }
   /// As stateSize(), counting of the incremental handles only what this checkpoint uploaded (Flink's
@@ -51,6 +51,7 @@ struct CompletedCheckpoint {
         for (const IncrementalKeyedStateHandle& h : s.incremental) {
           bytes += static_cast<int64_t>(incremental_only ? h.checkpointed_size : h.fullSize());
         }
+        bytes += s.channel.bytes();
       }
     }
     return bytes;

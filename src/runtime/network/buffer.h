@@ -122,6 +122,11 @@ class Buffer {
   }
   /// The recycler this buffer returns to (nullptr when empty).
   BufferRecycler* recycler() const { return segment_ ? recycler_ : nullptr; }
+  /// Where the first record that starts in this data buffer begins (bytes), or -1 when every byte
+  /// continues a record begun in an earlier buffer. Set by the writer; producer side only (not sent), so
+  /// an unaligned barrier can tell which overtaken bytes start a whole record.
+  int32_t firstRecordOffset() const { return first_record_offset_; }
+  void setFirstRecordOffset(int32_t offset) { first_record_offset_ = offset; }
 
  private:
   void moveFrom(Buffer& o) {
@@ -130,6 +135,7 @@ class Buffer {
     size_ = std::exchange(o.size_, 0);
     capacity_ = std::exchange(o.capacity_, 0);
     type_ = o.type_;
+    first_record_offset_ = std::exchange(o.first_record_offset_, -1);
   }
 
   MemorySegment* segment_ = nullptr;
@@ -137,6 +143,17 @@ class Buffer {
   int32_t size_ = 0;
   int32_t capacity_ = 0;
   BufferDataType type_ = BufferDataType::kData;
+  int32_t first_record_offset_ = -1;
 };
+
+/// A buffer of `size` (> 0) bytes on the heap, outside every pool, freed when released: events that need
+/// no credit (received events, priority barriers) use it, as Flink allocates unpooled memory for them.
+inline Buffer unpooledBuffer(int32_t size, BufferDataType type) {
+  struct HeapRecycler final : BufferRecycler {
+    void recycle(MemorySegment* segment) override { delete segment; }
+  };
+  static HeapRecycler recycler;
+  return Buffer(new MemorySegment(size), &recycler, type);
+}
 
 }  // namespace sluice::runtime::network

@@ -35,6 +35,31 @@ void CreditBasedSubpartitionView::add(Buffer buffer) {
   if (announce) announce();
 }
 
+void CreditBasedSubpartitionView::addPriority(Buffer buffer, std::string& overtaken) {
+  SLUICE_CHECK(buffer.valid() && !buffer.isBuffer(), "a priority element must be an event buffer");
+  std::function<void()> notify;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool was = availableLocked();
+    bool record_started = false;
+    for (size_t i = static_cast<size_t>(priority_events_); i < queue_.size(); ++i) {
+      const Buffer& b = queue_[i];
+      if (!b.isBuffer()) continue;
+      int32_t from = 0;
+      if (!record_started) {
+        if (b.firstRecordOffset() < 0) continue;
+        from = b.firstRecordOffset();
+        record_started = true;
+      }
+      overtaken.append(reinterpret_cast<const char*>(b.data()) + from, static_cast<size_t>(b.size() - from));
+    }
+    queue_.insert(queue_.begin() + priority_events_, std::move(buffer));
+    ++priority_events_;
+    if (!was && availableLocked()) notify = availability_listener_;
+  }
+  if (notify) notify();
+}
+
 void CreditBasedSubpartitionView::addCredit(int32_t credit) {
   if (credit <= 0) throw InputError(fmt::format("AddCredit with non-positive credit {}", credit));
   std::function<void()> notify;
@@ -58,6 +83,7 @@ std::optional<BufferAndBacklog> CreditBasedSubpartitionView::pollNext() {
   BufferAndBacklog out;
   out.buffer = std::move(queue_.front());
   queue_.pop_front();
+  if (priority_events_ > 0) --priority_events_;
   if (out.buffer.isBuffer()) {
     --data_buffers_;
     --credit_;

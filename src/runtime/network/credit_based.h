@@ -45,6 +45,12 @@ class CreditBasedSubpartitionView {
 
   /// Queues a finished buffer (data or event) from the writer.
   void add(Buffer buffer);
+  /// Queues the event `buffer` (an unaligned checkpoint barrier, FLIP-76) ahead of every queued buffer,
+  /// behind earlier priority events only (Flink's PipelinedSubpartition.addPriorityElement); it needs no
+  /// credit. Appends to `overtaken` the bytes of the data buffers it overtook, from the first record that
+  /// starts in them (the bytes before continue a record the reader already holds part of), so `overtaken`
+  /// gets whole length-prefixed records. Events it overtakes are not copied.
+  void addPriority(Buffer buffer, std::string& overtaken);
   /// Adds credit from an AddCredit message. Throws InputError when `credit` <= 0 (a peer's bad message).
   void addCredit(int32_t credit);
   /// True when pollNext would return a buffer: an event at the head, or a data buffer and credit > 0.
@@ -75,6 +81,7 @@ class CreditBasedSubpartitionView {
   mutable std::mutex mu_;
   std::deque<Buffer> queue_;
   int32_t credit_;
+  int32_t priority_events_ = 0;  ///< priority events at the head of queue_
   int32_t data_buffers_ = 0;
   int32_t sequence_number_ = 0;
   int32_t buffer_size_ = 0;

@@ -30,8 +30,9 @@ int64_t InputChannel::readBuffers(int channel, std::deque<InputEntry>& out) {
     bytes += buffer.size();
     const bool data = buffer.isBuffer();
     elements_.read(std::move(buffer), [&](StreamElement&& e) {
-      barrier = barrier || std::holds_alternative<CheckpointBarrier>(e);
-      out.push_back(InputEntry{channel, std::move(e)});
+      const bool is_barrier = std::holds_alternative<CheckpointBarrier>(e);
+      barrier = barrier || is_barrier;
+      out.push_back(InputEntry{channel, std::move(e), is_barrier && elements_.hasUnfinishedData()});
     });
     if (data) ++data_buffers;
   }

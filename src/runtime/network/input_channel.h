@@ -33,6 +33,9 @@ namespace sluice::runtime {
 struct InputEntry {
   int channel;
   StreamElement element;
+  /// For an unaligned barrier: it arrived while part of a record was read (it overtook the record's last
+  /// buffers at the producer), so that record, completed later, still belongs before the barrier.
+  bool mid_record = false;
 };
 
 /// One input channel of a gate (see the file comment).

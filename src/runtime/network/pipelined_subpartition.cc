@@ -61,4 +61,13 @@ void PipelinedSubpartition::flush() {
   pending_bytes_ = false;
 }
 
+void PipelinedSubpartition::writePriorityBarrier(const CheckpointBarrier& barrier, std::string& overtaken) {
+  flush();
+  const std::string bytes = network::EventSerializer::serialize(network::barrierEvent(barrier));
+  Buffer b = network::unpooledBuffer(static_cast<int32_t>(bytes.size()), network::BufferDataType::kEvent);
+  b.append(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int32_t>(bytes.size()));
+  bytes_out_.fetch_add(b.size(), std::memory_order_relaxed);
+  view_.addPriority(std::move(b), overtaken);
+}
+
 }  // namespace sluice::runtime

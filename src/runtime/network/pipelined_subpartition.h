@@ -58,6 +58,11 @@ class PipelinedSubpartition {
   void write(StreamElement&& element);
   /// Producer: hands over the partially filled buffer, if any (the output flusher).
   void flush();
+  /// Producer: an unaligned checkpoint barrier (FLIP-76). Hands over the partial buffer, then queues the
+  /// barrier ahead of every queued buffer in an unpooled buffer, so it needs neither a free buffer nor
+  /// credit and never waits for backpressure. Appends the overtaken records to `overtaken` (the
+  /// subpartition's output channel state, CreditBasedSubpartitionView::addPriority).
+  void writePriorityBarrier(const CheckpointBarrier& barrier, std::string& overtaken);
   /// Producer: true when a partially filled buffer holds bytes not yet handed over.
   bool hasPendingBytes() const { return pending_bytes_; }
 

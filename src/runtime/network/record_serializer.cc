@@ -75,6 +75,7 @@ void SpanningRecordSerializer::startBuffer() {
   SLUICE_CHECK(current_.valid(), "buffer supplier returned no buffer");
   current_.setSize(0);
   current_.setDataType(BufferDataType::kData);
+  current_.setFirstRecordOffset(-1);
   current_.setCapacityLimit(size_limit_ > 0 ? size_limit_ : current_.maxCapacity());
 }
 
@@ -93,6 +94,8 @@ void SpanningRecordSerializer::writeRecord(std::string_view record) {
   SLUICE_CHECK(record.size() <= 0xffffffffu, "record of {} bytes is too large", record.size());
   uint8_t header[4];
   for (int i = 0; i < 4; ++i) header[i] = static_cast<uint8_t>((record.size() >> (8 * i)) & 0xff);
+  if (!current_.valid()) startBuffer();
+  if (current_.firstRecordOffset() < 0) current_.setFirstRecordOffset(current_.size());
   append(header, 4);
   append(reinterpret_cast<const uint8_t*>(record.data()), record.size());
 }

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "common/hash.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/serialization/key_hash.h"
 
 namespace sluice::runtime {
@@ -296,6 +297,36 @@ void RecordWriter::broadcastCheckpointBarrier(const CheckpointBarrier& barrier) 
   flush();
   for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, barrier);
   partition_.flushBuffers();
+}
+
+void RecordWriter::broadcastUnalignedBarrier(const CheckpointBarrier& barrier, std::vector<std::string>& overtaken) {
+  overtaken.assign(num_targets_, std::string());
+  for (size_t i = 0; i < num_targets_; ++i) {
+    ResultPartition::Subpartition& sp = partition_.subpartitions[i];
+    if (!sp.pipelined) {
+      flush();
+      partition_.emit(i, barrier);
+      continue;
+    }
+    sp.pipelined->writePriorityBarrier(barrier, overtaken[i]);
+    // Coalesced rows are before the barrier too; they stay pending and are sent after it.
+    const ObjectBatchSerializer* objects = sp.pipelined->objectSerializer().get();
+    if (i < pending_.size() && !pending_[i].empty()) {
+      StreamElement rows = std::move(pending_[i]);
+      network::appendChannelStateRecord(rows, objects, overtaken[i]);
+      pending_[i] = std::move(std::get<types::RowBatch>(rows));
+    }
+    if (i < pending_objects_.size() && pending_objects_[i] && !pending_objects_[i]->empty()) {
+      StreamElement batch = std::move(pending_objects_[i]);
+      network::appendChannelStateRecord(batch, objects, overtaken[i]);
+      pending_objects_[i] = std::move(std::get<ObjectBatchPtr>(batch));
+    }
+  }
+}
+
+void RecordWriter::replayRecord(size_t target, StreamElement&& record) {
+  SLUICE_CHECK(target < num_targets_, "replay to subpartition {} of {}", target, num_targets_);
+  partition_.emit(target, std::move(record));
 }
 
 void RecordWriter::endOfPartition() {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "graph/transformation.h"
@@ -58,6 +59,19 @@ class RecordWriter {
   /// Flushes, then sends the checkpoint barrier to every subpartition (Flink's broadcastEvent): records
   /// emitted before it belong to the checkpoint, records after it do not.
   void broadcastCheckpointBarrier(const CheckpointBarrier& barrier);
+  /// Sends an unaligned checkpoint barrier (FLIP-76) to every subpartition ahead of its queued buffers
+  /// (PipelinedSubpartition::writePriorityBarrier; a blocking subpartition gets it in order). Never waits
+  /// for a buffer. `overtaken[i]` (resized to the subpartition count) gets the channel state of
+  /// subpartition i: the records the barrier overtook, then the coalesced rows not yet sent, which are
+  /// still sent after it.
+  void broadcastUnalignedBarrier(const CheckpointBarrier& barrier, std::vector<std::string>& overtaken);
+  /// Restore of an unaligned checkpoint: sends `record` (a RowBatch or object batch) to subpartition
+  /// `target` as it is, not through the partitioner (the channel it was in flight on). May block on
+  /// backpressure.
+  void replayRecord(size_t target, StreamElement&& record);
+  /// Consumer subtask of subpartition `target`.
+  int consumerOf(size_t target) const { return partition_.subpartitions[target].consumer_subtask; }
+  size_t numTargets() const { return num_targets_; }
   /// Sends all coalesced batches.
   void flush();
   /// Flushes, then sends EndOfPartition to every subpartition.

@@ -9,22 +9,6 @@ namespace sluice::runtime {
 
 using network::Buffer;
 
-namespace {
-
-/// Events arrive without credit, so they do not take the channel's buffers: each gets a segment of its
-/// own, freed when the consumer has read it (Flink allocates unpooled memory for events the same way).
-class UnpooledRecycler : public network::BufferRecycler {
- public:
-  void recycle(network::MemorySegment* segment) override { delete segment; }
-};
-
-UnpooledRecycler& unpooledRecycler() {
-  static UnpooledRecycler recycler;
-  return recycler;
-}
-
-}  // namespace
-
 RemoteInputChannel::RemoteInputChannel(std::string name, network::InputChannelId id, std::string partition_id,
                                        int32_t subpartition, std::shared_ptr<PartitionRequestClient> client,
                                        network::NetworkBufferPool& global, network::LocalBufferPool& floating_pool,
@@ -60,8 +44,9 @@ void RemoteInputChannel::onBuffer(Buffer buffer, int32_t sequence_number, int32_
 
 void RemoteInputChannel::onEvent(std::string_view bytes, int32_t sequence_number, int32_t backlog) {
   const network::NetworkEvent event = network::EventSerializer::deserialize(bytes);
-  auto* segment = new network::MemorySegment(static_cast<int32_t>(std::max<size_t>(1, bytes.size())));
-  Buffer buffer(segment, &unpooledRecycler(), network::BufferDataType::kEvent);
+  // Events arrive without credit, so they do not take the channel's buffers: each gets its own segment.
+  Buffer buffer = network::unpooledBuffer(static_cast<int32_t>(std::max<size_t>(1, bytes.size())),
+                                          network::BufferDataType::kEvent);
   buffer.append(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int32_t>(bytes.size()));
   bytes_received_.fetch_add(buffer.size(), std::memory_order_relaxed);
   receiver_.onBuffer(std::move(buffer), sequence_number, backlog);

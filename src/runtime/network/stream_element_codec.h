@@ -20,6 +20,10 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+
 #include "graph/job_graph.h"
 #include "runtime/network/record_serializer.h"
 #include "runtime/serialization/object_batch_serializer.h"
@@ -31,6 +35,47 @@ namespace sluice::runtime::network {
 /// the side output the consumer reads), or nullptr when the edge carries SQL rows. Throws UserError naming
 /// the type, the operators and SLUICE_TYPE when the records have no TypeSerializer.
 std::shared_ptr<const ObjectBatchSerializer> edgeRecordSerializer(const graph::JobGraph& job, int edge);
+
+/// The event form of a checkpoint barrier: `value` the id, payload i64 trigger timestamp, u8 kind, u8
+/// alignment, i64 aligned-checkpoint timeout (ms), little endian.
+NetworkEvent barrierEvent(const CheckpointBarrier& barrier);
+
+/// Appends the record bytes of `element` (kind byte + batch bytes) to `out`; false (nothing appended) when
+/// it is not a RowBatch or object batch. Throws InternalError for an object batch without `objects`.
+bool encodeStreamRecord(const StreamElement& element, const ObjectBatchSerializer* objects, std::string& out);
+/// Decodes one record written by encodeStreamRecord. Throws InputError on corrupt bytes.
+StreamElement decodeStreamRecord(std::string_view bytes, const ObjectBatchSerializer* objects);
+
+/// Appends `record` (a RowBatch or object batch) to channel state bytes: u32 length, then its record bytes
+/// (the network's record layout, so overtaken buffers and recorded input share one form).
+void appendChannelStateRecord(const StreamElement& record, const ObjectBatchSerializer* objects, std::string& out);
+
+/// Calls `emit(StreamElement&&)` for every record of channel state bytes, in order. The bytes are
+/// untrusted (a checkpoint file): a truncated length or record, or a record that does not decode, throws
+/// InputError naming the byte offset within `bytes`.
+template <typename Emit>
+void forEachChannelStateRecord(std::string_view bytes, const ObjectBatchSerializer* objects, Emit&& emit) {
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    if (bytes.size() - pos < 4) {
+      throw InputError(fmt::format("channel state truncated at byte {}: a record length needs 4 bytes", pos));
+    }
+    uint64_t n = 0;
+    for (int i = 0; i < 4; ++i) n |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[pos + static_cast<size_t>(i)])) << (8 * i);
+    if (n > bytes.size() - pos - 4) {
+      throw InputError(fmt::format("channel state record at byte {} has length {}, only {} bytes follow", pos, n,
+                                   bytes.size() - pos - 4));
+    }
+    StreamElement e;
+    try {
+      e = decodeStreamRecord(bytes.substr(pos + 4, n), objects);
+    } catch (const InputError& err) {
+      throw InputError(fmt::format("channel state record at byte {}: {}", pos, err.what()));
+    }
+    pos += 4 + n;
+    emit(std::move(e));
+  }
+}
 
 /// Writes elements of one channel (see the file comment).
 class StreamElementSerializer {

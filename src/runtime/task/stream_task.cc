@@ -178,6 +178,7 @@ void StreamTask::invoke() {
                                              setup_.restore, &setup_.failure);
     throwIfCancelled();
     chain_->open();
+    replayChannelState();
     if (vertex_->is_source) runSource();
     else runInput();
     endOfInput();
@@ -221,10 +222,20 @@ void StreamTask::runInput() {
   valve_ = std::make_unique<StatusWatermarkValve>(channels);
   channel_ended_.assign(static_cast<size_t>(channels), 0);
   computeChannelInputs();
+  if (setup_.checkpoint_responder != nullptr) computeChannelOrigins();
   while (channels_ended_ < channels) {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
     auto deadline = checkFlush();
+    if (alignment_deadline_) {
+      // Aligned-checkpoint timeout (Flink's AlternatingCheckpointBarrierHandler timer): switch to unaligned.
+      if (std::chrono::steady_clock::now() >= *alignment_deadline_) {
+        startUnaligned();
+        checkChannelStateComplete();
+      } else if (!deadline || *alignment_deadline_ < *deadline) {
+        deadline = alignment_deadline_;
+      }
+    }
     if (debloat_config_.enabled && !gate->inputChannels().empty()) {
       const auto debloat_deadline = checkDebloat();
       if (!deadline || *debloat_deadline < *deadline) deadline = debloat_deadline;
@@ -255,6 +266,18 @@ void StreamTask::runInput() {
 }
 
 void StreamTask::dispatch(InputGate::Entry& entry) {
+  if (unaligned_) {
+    const auto c = static_cast<size_t>(entry.channel);
+    if ((recording_[c] || one_more_[c]) &&
+        (std::holds_alternative<types::RowBatch>(entry.element) || std::holds_alternative<ObjectBatchPtr>(entry.element))) {
+      // Processed after the snapshot but before this channel's barrier: in-flight data of the checkpoint.
+      network::appendChannelStateRecord(entry.element, channel_objects_[c].get(), input_state_[c]);
+      if (one_more_[c]) {
+        one_more_[c] = 0;
+        checkChannelStateComplete();
+      }
+    }
+  }
   if (auto* batch = std::get_if<types::RowBatch>(&entry.element)) {
     if (!batch->empty()) chain_->processBatch(std::move(*batch));
   } else if (auto* objects = std::get_if<ObjectBatchPtr>(&entry.element)) {
@@ -269,15 +292,18 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
     if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) chain_->processWatermark(Watermark{*wm});
   } else if (const auto* status = std::get_if<WatermarkStatus>(&entry.element)) {
     emitValveOutput(valve_->inputWatermarkStatus(entry.channel, *status));
-  } else if (const auto* barrier = std::get_if<CheckpointBarrier>(&entry.element)) {
-    processBarrier(entry.channel, *barrier);
+  } else if (std::holds_alternative<CheckpointBarrier>(entry.element)) {
+    processBarrier(entry);
   } else {
     char& ended = channel_ended_[static_cast<size_t>(entry.channel)];
     if (ended) return;
     ended = 1;
     ++channels_ended_;
     emitValveOutput(valve_->endOfInput(entry.channel));
-    if (pending_barrier_) checkAlignmentComplete();
+    if (pending_barrier_) {
+      if (unaligned_) checkChannelStateComplete();
+      else checkAlignmentComplete();
+    }
     if (channels_ended_ == static_cast<int>(channel_ended_.size()) && deferred_trigger_) {
       const CheckpointBarrier deferred = *deferred_trigger_;
       deferred_trigger_.reset();
@@ -313,73 +339,6 @@ void StreamTask::notifyCheckpointAborted(int64_t id) {
   mailbox_.put([this, id] {
     if (chain_ != nullptr) chain_->notifyCheckpointAborted(id);
   });
-}
-
-void StreamTask::processBarrier(int channel, const CheckpointBarrier& barrier) {
-  if (barrier.id <= last_checkpoint_id_) return;  // obsolete: its checkpoint was taken or given up here
-  const auto ch = static_cast<size_t>(channel);
-  if (pending_barrier_ && barrier.id > pending_barrier_->id) {
-    // A newer checkpoint overtook the one being aligned (Flink: CHECKPOINT_DECLINED_SUBSUMED).
-    if (setup_.checkpoint_responder != nullptr) {
-      setup_.checkpoint_responder->declineCheckpoint(setup_.vertex_index, setup_.subtask_index, pending_barrier_->id,
-                                                     "a newer checkpoint barrier arrived before alignment finished");
-    }
-    resumeBlockedChannels();
-    pending_barrier_.reset();
-  }
-  if (!pending_barrier_) {
-    pending_barrier_ = barrier;
-    barrier_seen_.assign(channel_ended_.size(), 0);
-    barriers_seen_ = 0;
-    alignment_start_ns_ = steadyNanos();
-  }
-  if (!barrier_seen_[ch]) {
-    barrier_seen_[ch] = 1;
-    ++barriers_seen_;
-    if (barrier.alignment == checkpoint::AlignmentType::kAligned) setup_.input_gate->setChannelBlocked(channel, true);
-  }
-  checkAlignmentComplete();
-}
-
-void StreamTask::checkAlignmentComplete() {
-  int waiting = 0;
-  for (size_t c = 0; c < channel_ended_.size(); ++c) {
-    if (!channel_ended_[c] && !barrier_seen_[c]) ++waiting;
-  }
-  if (waiting > 0) return;
-  const CheckpointBarrier barrier = *pending_barrier_;
-  pending_barrier_.reset();
-  performCheckpoint(barrier);
-  resumeBlockedChannels();
-}
-
-void StreamTask::resumeBlockedChannels() {
-  for (size_t c = 0; c < barrier_seen_.size(); ++c) {
-    if (barrier_seen_[c]) setup_.input_gate->setChannelBlocked(static_cast<int>(c), false);
-  }
-  barrier_seen_.assign(barrier_seen_.size(), 0);
-  barriers_seen_ = 0;
-}
-
-void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
-  last_checkpoint_id_ = barrier.id;
-  const int64_t start = steadyNanos();
-  checkpoint::CheckpointMetrics metrics;
-  if (!vertex_->is_source && alignment_start_ns_ > 0) metrics.alignment_duration_ns = start - alignment_start_ns_;
-  alignment_start_ns_ = 0;
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  metrics.checkpoint_start_delay_ns = std::max<int64_t>(0, now_ms - barrier.timestamp_ms) * 1000000;
-  chain_->prepareSnapshotPreBarrier(barrier.id);
-  for (auto& w : writers_) w->broadcastCheckpointBarrier(barrier);
-  checkpoint::TaskStateSnapshot state =
-      chain_->snapshotState(barrier.id, barrier.kind == checkpoint::CheckpointKind::kSavepoint);
-  metrics.sync_duration_ms = (steadyNanos() - start) / 1000000;
-  if (setup_.checkpoint_responder != nullptr) {
-    setup_.checkpoint_responder->acknowledgeCheckpoint(setup_.vertex_index, setup_.subtask_index, barrier.id,
-                                                       std::move(state), metrics);
-  }
 }
 
 void StreamTask::emitValveOutput(const ValveOutput& out) {

@@ -36,6 +36,8 @@ namespace sluice::runtime {
 class StatusWatermarkValve;
 struct ValveOutput;
 
+using checkpoint::ChannelReplay;
+
 /// What a task needs from its cluster. Pointers must outlive the task.
 struct StreamTaskSetup {
   const graph::JobGraph* job = nullptr;
@@ -50,6 +52,8 @@ struct StreamTaskSetup {
   checkpoint::CheckpointResponder* checkpoint_responder = nullptr;
   /// A failure to inject (tests; see FailureInjection). Default: none.
   FailureInjection failure;
+  /// Channel state to replay after open, before the first record (null or empty: none). Outlives the task.
+  const ChannelReplay* replay = nullptr;
 };
 
 /// One subtask. `invoke` runs on the task's thread; `cancel`, `mailbox().put` and the metric getters may be
@@ -114,15 +118,34 @@ class StreamTask {
   std::optional<std::chrono::steady_clock::time_point> checkDebloat();
   /// Marks which input (0 or 1) each gate channel feeds, for two-input heads.
   void computeChannelInputs();
-  /// A barrier arrived on gate channel `channel` (Flink's SingleCheckpointBarrierHandler /
-  /// CheckpointBarrierTracker): aligned checkpoints block the channel until every open channel delivered
-  /// the barrier; at-least-once ones only count.
-  void processBarrier(int channel, const CheckpointBarrier& barrier);
+  /// A barrier arrived on a gate channel (Flink's SingleCheckpointBarrierHandler /
+  /// AlternatingCheckpointBarrierHandler / CheckpointBarrierTracker): aligned checkpoints block the
+  /// channel until every open channel delivered the barrier; at-least-once ones only count; an unaligned
+  /// barrier (or an aligned one whose aligned-checkpoint timeout passed) snapshots at once and records
+  /// the other channels' records until their barriers come (startUnaligned).
+  void processBarrier(const InputGate::Entry& entry);
   /// A channel ended during an alignment: it counts as aligned (FLIP-147).
   void checkAlignmentComplete();
-  /// Snapshots the chain and forwards the barrier (Flink's SubtaskCheckpointCoordinatorImpl.checkpointState).
+  /// Snapshots the chain and forwards the barrier, then acknowledges (Flink's
+  /// SubtaskCheckpointCoordinatorImpl.checkpointState).
   void performCheckpoint(const CheckpointBarrier& barrier);
+  /// prepareSnapshotPreBarrier, the barrier to every output (unaligned: ahead of the queued buffers, the
+  /// overtaken records into `channel`), the chain's snapshot; fills the start-delay and sync metrics.
+  checkpoint::TaskStateSnapshot takeSnapshot(const CheckpointBarrier& barrier, checkpoint::CheckpointMetrics& metrics,
+                                             checkpoint::SubtaskChannelState& channel);
+  /// The pending checkpoint turns unaligned at this task: unblocks the channels, snapshots, forwards the
+  /// barrier as unaligned and starts recording the channels whose barrier has not come.
+  void startUnaligned();
+  /// Acknowledges the unaligned checkpoint once every open channel delivered its barrier and the records
+  /// begun before a barrier are recorded.
+  void checkChannelStateComplete();
+  /// Gives up the pending checkpoint (a newer barrier overtook it).
+  void abortPendingCheckpoint();
   void resumeBlockedChannels();
+  /// Per gate channel: the input edge and producer subtask it reads, and its record serializer.
+  void computeChannelOrigins();
+  /// Sends the restored channel state (setup_.replay) before any new record.
+  void replayChannelState();
   /// Idle-time accounting (Flink's idle timer): the task thread waits for input between the two calls.
   void beginIdle();
   void endIdle();
@@ -155,6 +178,17 @@ class StreamTask {
   std::vector<char> barrier_seen_;         ///< per channel, for pending_barrier_
   int barriers_seen_ = 0;
   int64_t alignment_start_ns_ = 0;
+  // Unaligned checkpoints (task thread only; FLIP-76).
+  bool unaligned_ = false;  ///< pending_barrier_'s snapshot is taken; channel state is being recorded
+  std::optional<std::chrono::steady_clock::time_point> alignment_deadline_;  ///< aligned-checkpoint timeout
+  std::vector<char> recording_;  ///< per channel: its records are input channel state
+  std::vector<char> one_more_;   ///< per channel: the record its barrier overtook is still to be recorded
+  std::vector<std::string> input_state_;  ///< per channel
+  checkpoint::TaskStateSnapshot unaligned_state_;
+  checkpoint::SubtaskChannelState unaligned_channel_;
+  checkpoint::CheckpointMetrics unaligned_metrics_;
+  std::vector<std::pair<int, int>> channel_origin_;  ///< per channel: (input edge index, producer subtask)
+  std::vector<std::shared_ptr<const ObjectBatchSerializer>> channel_objects_;  ///< per channel
   network::BufferDebloatConfiguration debloat_config_;
   int32_t buffers_per_channel_ = 2;
   std::unique_ptr<network::BufferDebloater> debloater_;

@@ -71,9 +71,20 @@ inline CompletedCheckpoint incrementalCheckpoint(int64_t id) {
   return c;
 }
 
+/// twoOperatorCheckpoint with channel state (an unaligned checkpoint): "src" subtask 0 overtook records
+/// to subtask 1 of its output 0; "agg" subtask 1 recorded input from producer 0 of its input 0.
+inline CompletedCheckpoint unalignedCheckpoint(int64_t id) {
+  CompletedCheckpoint c = twoOperatorCheckpoint(id);
+  c.operators["src"].subtasks[0].channel.output.push_back(OutputChannelStateEntry{0, 1, std::string("out\0b", 5)});
+  c.operators["agg"].subtasks[1].channel.input.push_back(InputChannelStateEntry{0, 0, "in"});
+  c.operators["agg"].subtasks[1].channel.input.push_back(InputChannelStateEntry{0, 1, "in2"});
+  return c;
+}
+
 inline void expectSameSubtask(const OperatorSubtaskState& a, const OperatorSubtaskState& b) {
   EXPECT_EQ(a.keyed, b.keyed);
   EXPECT_TRUE(a.incremental == b.incremental);
+  EXPECT_EQ(a.channel, b.channel);
   ASSERT_EQ(a.operator_state.size(), b.operator_state.size());
   for (const auto& [name, list] : a.operator_state) {
     const auto it = b.operator_state.find(name);

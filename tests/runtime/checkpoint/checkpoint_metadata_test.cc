@@ -27,7 +27,7 @@ std::string le(uint64_t v, int bytes) {
 }
 
 /// A `_metadata` frame around `payload`, built here from the documented layout with zlib's crc32.
-std::string frame(const std::string& payload, uint32_t version = 2) {
+std::string frame(const std::string& payload, uint32_t version = 3) {
   const uint32_t crc = static_cast<uint32_t>(
       crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(payload.data()), static_cast<uInt>(payload.size())));
   return std::string("\x49\x60\x67\x2d", 4) + le(version, 4) + le(payload.size(), 8) + payload + le(crc, 4);
@@ -69,12 +69,14 @@ TEST(CheckpointMetadataTest, EncodesTheDocumentedLayout) {
                               "\x01\x03\x01v"   // one keyed entry: group 3, blob "v"
                               "\x01\x01s" +     // one named state "s"
                               std::string(1, '\0') + "\x01\x01" "e";  // mode split, one element "e"
-  const std::string no_handles(1, '\0');  // version 2: no RocksDB incremental handles
-  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + no_handles));
-  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + no_handles), "x"), c);
-  // Version 1 files (no handle section) still decode.
+  const std::string no_handles(1, '\0');   // version >= 2: no RocksDB incremental handles
+  const std::string no_channels(2, '\0');  // version 3: no input, no output channel state
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + no_handles + no_channels));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + no_handles + no_channels), "x"), c);
+  // Version 1 files (no handle section) and version 2 files (no channel state) still decode.
   expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload, 1), "x"), c);
-  EXPECT_THAT(decodeError(frame(payload, 3)), HasSubstr("unsupported format version 3 at byte 4"));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + no_handles, 2), "x"), c);
+  EXPECT_THAT(decodeError(frame(payload, 4)), HasSubstr("unsupported format version 4 at byte 4"));
 
   // One handle: backend "b", checkpoint 9, groups [1, 2], state "s" kind 2, one shared file "1.sst" at
   // "/s" (size 5, crc 300 = varint ac 02), no private file, checkpointed size 5.
@@ -83,8 +85,16 @@ TEST(CheckpointMetadataTest, EncodesTheDocumentedLayout) {
   c.operators["o"] = op;
   const std::string handle = std::string("\x01") + "\x01" "b" + le(9, 8) + "\x01\x02" + "\x01\x01s\x02" +
                              "\x01\x05" "1.sst" "\x02/s" "\x05\xac\x02" + std::string(1, '\0') + "\x05";
-  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + handle));
-  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + handle), "x"), c);
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + handle + no_channels));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + handle + no_channels), "x"), c);
+
+  // Channel state (version 3): input 1 from subtask 0 holds "ab"; output 0 to subtask 2 holds "c".
+  c.operators["o"].subtasks[0].channel.input.push_back(InputChannelStateEntry{1, 0, "ab"});
+  c.operators["o"].subtasks[0].channel.output.push_back(OutputChannelStateEntry{0, 2, "c"});
+  const std::string channels = std::string("\x01\x01") + std::string(1, '\0') + "\x02" "ab"  // input 1, subtask 0, "ab"
+                               "\x01" + std::string(1, '\0') + "\x02\x01" "c";                // output 0, subtask 2, "c"
+  EXPECT_EQ(serializeCheckpointMetadata(c), frame(payload + handle + channels));
+  expectSameCheckpoint(deserializeCheckpointMetadata(frame(payload + handle + channels), "x"), c);
 }
 
 TEST(CheckpointMetadataTest, IncrementalHandlesRoundTripAndBadOnesAreRejected) {
@@ -102,6 +112,33 @@ TEST(CheckpointMetadataTest, IncrementalHandlesRoundTripAndBadOnesAreRejected) {
               HasSubstr("private file name '../CURRENT' is not a plain file name"));
   EXPECT_THAT(with([](IncrementalKeyedStateHandle& h) { h.private_files[0].local_name = ".."; }),
               HasSubstr("is not a plain file name"));
+}
+
+TEST(CheckpointMetadataTest, RoundTripsChannelState) {
+  const CompletedCheckpoint c = testing::unalignedCheckpoint(4);
+  expectSameCheckpoint(c, deserializeCheckpointMetadata(serializeCheckpointMetadata(c), "x"));
+  EXPECT_EQ(c.stateSize(), twoOperatorCheckpoint(4).stateSize() + 5 + 2 + 3);
+}
+
+TEST(CheckpointMetadataTest, ChannelStateErrorsNameTheOffset) {
+  // One operator "o", maxP 4, parallelism 1, no keyed or operator state, no incremental
+  // handle; then the channel state.
+  const std::string head = kEmptyPayload.substr(0, kEmptyPayload.size() - 1) + "\x01\x01o\x04\x01" +
+                           std::string(3, '\0');
+  // The channel state starts at byte 16 + 27 + 1 + 2 + 2 + 2 + 1 = 51. A producer subtask of 40000 (0xc0
+  // 0xb8 0x02) starts at 53.
+  EXPECT_THAT(decodeError(frame(head + "\x01" + std::string(1, '\0') + "\xc0\xb8\x02" + "\x01x" +
+                                std::string(1, '\0'))),
+              HasSubstr("channel state producer subtask 40000 is outside [0, 32767] at byte 53"));
+  // The same input channel twice.
+  const std::string entry = std::string(1, '\0') + std::string(1, '\0') + "\x01x";
+  EXPECT_THAT(decodeError(frame(head + "\x02" + entry + entry + std::string(1, '\0'))),
+              HasSubstr("input channel state of input 0 with producer subtask 0 appears twice"));
+  // Bytes longer than the payload.
+  EXPECT_THAT(decodeError(frame(head + std::string(1, '\0') + "\x01" + std::string(1, '\0') + "\x01\x7f" "ab")),
+              HasSubstr("corrupt payload"));
+  // 2^35 output entries: bounded by the bytes left.
+  EXPECT_THAT(decodeError(frame(head + std::string(1, '\0') + "\x80\x80\x80\x80\x80\x01")), HasSubstr("exceeds the"));
 }
 
 TEST(CheckpointMetadataTest, RoundTripsTheTwoOperatorCheckpoint) {
@@ -164,13 +201,18 @@ TEST(CheckpointMetadataTest, FuzzSeedsDecode) {
                                           file.size() - kCheckpointMetadataHeaderBytes - kCheckpointMetadataTrailerBytes);
   const std::filesystem::path dir = std::filesystem::path(SLUICE_SOURCE_DIR) / "fuzz/corpus/checkpoint_metadata";
   const std::string incremental = serializeCheckpointMetadata(testing::incrementalCheckpoint(5));
+  const std::string unaligned = serializeCheckpointMetadata(testing::unalignedCheckpoint(3));
+  const auto payloadOf = [](const std::string& f) {
+    return f.substr(kCheckpointMetadataHeaderBytes,
+                    f.size() - kCheckpointMetadataHeaderBytes - kCheckpointMetadataTrailerBytes);
+  };
   const std::map<std::string, std::string> seeds = {
       {"file_two_operators", std::string(1, '\0') + file},
       {"payload_two_operators", "\x01" + payload},
       {"file_incremental", std::string(1, '\0') + incremental},
-      {"payload_incremental",
-       "\x01" + incremental.substr(kCheckpointMetadataHeaderBytes, incremental.size() - kCheckpointMetadataHeaderBytes -
-                                                                    kCheckpointMetadataTrailerBytes)}};
+      {"payload_incremental", "\x01" + payloadOf(incremental)},
+      {"file_channel_state", std::string(1, '\0') + unaligned},
+      {"payload_channel_state", "\x01" + payloadOf(unaligned)}};
   const char* update = std::getenv("SLUICE_UPDATE_FUZZ_CORPUS");
   for (const auto& [name, bytes] : seeds) {
     if (update != nullptr && std::string(update) == "1") {
