@@ -23,6 +23,8 @@ PACKAGES=(
   kcat                 # poke at topics of the mock cluster by hand
   libsimdjson-dev      # json / debezium-json formats
   zlib1g-dev           # crc32 checksums of checkpoint _metadata files
+  libpcre2-dev         # REGEXP* SQL functions (closest to java.util.regex among Debian's libraries)
+  libssl-dev           # libcrypto: MD5 / SHA1 / SHA2 SQL functions
   sqlite3              # independent oracle in the tests
   jq                   # e2e tests read the JSON of `sluice run --metrics`
   clang-14             # libFuzzer targets

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "table/functions/builtins.h"
 #include "table/functions/evaluator_internal.h"
 
 namespace sluice::table {
@@ -343,10 +344,12 @@ void flattenConcat(const ExprPtr& e, std::vector<ExprPtr>& parts) {
   }
 }
 
-bool hasInputRef(const Expr& e) {
+/// True when the value can differ from row to row: it reads a column or calls RAND.
+bool variesByRow(const Expr& e) {
   if (e.kind == ExprKind::kInputRef) return true;
+  if (e.kind == ExprKind::kCall && isNonDeterministic(e.op)) return true;
   for (const auto& a : e.args)
-    if (hasInputRef(*a)) return true;
+    if (variesByRow(*a)) return true;
   return false;
 }
 
@@ -382,7 +385,7 @@ NodePtr Compiler::compile(const ExprPtr& e) {
     case ExprKind::kLiteral: return makeConstNode(literalColumn(*e));
     case ExprKind::kCall: {
       NodePtr n = compileCall(e);
-      return hasInputRef(*e) ? std::move(n) : fold(std::move(n));
+      return variesByRow(*e) ? std::move(n) : fold(std::move(n));
     }
   }
   SLUICE_CHECK(false, "unknown expression kind");
@@ -541,6 +544,8 @@ NodePtr Compiler::compileCall(const ExprPtr& e) {
       for (const auto& a : args) nodes.push_back(compile(a));
       return makeTimeFunctionNode(e->op, t, std::move(nodes), newReg());
     }
+    default:
+      return compileBuiltin(e);
   }
   SLUICE_CHECK(false, "unsupported scalar op {}", scalarOpName(e->op));
   return nullptr;

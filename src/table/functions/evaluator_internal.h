@@ -67,6 +67,8 @@ class Compiler {
 
  private:
   NodePtr compileCall(const ExprPtr& e);
+  /// Built-in functions of builtins.h (builtins.cc).
+  NodePtr compileBuiltin(const ExprPtr& e);
   NodePtr fold(NodePtr node);
   int num_regs_ = 0;
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "table/functions/builtins.h"
 #include "table/functions/type_rules.h"
 #include "types/value_format.h"
 
@@ -15,7 +16,7 @@ namespace sluice::table {
 using types::LogicalType;
 using types::TypeId;
 
-namespace {
+namespace internal {
 
 std::string argTypeName(const LogicalType& t) { return fmt::format("<{}>", t.withNullable(true).toString()); }
 
@@ -52,7 +53,7 @@ std::string signature(ScalarOp op, const std::vector<ExprPtr>& args) {
   return s;
 }
 
-[[noreturn]] void cannotApply(ScalarOp op, const std::vector<ExprPtr>& args, const std::string& forms) {
+void cannotApply(ScalarOp op, const std::vector<ExprPtr>& args, const std::string& forms) {
   throw UserError(fmt::format("Cannot apply '{}' to arguments of type '{}'. Supported form(s): {}",
                               scalarOpName(op), signature(op, args), forms));
 }
@@ -65,6 +66,52 @@ void checkArity(ScalarOp op, size_t n, size_t lo, size_t hi) {
   else expect = fmt::format("{} to {} arguments", lo, hi);
   throw UserError(fmt::format("Invalid number of arguments to function '{}'. Was expecting {}", scalarOpName(op), expect));
 }
+
+bool isNullLiteral(const ExprPtr& e) { return e->type.id == TypeId::kNull; }
+
+/// Gives an untyped NULL literal a real type (the type it is used as).
+ExprPtr typedNull(const LogicalType& t) { return makeLiteral(std::monostate{}, t.withNullable(true)); }
+
+void retypeNulls(std::vector<ExprPtr>& args, size_t from, const LogicalType& t) {
+  for (size_t i = from; i < args.size(); ++i)
+    if (isNullLiteral(args[i])) args[i] = typedNull(t);
+}
+
+bool anyNullable(const std::vector<ExprPtr>& args) {
+  for (const auto& a : args)
+    if (a->type.nullable) return true;
+  return false;
+}
+
+void requireBoolean(ScalarOp op, std::vector<ExprPtr>& args, size_t from, size_t step, const std::string& forms,
+                    size_t end) {
+  for (size_t i = from; i < std::min(end, args.size()); i += step) {
+    if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::boolean());
+    if (args[i]->type.id != TypeId::kBoolean) cannotApply(op, args, forms);
+  }
+}
+
+void requireString(ScalarOp op, std::vector<ExprPtr>& args, size_t i, const std::string& forms) {
+  if (i >= args.size()) return;
+  if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::string());
+  if (!args[i]->type.isString()) cannotApply(op, args, forms);
+}
+
+void requireIntegral(ScalarOp op, std::vector<ExprPtr>& args, size_t i, const std::string& forms) {
+  if (i >= args.size()) return;
+  if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::integer());
+  if (!args[i]->type.isIntegral()) cannotApply(op, args, forms);
+}
+
+void requireTimestamp(ScalarOp op, std::vector<ExprPtr>& args, size_t i, const std::string& forms) {
+  if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::timestamp(3));
+  if (args[i]->type.id != TypeId::kTimestamp) cannotApply(op, args, forms);
+}
+
+}  // namespace internal
+
+namespace {
+using namespace internal;
 
 void arityOf(ScalarOp op, size_t n) {
   constexpr size_t kMany = std::numeric_limits<size_t>::max();
@@ -94,24 +141,10 @@ void arityOf(ScalarOp op, size_t n) {
     case ScalarOp::kDateFormat:
       return checkArity(op, n, 2, 2);
     default:
+      if (isBuiltin(op)) return;  // checked by inferBuiltinType
+
       return checkArity(op, n, 2, 2);
   }
-}
-
-bool isNullLiteral(const ExprPtr& e) { return e->type.id == TypeId::kNull; }
-
-/// Gives an untyped NULL literal a real type (the type it is used as).
-ExprPtr typedNull(const LogicalType& t) { return makeLiteral(std::monostate{}, t.withNullable(true)); }
-
-void retypeNulls(std::vector<ExprPtr>& args, size_t from, const LogicalType& t) {
-  for (size_t i = from; i < args.size(); ++i)
-    if (isNullLiteral(args[i])) args[i] = typedNull(t);
-}
-
-bool anyNullable(const std::vector<ExprPtr>& args) {
-  for (const auto& a : args)
-    if (a->type.nullable) return true;
-  return false;
 }
 
 bool isExact(const LogicalType& t) { return t.isIntegral() || t.id == TypeId::kDecimal; }
@@ -200,31 +233,6 @@ LogicalType comparisonType(ScalarOp op, std::vector<ExprPtr>& args) {
     }
   }
   return LogicalType::boolean(anyNullable(args));
-}
-
-void requireBoolean(ScalarOp op, std::vector<ExprPtr>& args, size_t from, size_t step, const std::string& forms,
-                    size_t end = static_cast<size_t>(-1)) {
-  for (size_t i = from; i < std::min(end, args.size()); i += step) {
-    if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::boolean());
-    if (args[i]->type.id != TypeId::kBoolean) cannotApply(op, args, forms);
-  }
-}
-
-void requireString(ScalarOp op, std::vector<ExprPtr>& args, size_t i, const std::string& forms) {
-  if (i >= args.size()) return;
-  if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::string());
-  if (!args[i]->type.isString()) cannotApply(op, args, forms);
-}
-
-void requireIntegral(ScalarOp op, std::vector<ExprPtr>& args, size_t i, const std::string& forms) {
-  if (i >= args.size()) return;
-  if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::integer());
-  if (!args[i]->type.isIntegral()) cannotApply(op, args, forms);
-}
-
-void requireTimestamp(ScalarOp op, std::vector<ExprPtr>& args, size_t i, const std::string& forms) {
-  if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::timestamp(3));
-  if (args[i]->type.id != TypeId::kTimestamp) cannotApply(op, args, forms);
 }
 
 LogicalType inferType(ScalarOp op, std::vector<ExprPtr>& args) {
@@ -381,6 +389,8 @@ LogicalType inferType(ScalarOp op, std::vector<ExprPtr>& args) {
     }
     case ScalarOp::kCast: case ScalarOp::kTryCast:
       throw InternalError("CAST is built with makeCast / makeTryCast");
+    default:
+      return inferBuiltinType(op, args);
   }
   throw InternalError("unknown scalar op");
 }
@@ -486,8 +496,10 @@ const char* scalarOpName(ScalarOp op) {
     case ScalarOp::kDayOfMonth: return "DAYOFMONTH";
     case ScalarOp::kAbs: return "ABS";
     case ScalarOp::kRound: return "ROUND";
+    default: break;
   }
-  return "?";
+  const char* name = builtinName(op);
+  return name ? name : "?";
 }
 
 std::optional<ScalarOp> scalarFunctionByName(const std::string& name) {
@@ -507,7 +519,7 @@ std::optional<ScalarOp> scalarFunctionByName(const std::string& name) {
       {"DAYOFMONTH", ScalarOp::kDayOfMonth},
   };
   auto it = kFunctions.find(name);
-  if (it == kFunctions.end()) return std::nullopt;
+  if (it == kFunctions.end()) return builtinByName(name);
   return it->second;
 }
 

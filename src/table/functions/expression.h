@@ -38,6 +38,14 @@ enum class ScalarOp {
   kLtrim, kRtrim,         ///< args: value [, characters]. kTrim takes value [, characters [, mode]]
                           ///< where mode is an INT literal: 0 BOTH (default), 1 LEADING, 2 TRAILING
   kYear, kMonth, kDayOfMonth, kMinute, kSecond,  ///< args: timestamp; BIGINT like HOUR
+  // Built-ins typed and compiled in builtins.cc (SqlFunctionUtils / Calcite SqlFunctions semantics).
+  kPower, kSqrt, kLn, kLog, kLog10, kLog2, kExp, kSin, kCos, kTan, kCot, kAsin, kAcos, kAtan, kAtan2,
+  kSinh, kCosh, kTanh, kDegrees, kRadians, kPi, kE, kCeil, kFloor, kTruncate, kSign,
+  kRand, kRandInteger,    ///< args: [seed INT literal,] (bound for RAND_INTEGER); not constant-folded
+  kIf, kNullIf, kIfNull, kGreatest, kLeast, kIsDistinctFrom, kIsNotDistinctFrom,
+  kConcatWs, kReplace, kRegexp, kRegexpExtract, kRegexpReplace, kSplitIndex, kLeft, kRight, kInitCap,
+  kPosition, kLocate, kInstr, kReverse, kRepeat, kAscii, kChr, kMd5, kSha1, kSha224, kSha256, kSha384,
+  kSha512, kSha2, kToBase64, kFromBase64,
 };
 
 struct Expr;

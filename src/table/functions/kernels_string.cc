@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "table/functions/evaluator_internal.h"
+#include "table/functions/utf8.h"
 
 namespace sluice::table::internal {
 
@@ -16,26 +17,6 @@ using types::LogicalType;
 using types::TypeId;
 
 namespace {
-
-inline bool isLead(char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }
-
-size_t codePoints(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += isLead(c);
-  return n;
-}
-
-/// Byte offset of code point `cp` (or s.size() when beyond).
-size_t byteOffset(std::string_view s, size_t cp) {
-  size_t seen = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (isLead(s[i])) {
-      if (seen == cp) return i;
-      ++seen;
-    }
-  }
-  return s.size();
-}
 
 /// One element of a compiled LIKE pattern.
 struct LikeToken {

@@ -62,6 +62,8 @@ enum class ExprKind : uint8_t {
                 ///<  TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and TRIM(s): name "TRIM",
                 ///<    children = {s} or {s, chars}; trim_mode = kBoth unless written.
                 ///<  POSITION(a IN b): name "POSITION", children = {a, b}.
+                ///<  a IS [NOT] DISTINCT FROM b: name "IS DISTINCT FROM" / "IS NOT DISTINCT FROM",
+                ///<    children = {a, b}.
                 ///<  EXTRACT(unit FROM x): name "EXTRACT", children = {kString literal with the unit
                 ///<    upper-cased, e.g. 'HOUR', x}.
                 ///<  CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME written

@@ -100,8 +100,16 @@ ExprPtr Parser::parsePredicate() {
       if (what.isWord("NULL") || what.isWord("UNKNOWN")) kind = ExprKind::kIsNull;
       else if (what.isWord("TRUE")) kind = ExprKind::kIsTrue;
       else if (what.isWord("FALSE")) kind = ExprKind::kIsFalse;
-      else if (what.isWord("DISTINCT")) unsupported(what, "IS [NOT] DISTINCT FROM");
-      else unexpected(what, negated ? std::vector<std::string>{"NULL", "TRUE", "FALSE", "UNKNOWN"}
+      else if (what.isWord("DISTINCT")) {
+        // a IS [NOT] DISTINCT FROM b: a call named "IS DISTINCT FROM" / "IS NOT DISTINCT FROM".
+        next();
+        expectWord("FROM");
+        auto call = makeCall(negated ? "IS NOT DISTINCT FROM" : "IS DISTINCT FROM", {}, left->pos);
+        call->children.push_back(std::move(left));
+        call->children.push_back(parseAdditive());
+        left = std::move(call);
+        continue;
+      } else unexpected(what, negated ? std::vector<std::string>{"NULL", "TRUE", "FALSE", "UNKNOWN"}
                                     : std::vector<std::string>{"NOT", "NULL", "TRUE", "FALSE", "UNKNOWN"});
       next();
       auto e = makeNode(kind, left->pos, negated);
