@@ -46,7 +46,14 @@ constexpr BuiltinInfo kBuiltins[] = {
     {ScalarOp::kAscii, "ASCII"}, {ScalarOp::kChr, "CHR"}, {ScalarOp::kMd5, "MD5"}, {ScalarOp::kSha1, "SHA1"},
     {ScalarOp::kSha224, "SHA224"}, {ScalarOp::kSha256, "SHA256"}, {ScalarOp::kSha384, "SHA384"},
     {ScalarOp::kSha512, "SHA512"}, {ScalarOp::kSha2, "SHA2"}, {ScalarOp::kToBase64, "TO_BASE64"},
-    {ScalarOp::kFromBase64, "FROM_BASE64"},
+    {ScalarOp::kFromBase64, "FROM_BASE64"}, {ScalarOp::kExtract, "EXTRACT"},
+    {ScalarOp::kTimestampAdd, "TIMESTAMPADD"}, {ScalarOp::kTimestampDiff, "TIMESTAMPDIFF"},
+    {ScalarOp::kCurrentTimestamp, "CURRENT_TIMESTAMP"}, {ScalarOp::kCurrentDate, "CURRENT_DATE"},
+    {ScalarOp::kCurrentTime, "CURRENT_TIME"}, {ScalarOp::kLocalTimestamp, "LOCALTIMESTAMP"},
+    {ScalarOp::kLocalTime, "LOCALTIME"}, {ScalarOp::kNow, "NOW"}, {ScalarOp::kUnixTimestamp, "UNIX_TIMESTAMP"},
+    {ScalarOp::kFromUnixtime, "FROM_UNIXTIME"}, {ScalarOp::kToDate, "TO_DATE"},
+    {ScalarOp::kDayOfWeek, "DAYOFWEEK"}, {ScalarOp::kDayOfYear, "DAYOFYEAR"}, {ScalarOp::kWeek, "WEEK"},
+    {ScalarOp::kQuarter, "QUARTER"}, {ScalarOp::kConvertTz, "CONVERT_TZ"},
 };
 
 bool isDoubleMath(ScalarOp op) {
@@ -231,12 +238,22 @@ std::optional<ScalarOp> builtinByName(const std::string& name) {
   return it->second;
 }
 
-bool isNonDeterministic(ScalarOp op) { return op == ScalarOp::kRand || op == ScalarOp::kRandInteger; }
+bool isNonDeterministic(ScalarOp op) {
+  switch (op) {
+    case ScalarOp::kRand: case ScalarOp::kRandInteger: case ScalarOp::kCurrentTimestamp: case ScalarOp::kCurrentDate:
+    case ScalarOp::kCurrentTime: case ScalarOp::kLocalTimestamp: case ScalarOp::kLocalTime: case ScalarOp::kNow:
+    case ScalarOp::kUnixTimestamp:
+      return true;
+    default:
+      return false;
+  }
+}
 
 LogicalType inferBuiltinType(ScalarOp op, std::vector<ExprPtr>& args) {
   const char* name = builtinName(op);
   SLUICE_CHECK(name != nullptr, "not a built-in function: {}", static_cast<int>(op));
   const size_t n = args.size();
+  if (isTemporal(op, n)) return inferTemporalType(op, args);
   if (isDoubleMath(op)) {
     // ReturnTypes.DOUBLE_NULLABLE: every argument numeric, computed in DOUBLE.
     const bool two = op == ScalarOp::kPower || op == ScalarOp::kAtan2;
@@ -252,7 +269,7 @@ LogicalType inferBuiltinType(ScalarOp op, std::vector<ExprPtr>& args) {
       checkArity(op, n, 0, 0);
       return LogicalType::doubleType(false);
     case ScalarOp::kCeil: case ScalarOp::kFloor: case ScalarOp::kSign:
-      checkArity(op, n, 1, 1);
+      checkArity(op, n, 1, op == ScalarOp::kSign ? 1 : 2);
       return roundingType(op, args);
     case ScalarOp::kTruncate:
       checkArity(op, n, 1, 2);
@@ -318,6 +335,10 @@ NodePtr Compiler::compileBuiltin(const ExprPtr& e) {
   const LogicalType& t = e->type;
   const ScalarOp op = e->op;
   std::vector<NodePtr> nodes;
+  if (isTemporal(op, args.size())) {
+    for (const auto& a : args) nodes.push_back(compile(a));
+    return makeTemporalNode(op, t, std::move(nodes), newReg());
+  }
   if (isDoubleMath(op)) {
     for (const auto& a : args) nodes.push_back(compileAs(a, LogicalType::doubleType()));
     return makeMathNode(op, t, std::move(nodes), newReg(), -1);

@@ -36,8 +36,27 @@ std::optional<ScalarOp> builtinByName(const std::string& name);
 /// Checks arity and argument types, retypes NULL literals, returns the result type. Throws UserError
 /// ("Cannot apply ...", "Invalid number of arguments ...").
 types::LogicalType inferBuiltinType(ScalarOp op, std::vector<ExprPtr>& args);
-/// RAND, RAND_INTEGER: a new value per row, so never folded into a constant.
+/// RAND, RAND_INTEGER, CURRENT_TIMESTAMP, ...: a new value per row or batch, so never folded.
 bool isNonDeterministic(ScalarOp op);
+
+/// Units of EXTRACT, TIMESTAMPADD, TIMESTAMPDIFF and FLOOR/CEIL(x TO unit) (Calcite's TimeUnitRange).
+enum class TimeUnit {
+  kMillennium, kCentury, kDecade, kYear, kQuarter, kMonth, kWeek, kDay, kHour, kMinute, kSecond,
+  kMillisecond, kMicrosecond, kDow, kIsoDow, kDoy, kEpoch,
+};
+/// "YEAR", "SQL_TSI_DAY", "DOW", ... (upper case) -> unit.
+std::optional<TimeUnit> parseTimeUnit(std::string_view name);
+/// The unit of a string literal argument written by the parser; throws UserError for an unknown one.
+TimeUnit unitArg(ScalarOp op, const ExprPtr& e);
+
+/// The temporal built-ins (kExtract and after, and FLOOR/CEIL with a unit): builtins_time.cc.
+bool isTemporal(ScalarOp op, size_t num_args);
+types::LogicalType inferTemporalType(ScalarOp op, std::vector<ExprPtr>& args);
+/// Kernels in kernels_temporal.cc; constant unit / zone / format arguments are read once.
+NodePtr makeTemporalNode(ScalarOp op, const types::LogicalType& type, std::vector<NodePtr> args, int reg);
+
+/// The string of a constant node (e.g. a unit or zone literal); empty when NULL.
+std::string constString(const Node& node);
 
 /// Row `i` of the arguments of a row kernel (constants are one-row columns).
 struct RowArgs {

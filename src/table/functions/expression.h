@@ -46,6 +46,11 @@ enum class ScalarOp {
   kConcatWs, kReplace, kRegexp, kRegexpExtract, kRegexpReplace, kSplitIndex, kLeft, kRight, kInitCap,
   kPosition, kLocate, kInstr, kReverse, kRepeat, kAscii, kChr, kMd5, kSha1, kSha224, kSha256, kSha384,
   kSha512, kSha2, kToBase64, kFromBase64,
+  // Temporal built-ins (builtins_time.cc). A unit is a leading (EXTRACT, TIMESTAMPADD, TIMESTAMPDIFF) or
+  // trailing (FLOOR/CEIL(x TO unit)) string literal; the session-zone functions below take the zone id
+  // as a trailing string literal (see usesSessionTimeZone).
+  kExtract, kTimestampAdd, kTimestampDiff, kCurrentTimestamp, kCurrentDate, kCurrentTime, kLocalTimestamp,
+  kLocalTime, kNow, kUnixTimestamp, kFromUnixtime, kToDate, kDayOfWeek, kDayOfYear, kWeek, kQuarter, kConvertTz,
 };
 
 struct Expr;
@@ -103,6 +108,12 @@ ExprPtr makeIntervalLiteral(int64_t millis);
 /// TO_TIMESTAMP, DATE_FORMAT, HOUR, MINUTE, SECOND, YEAR, MONTH, DAYOFMONTH. Operators (+, =, AND,
 /// LIKE, ...) are not listed: the planner maps them from the AST directly.
 std::optional<ScalarOp> scalarFunctionByName(const std::string& name);
+
+/// True for the functions that read the session time zone (`table.local-time-zone`: CURRENT_TIMESTAMP,
+/// NOW, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME, UNIX_TIMESTAMP, FROM_UNIXTIME): the planner
+/// appends the zone id as a last string literal argument; makeCall then validates it against the
+/// time-zone database ('default' is the system zone, as Flink) and throws UserError when unknown.
+bool usesSessionTimeZone(ScalarOp op);
 
 /// The name an operator or function prints with in explain and errors: "+", "=", "AND", "UPPER",
 /// "CHAR_LENGTH", "IS NULL", "CAST", ...

@@ -18,13 +18,11 @@ namespace {
 /// Flink built-ins the engine does not have yet: named as such rather than as unknown functions.
 bool isFlinkBuiltinFunction(const std::string& name) {
   static const char* const kNames[] = {
-      "EXTRACT", "TIMESTAMPADD", "TIMESTAMPDIFF", "CURRENT_TIMESTAMP", "NOW", "LOCALTIMESTAMP", "CURRENT_DATE",
-      "CURRENT_TIME", "UNIX_TIMESTAMP", "FROM_UNIXTIME", "TO_DATE", "TO_TIMESTAMP_LTZ", "UUID", "TYPEOF", "ROW",
-      "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "JSON_VALUE", "JSON_QUERY", "JSON_OBJECT", "JSON_ARRAY",
-      "JSON_EXISTS", "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "BIN", "HEX", "DAYOFWEEK", "DAYOFYEAR", "WEEK",
-      "QUARTER", "CONVERT_TZ", "STR_TO_MAP", "OVERLAY", "PARSE_URL", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP",
-      "VAR_POP", "VAR_SAMP", "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER", "RANK", "DENSE_RANK", "LAG",
-      "LEAD", "PROCTIME", "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
+      "TO_TIMESTAMP_LTZ", "UUID", "TYPEOF", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "JSON_VALUE",
+      "JSON_QUERY", "JSON_OBJECT", "JSON_ARRAY", "JSON_EXISTS", "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "BIN", "HEX",
+      "STR_TO_MAP", "OVERLAY", "PARSE_URL", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
+      "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER", "RANK", "DENSE_RANK", "LAG", "LEAD", "PROCTIME",
+      "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;
@@ -281,6 +279,11 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       }
       std::vector<ExprPtr> args;
       for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
+      if (usesSessionTimeZone(*op)) {
+        // The session time zone travels with the call (validated by makeCall against the tz database).
+        const std::string zone = config.get(options::kLocalTimeZone);
+        args.push_back(makeLiteral(zone, LogicalType::charType(static_cast<int32_t>(std::max<size_t>(1, zone.size())), false)));
+      }
       if (*op == ScalarOp::kTrim) {
         // TRIM(mode chars FROM s): the evaluator takes (s, chars, mode as INT literal 0/1/2).
         if (args.size() == 1) args.push_back(makeLiteral(std::string(" "), LogicalType::charType(1, false)));

@@ -66,6 +66,8 @@ enum class ExprKind : uint8_t {
                 ///<    children = {a, b}.
                 ///<  EXTRACT(unit FROM x): name "EXTRACT", children = {kString literal with the unit
                 ///<    upper-cased, e.g. 'HOUR', x}.
+                ///<  TIMESTAMPADD(unit, n, x), TIMESTAMPDIFF(unit, a, b): children = {kString literal
+                ///<    with the unit upper-cased, ...}. FLOOR/CEIL(x TO unit): children = {x, unit literal}.
                 ///<  CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME written
                 ///<    without parentheses: a call with no children.
                 ///<  Window TVFs inside TABLE(...): name "TUMBLE"/"HOP"/"CUMULATE", children =

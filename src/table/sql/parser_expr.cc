@@ -332,6 +332,30 @@ ExprPtr Parser::parseFunctionCall(const Token& name_tok) {
     expectSymbol(")");
     return call;
   }
+  if (u == "TIMESTAMPADD" || u == "TIMESTAMPDIFF") {
+    // The first argument is a unit keyword (DAY, SQL_TSI_DAY, ...), kept as a string literal.
+    const Token& unit = peek();
+    if (unit.kind != TokenKind::kWord) unexpectedWhat(unit, "a time unit such as DAY");
+    next();
+    call->children.push_back(makeLiteral(LiteralKind::kString, unit.upper, unit.pos));
+    while (acceptSymbol(",")) call->children.push_back(parseExpr());
+    expectSymbol(")");
+    return call;
+  }
+  if ((u == "FLOOR" || u == "CEIL" || u == "CEILING") && !peek().isSymbol(")")) {
+    // FLOOR(x TO unit): children {x, unit as a string literal}; FLOOR(x) stays a plain call.
+    call->children.push_back(parseExpr());
+    if (acceptWord("TO")) {
+      const Token& unit = peek();
+      if (unit.kind != TokenKind::kWord) unexpectedWhat(unit, "a time unit such as HOUR");
+      next();
+      call->children.push_back(makeLiteral(LiteralKind::kString, unit.upper, unit.pos));
+    } else {
+      while (acceptSymbol(",")) call->children.push_back(parseExpr());
+    }
+    expectSymbol(")");
+    return call;
+  }
   if (peek().isSymbol("*") && peek(1).isSymbol(")")) {
     next();
     next();

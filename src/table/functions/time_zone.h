@@ -1,0 +1,41 @@
+#pragma once
+/// Internal: time zones as Flink's session time zone and CONVERT_TZ use them (java.time.ZoneId /
+/// java.util.TimeZone rules) over the operating system's tz database (Howard Hinnant's date/tz,
+/// USE_OS_TZDB). Immutable after construction; safe to share between threads.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace date {
+class time_zone;
+}
+
+namespace sluice::table::internal {
+
+class ZoneRules {
+ public:
+  /// A zone id as Flink accepts it for `table.local-time-zone`: a tz database name
+  /// ('Europe/Berlin'), 'UTC', 'GMT', 'Z', a fixed offset ('GMT+08:00', 'UTC-3', '+05:30'), or
+  /// 'default' (the system zone: TZ, else /etc/localtime). Throws UserError naming the id when it is
+  /// none of these.
+  static ZoneRules resolve(std::string_view id);
+  /// As java.util.TimeZone.getTimeZone: an unknown id is GMT (CONVERT_TZ's behaviour in Flink).
+  static ZoneRules resolveOrGmt(std::string_view id);
+
+  /// The zone's offset from UTC at the instant `utc_ms`, in milliseconds.
+  int64_t offsetAt(int64_t utc_ms) const;
+  /// Wall-clock milliseconds in this zone of the instant `utc_ms`.
+  int64_t toLocal(int64_t utc_ms) const { return utc_ms + offsetAt(utc_ms); }
+  /// The instant of the wall-clock time `local_ms`: the earlier one when the clock was set back, and
+  /// shifted by the gap when it was set forward (java.util.Calendar's lenient rule).
+  int64_t toUtc(int64_t local_ms) const;
+  const std::string& id() const { return id_; }
+
+ private:
+  const date::time_zone* tz_ = nullptr;  ///< null for a fixed offset
+  int64_t fixed_ms_ = 0;
+  std::string id_;
+};
+
+}  // namespace sluice::table::internal
