@@ -53,7 +53,9 @@ constexpr BuiltinInfo kBuiltins[] = {
     {ScalarOp::kLocalTime, "LOCALTIME"}, {ScalarOp::kNow, "NOW"}, {ScalarOp::kUnixTimestamp, "UNIX_TIMESTAMP"},
     {ScalarOp::kFromUnixtime, "FROM_UNIXTIME"}, {ScalarOp::kToDate, "TO_DATE"},
     {ScalarOp::kDayOfWeek, "DAYOFWEEK"}, {ScalarOp::kDayOfYear, "DAYOFYEAR"}, {ScalarOp::kWeek, "WEEK"},
-    {ScalarOp::kQuarter, "QUARTER"}, {ScalarOp::kConvertTz, "CONVERT_TZ"},
+    {ScalarOp::kQuarter, "QUARTER"}, {ScalarOp::kConvertTz, "CONVERT_TZ"}, {ScalarOp::kJsonValue, "JSON_VALUE"},
+    {ScalarOp::kJsonQuery, "JSON_QUERY"}, {ScalarOp::kJsonExists, "JSON_EXISTS"},
+    {ScalarOp::kJsonObject, "JSON_OBJECT"}, {ScalarOp::kJsonArray, "JSON_ARRAY"},
 };
 
 bool isDoubleMath(ScalarOp op) {
@@ -254,6 +256,7 @@ LogicalType inferBuiltinType(ScalarOp op, std::vector<ExprPtr>& args) {
   SLUICE_CHECK(name != nullptr, "not a built-in function: {}", static_cast<int>(op));
   const size_t n = args.size();
   if (isTemporal(op, n)) return inferTemporalType(op, args);
+  if (isJson(op)) return inferJsonType(op, args);
   if (isDoubleMath(op)) {
     // ReturnTypes.DOUBLE_NULLABLE: every argument numeric, computed in DOUBLE.
     const bool two = op == ScalarOp::kPower || op == ScalarOp::kAtan2;
@@ -338,6 +341,17 @@ NodePtr Compiler::compileBuiltin(const ExprPtr& e) {
   if (isTemporal(op, args.size())) {
     for (const auto& a : args) nodes.push_back(compile(a));
     return makeTemporalNode(op, t, std::move(nodes), newReg());
+  }
+  if (isJson(op)) {
+    // Arguments that are JSON themselves (JSON_OBJECT / JSON_ARRAY / JSON_QUERY results) are embedded
+    // as JSON, not as strings (Flink's JSON_OBJECT('a' VALUE JSON_ARRAY(1)) gives {"a":[1]}).
+    std::vector<bool> raw;
+    for (const auto& a : args) {
+      nodes.push_back(compile(a));
+      raw.push_back(a->kind == ExprKind::kCall && (a->op == ScalarOp::kJsonObject || a->op == ScalarOp::kJsonArray ||
+                                                   a->op == ScalarOp::kJsonQuery));
+    }
+    return makeJsonNode(op, t, std::move(nodes), raw, newReg());
   }
   if (isDoubleMath(op)) {
     for (const auto& a : args) nodes.push_back(compileAs(a, LogicalType::doubleType()));

@@ -55,6 +55,14 @@ types::LogicalType inferTemporalType(ScalarOp op, std::vector<ExprPtr>& args);
 /// Kernels in kernels_temporal.cc; constant unit / zone / format arguments are read once.
 NodePtr makeTemporalNode(ScalarOp op, const types::LogicalType& type, std::vector<NodePtr> args, int reg);
 
+/// JSON_VALUE / JSON_QUERY / JSON_EXISTS / JSON_OBJECT / JSON_ARRAY (kernels_json.cc, SQL/JSON path
+/// subset: [lax|strict] $ followed by .key, ."key", .*, [n], [*]).
+bool isJson(ScalarOp op);
+types::LogicalType inferJsonType(ScalarOp op, std::vector<ExprPtr>& args);
+/// `raw[k]`: argument k is JSON text to embed as JSON.
+NodePtr makeJsonNode(ScalarOp op, const types::LogicalType& type, std::vector<NodePtr> args, const std::vector<bool>& raw,
+                     int reg);
+
 /// The string of a constant node (e.g. a unit or zone literal); empty when NULL.
 std::string constString(const Node& node);
 

@@ -67,7 +67,8 @@ TimeUnit unitArg(ScalarOp op, const ExprPtr& e) {
 
 bool isTemporal(ScalarOp op, size_t num_args) {
   if (op == ScalarOp::kFloor || op == ScalarOp::kCeil) return num_args == 2;
-  return static_cast<int>(op) >= static_cast<int>(ScalarOp::kExtract);
+  return static_cast<int>(op) >= static_cast<int>(ScalarOp::kExtract) &&
+         static_cast<int>(op) <= static_cast<int>(ScalarOp::kConvertTz);
 }
 
 LogicalType inferTemporalType(ScalarOp op, std::vector<ExprPtr>& args) {

@@ -51,6 +51,8 @@ enum class ScalarOp {
   // as a trailing string literal (see usesSessionTimeZone).
   kExtract, kTimestampAdd, kTimestampDiff, kCurrentTimestamp, kCurrentDate, kCurrentTime, kLocalTimestamp,
   kLocalTime, kNow, kUnixTimestamp, kFromUnixtime, kToDate, kDayOfWeek, kDayOfYear, kWeek, kQuarter, kConvertTz,
+  // JSON (kernels_json.cc): JSON_OBJECT / JSON_ARRAY take a leading 'NULL' / 'ABSENT' literal (ON NULL).
+  kJsonValue, kJsonQuery, kJsonExists, kJsonObject, kJsonArray,
 };
 
 struct Expr;

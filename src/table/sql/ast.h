@@ -68,6 +68,9 @@ enum class ExprKind : uint8_t {
                 ///<    upper-cased, e.g. 'HOUR', x}.
                 ///<  TIMESTAMPADD(unit, n, x), TIMESTAMPDIFF(unit, a, b): children = {kString literal
                 ///<    with the unit upper-cased, ...}. FLOOR/CEIL(x TO unit): children = {x, unit literal}.
+                ///<  JSON_OBJECT(KEY k VALUE v, ... [NULL|ABSENT ON NULL]): children = {'NULL' or
+                ///<    'ABSENT' literal, k1, v1, ...}; JSON_ARRAY(v, ...): {mode literal, v1, ...}.
+                ///<    JSON_VALUE(j, p RETURNING t) parses as TRY_CAST(JSON_VALUE(j, p) AS t).
                 ///<  CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME written
                 ///<    without parentheses: a call with no children.
                 ///<  Window TVFs inside TABLE(...): name "TUMBLE"/"HOP"/"CUMULATE", children =

@@ -56,6 +56,7 @@ class Parser {
   ExprPtr parsePrimary();
   ExprPtr parseWordPrimary();
   ExprPtr parseFunctionCall(const Token& name_tok);
+  ExprPtr parseJsonConstructor(const Token& name_tok, ExprPtr call);
   ExprPtr parseSubstring(const Token& name_tok);
   ExprPtr parseTrim(const Token& name_tok);
   ExprPtr parseCase();

@@ -1,0 +1,296 @@
+// JSON functions. Queries follow Flink's defaults (SQL/JSON, lax mode): JSON_VALUE gives the scalar at
+// the path as a string (NULL ON EMPTY, NULL ON ERROR: no match, an object/array, several matches or
+// invalid JSON give NULL); JSON_QUERY gives the object/array at the path as compact JSON (WITHOUT
+// ARRAY WRAPPER, so a scalar is an error and NULL); JSON_EXISTS is FALSE ON ERROR. JSON_OBJECT is NULL
+// ON NULL by default, JSON_ARRAY ABSENT ON NULL; numbers keep their SQL text (DECIMAL 1.50 stays 1.50),
+// other non-string values become JSON strings in the print format.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "table/functions/builtins.h"
+#include "types/value_format.h"
+
+namespace sluice::table::internal {
+
+using types::Column;
+using types::LogicalType;
+using types::TypeId;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+struct PathStep {
+  enum Kind { kKey, kAnyKey, kIndex, kAnyIndex } kind;
+  std::string key;
+  int64_t index = 0;
+};
+
+struct JsonPath {
+  bool strict = false;
+  std::vector<PathStep> steps;
+};
+
+/// Parses "[lax|strict] $ steps"; false on a syntax error.
+bool parsePath(std::string_view p, JsonPath& out) {
+  auto skipWs = [&]() { while (!p.empty() && std::isspace(static_cast<unsigned char>(p[0]))) p.remove_prefix(1); };
+  skipWs();
+  if (p.substr(0, 6) == "strict" && p.size() > 6 && std::isspace(static_cast<unsigned char>(p[6]))) {
+    out.strict = true;
+    p.remove_prefix(6);
+  } else if (p.substr(0, 3) == "lax" && p.size() > 3 && std::isspace(static_cast<unsigned char>(p[3]))) {
+    p.remove_prefix(3);
+  }
+  skipWs();
+  if (p.empty() || p[0] != '$') return false;
+  p.remove_prefix(1);
+  while (!p.empty()) {
+    if (p[0] == '.') {
+      p.remove_prefix(1);
+      if (!p.empty() && p[0] == '*') {
+        out.steps.push_back({PathStep::kAnyKey, "", 0});
+        p.remove_prefix(1);
+      } else if (!p.empty() && p[0] == '"') {
+        const size_t end = p.find('"', 1);
+        if (end == std::string_view::npos) return false;
+        out.steps.push_back({PathStep::kKey, std::string(p.substr(1, end - 1)), 0});
+        p.remove_prefix(end + 1);
+      } else {
+        size_t n = 0;
+        while (n < p.size() && (std::isalnum(static_cast<unsigned char>(p[n])) || p[n] == '_' || p[n] == '$' ||
+                                static_cast<unsigned char>(p[n]) >= 0x80))
+          ++n;
+        if (n == 0) return false;
+        out.steps.push_back({PathStep::kKey, std::string(p.substr(0, n)), 0});
+        p.remove_prefix(n);
+      }
+    } else if (p[0] == '[') {
+      const size_t end = p.find(']');
+      if (end == std::string_view::npos) return false;
+      std::string_view inner = p.substr(1, end - 1);
+      while (!inner.empty() && inner[0] == ' ') inner.remove_prefix(1);
+      while (!inner.empty() && inner.back() == ' ') inner.remove_suffix(1);
+      if (inner == "*") {
+        out.steps.push_back({PathStep::kAnyIndex, "", 0});
+      } else {
+        int64_t idx = 0;
+        if (!types::parseInt64(inner, idx) || idx < 0) return false;
+        out.steps.push_back({PathStep::kIndex, "", idx});
+      }
+      p.remove_prefix(end + 1);
+    } else if (std::isspace(static_cast<unsigned char>(p[0]))) {
+      p.remove_prefix(1);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The items the path selects; false on a strict-mode structural error.
+bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& out) {
+  std::vector<const Json*> cur{&root}, next;
+  for (const PathStep& step : path.steps) {
+    next.clear();
+    for (const Json* j : cur) {
+      switch (step.kind) {
+        case PathStep::kKey: case PathStep::kAnyKey: {
+          // Lax mode looks into the elements of an array for a member.
+          std::vector<const Json*> objects;
+          if (j->is_object()) {
+            objects.push_back(j);
+          } else if (j->is_array() && !path.strict) {
+            for (const Json& e : *j)
+              if (e.is_object()) objects.push_back(&e);
+          } else if (path.strict) {
+            return false;
+          }
+          for (const Json* o : objects) {
+            if (step.kind == PathStep::kAnyKey) {
+              for (const auto& kv : o->items()) next.push_back(&kv.value());
+            } else {
+              auto it = o->find(step.key);
+              if (it != o->end()) next.push_back(&*it);
+              else if (path.strict) return false;
+            }
+          }
+          break;
+        }
+        case PathStep::kIndex: case PathStep::kAnyIndex: {
+          if (!j->is_array()) {
+            // Lax mode treats a non-array as an array of itself.
+            if (path.strict) return false;
+            if (step.kind == PathStep::kAnyIndex || step.index == 0) next.push_back(j);
+            break;
+          }
+          if (step.kind == PathStep::kAnyIndex) {
+            for (const Json& e : *j) next.push_back(&e);
+          } else if (step.index < static_cast<int64_t>(j->size())) {
+            next.push_back(&(*j)[static_cast<size_t>(step.index)]);
+          } else if (path.strict) {
+            return false;
+          }
+          break;
+        }
+      }
+    }
+    cur.swap(next);
+  }
+  out = cur;
+  return true;
+}
+
+std::string scalarText(const Json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  return j.dump();
+}
+
+/// The path argument: parsed once when constant.
+class PathArg {
+ public:
+  explicit PathArg(const NodePtr& node) {
+    if (!node->isConst()) return;
+    constant_ = true;
+    valid_ = parsePath(constString(*node), path_);
+  }
+  bool get(const RowArgs& a, JsonPath& scratch, const JsonPath*& out) const {
+    if (constant_) {
+      out = &path_;
+      return valid_;
+    }
+    scratch = JsonPath{};
+    out = &scratch;
+    return parsePath(a.s(1), scratch);
+  }
+
+ private:
+  bool constant_ = false, valid_ = false;
+  JsonPath path_;
+};
+
+/// Appends the JSON form of argument k.
+void appendValue(const RowArgs& a, size_t k, bool raw, std::string& out) {
+  const Column& c = *a.cols[k];
+  const size_t row = a.row(k);
+  const LogicalType& t = c.type();
+  if (t.isString()) {
+    if (raw) out.append(a.s(k));
+    else out += Json(std::string(a.s(k))).dump();
+    return;
+  }
+  std::string text;
+  types::formatField(c, row, text);
+  if (t.isNumeric() && !(t.isApproximate() && !std::isfinite(c.getDouble(row)))) out += text;
+  else if (t.id == TypeId::kBoolean) out += c.getLong(row) ? "true" : "false";
+  else out += Json(text).dump();
+}
+
+RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool> raw) {
+  switch (op) {
+    case ScalarOp::kJsonValue: case ScalarOp::kJsonQuery: case ScalarOp::kJsonExists: {
+      auto path = std::make_shared<PathArg>(args[1]);
+      return [op, path](const RowArgs& a, Column& out, size_t i) {
+        JsonPath scratch;
+        const JsonPath* p = nullptr;
+        const bool exists = op == ScalarOp::kJsonExists;
+        const Json doc = Json::parse(a.s(0), nullptr, false);
+        std::vector<const Json*> found;
+        if (!path->get(a, scratch, p) || doc.is_discarded() || !evalPath(*p, doc, found)) {
+          if (!exists) return false;
+          out.longs()[i] = 0;
+          return true;
+        }
+        if (exists) {
+          out.longs()[i] = !found.empty();
+          return true;
+        }
+        if (found.size() != 1) return false;
+        const Json& j = *found[0];
+        if (op == ScalarOp::kJsonValue) {
+          if (j.is_null() || j.is_structured()) return false;
+          setString(out, i, scalarText(j));
+        } else {
+          if (!j.is_structured()) return false;
+          setString(out, i, j.dump());
+        }
+        return true;
+      };
+    }
+    case ScalarOp::kJsonObject: case ScalarOp::kJsonArray: {
+      const bool object = op == ScalarOp::kJsonObject;
+      const bool absent_on_null = constString(*args[0]) == "ABSENT";
+      return [object, absent_on_null, raw](const RowArgs& a, Column& out, size_t i) {
+        std::string s(1, object ? '{' : '[');
+        bool first = true;
+        for (size_t k = 1; k < a.size(); k += object ? 2 : 1) {
+          const size_t v = object ? k + 1 : k;
+          if (object && !a.valid(k)) throw UserError("JSON_OBJECT: a key is NULL");
+          if (!a.valid(v) && absent_on_null) continue;
+          if (!first) s += ',';
+          first = false;
+          if (object) {
+            s += Json(std::string(a.s(k))).dump();
+            s += ':';
+          }
+          if (a.valid(v)) appendValue(a, v, raw[v], s);
+          else s += "null";
+        }
+        s += object ? '}' : ']';
+        setString(out, i, s);
+        return true;
+      };
+    }
+    default:
+      throw InternalError(fmt::format("not a JSON function: {}", scalarOpName(op)));
+  }
+}
+
+}  // namespace
+
+bool isJson(ScalarOp op) {
+  return static_cast<int>(op) >= static_cast<int>(ScalarOp::kJsonValue) &&
+         static_cast<int>(op) <= static_cast<int>(ScalarOp::kJsonArray);
+}
+
+LogicalType inferJsonType(ScalarOp op, std::vector<ExprPtr>& args) {
+  const char* name = scalarOpName(op);
+  const size_t n = args.size();
+  if (op == ScalarOp::kJsonObject || op == ScalarOp::kJsonArray) {
+    // args[0] is the ON NULL mode written by the parser.
+    if (op == ScalarOp::kJsonObject) {
+      if (n % 2 != 1) throw UserError("JSON_OBJECT takes KEY ... VALUE ... pairs");
+      for (size_t k = 1; k < n; k += 2) {
+        if (isNullLiteral(args[k])) throw UserError("JSON_OBJECT: a key must not be NULL");
+        requireString(op, args, k, "'JSON_OBJECT(KEY <STRING> VALUE <ANY>, ...)'");
+      }
+    }
+    for (size_t k = 1; k < n; ++k)
+      if (isNullLiteral(args[k])) args[k] = typedNull(LogicalType::string());
+    return LogicalType::string(false);
+  }
+  checkArity(op, n, 2, 2);
+  const std::string forms = fmt::format("'{}(<STRING>, <STRING>)'", name);
+  requireString(op, args, 0, forms);
+  requireString(op, args, 1, forms);
+  const Expr& p = *args[1];
+  JsonPath parsed;
+  if (p.kind == ExprKind::kLiteral && std::holds_alternative<std::string>(p.literal) &&
+      !parsePath(std::get<std::string>(p.literal), parsed))
+    throw UserError(fmt::format("Invalid JSON path expression '{}' in {}", std::get<std::string>(p.literal), name));
+  if (op == ScalarOp::kJsonExists) return LogicalType::boolean(anyNullable(args));
+  return LogicalType::string(true);
+}
+
+NodePtr makeJsonNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> args, const std::vector<bool>& raw,
+                     int reg) {
+  const bool constructor = op == ScalarOp::kJsonObject || op == ScalarOp::kJsonArray;
+  RowFn fn = jsonKernel(op, args, raw);
+  return makeRowFunctionNode(type, std::move(args), !constructor, op == ScalarOp::kJsonObject, std::move(fn), reg);
+}
+
+}  // namespace sluice::table::internal
