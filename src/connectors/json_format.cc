@@ -325,7 +325,18 @@ struct JsonRowDeserializer::Impl {
       if (v == nullptr && options.fail_on_missing_field)
         throw ParseFailure{fmt::format("Could not find field with name '{}'.", row_type.names[f])};
       FieldValue& out = staged.emplace_back();
-      if (v != nullptr && v->kind != JsonNode::Kind::kNull) convert(*v, row_type.types[f], row_type.names[f], out);
+      if (v == nullptr || v->kind == JsonNode::Kind::kNull) continue;
+      if (!options.ignore_parse_errors) {
+        convert(*v, row_type.types[f], row_type.names[f], out);
+        continue;
+      }
+      // Flink's JsonToRowDataConverters.wrapIntoNullableConverter: under ignore-parse-errors a field
+      // that does not convert is NULL and the row is kept; only a message that is not a JSON row is dropped.
+      try {
+        convert(*v, row_type.types[f], row_type.names[f], out);
+      } catch (const ParseFailure&) {
+        out = FieldValue{};
+      }
     }
     staged_kinds.push_back(kind);
   }

@@ -215,6 +215,26 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
           {sql::BinaryOp::kAnd, ScalarOp::kAnd},
           {sql::BinaryOp::kOr, ScalarOp::kOr},
       };
+      if (e.binary_op == sql::BinaryOp::kPlus || e.binary_op == sql::BinaryOp::kMinus) {
+        // x +/- INTERVAL 'n' MONTH|YEAR (and INTERVAL + x): TIMESTAMPADD(MONTH, +/-n, x), which clamps the
+        // day to the month's end as Flink's DATE/TIMESTAMP + INTERVAL YEAR TO MONTH does.
+        const bool right = sql::isYearMonthInterval(*e.children[1]);
+        const bool left = e.binary_op == sql::BinaryOp::kPlus && sql::isYearMonthInterval(*e.children[0]);
+        if (right || left) {
+          const sql::Expr& iv = *e.children[right ? 1 : 0];
+          ExprPtr x = sub(right ? 0 : 1);
+          if (x->type.id != TypeId::kDate && x->type.id != TypeId::kTimestamp)
+            fail(e.pos, fmt::format("Cannot apply '{}' to arguments of type '<{}> {} <INTERVAL {}>'. A year-month "
+                                    "interval can be added to or subtracted from a DATE or TIMESTAMP",
+                                    sql::binaryOpToString(e.binary_op), x->type.withNullable(true).toString(),
+                                    sql::binaryOpToString(e.binary_op), sql::intervalUnitToString(iv.interval_unit)));
+          int64_t months = sql::intervalMonths(iv);
+          if (e.binary_op == sql::BinaryOp::kMinus) months = -months;
+          return call(e, ScalarOp::kTimestampAdd,
+                      {makeLiteral(std::string("MONTH"), LogicalType::charType(5, false)),
+                       makeLiteral(months, LogicalType::integer(false)), x});
+        }
+      }
       for (const auto& [b, s] : kOps)
         if (b == e.binary_op) return call(e, s, {sub(0), sub(1)});
       fail(e.pos, "unsupported operator");

@@ -1,5 +1,6 @@
 #include "table/sql/ast.h"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -43,6 +44,8 @@ const char* intervalUnitToString(IntervalUnit unit) {
     case IntervalUnit::kMinute: return "MINUTE";
     case IntervalUnit::kHour: return "HOUR";
     case IntervalUnit::kDay: return "DAY";
+    case IntervalUnit::kMonth: return "MONTH";
+    case IntervalUnit::kYear: return "YEAR";
   }
   return "?";
 }
@@ -239,6 +242,20 @@ ExprPtr makeCall(std::string name, std::vector<ExprPtr> args, SourcePos pos) {
   return e;
 }
 
+namespace {
+/// Trims spaces and removes a leading sign; true when it was '-'.
+bool stripSign(std::string_view& s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  bool negative = false;
+  if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  return negative;
+}
+}  // namespace
+
 int64_t intervalMillis(const Expr& lit) {
   auto bad = [&](const char* why) -> SqlError {
     return SqlError(fmt::format("SQL error at line {}, column {}: invalid interval literal '{}' ({})",
@@ -253,15 +270,14 @@ int64_t intervalMillis(const Expr& lit) {
     case IntervalUnit::kMinute: unit_ms = 60 * 1000; break;
     case IntervalUnit::kHour: unit_ms = 3600 * 1000; break;
     case IntervalUnit::kDay: unit_ms = 24LL * 3600 * 1000; break;
+    case IntervalUnit::kMonth: case IntervalUnit::kYear:
+      throw SqlError(fmt::format("SQL error at line {}, column {}: INTERVAL '{}' {} is a year-month interval, "
+                                 "supported only added to or subtracted from a DATE or TIMESTAMP here",
+                                 lit.pos.line, lit.pos.column, lit.text, intervalUnitToString(lit.interval_unit)),
+                     lit.pos.line, lit.pos.column);
   }
   std::string_view s = lit.text;
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  bool negative = false;
-  if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
+  const bool negative = stripSign(s);
   if (s.empty()) throw bad("no digits");
   int64_t whole = 0;
   size_t i = 0;
@@ -285,6 +301,27 @@ int64_t intervalMillis(const Expr& lit) {
     }
   }
   return negative ? -ms : ms;
+}
+
+bool isYearMonthInterval(const Expr& e) {
+  return e.kind == ExprKind::kLiteral && e.literal_kind == LiteralKind::kInterval &&
+         (e.interval_unit == IntervalUnit::kMonth || e.interval_unit == IntervalUnit::kYear);
+}
+
+int64_t intervalMonths(const Expr& lit) {
+  SLUICE_CHECK(isYearMonthInterval(lit), "intervalMonths on {}", lit.toString());
+  std::string_view s = lit.text;
+  const bool negative = stripSign(s);
+  int64_t v = 0;
+  const bool ok = !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (ok) v = std::stoll(std::string(s));
+  if (!ok)
+    throw SqlError(fmt::format("SQL error at line {}, column {}: invalid interval literal '{}' (expected a whole "
+                               "number)",
+                               lit.pos.line, lit.pos.column, lit.text),
+                   lit.pos.line, lit.pos.column);
+  if (lit.interval_unit == IntervalUnit::kYear) v *= 12;
+  return negative ? -v : v;
 }
 
 std::unique_ptr<TableRef> TableRef::clone() const {

@@ -93,8 +93,9 @@ enum class LiteralKind : uint8_t {
   kInterval,     ///< INTERVAL '1' MINUTE -> text "1", interval_unit kMinute (text may be "-1")
 };
 
-/// Units of INTERVAL literals (day-time intervals only so far).
-enum class IntervalUnit : uint8_t { kSecond, kMinute, kHour, kDay };
+/// Units of INTERVAL literals. kMonth / kYear (year-month intervals) are only valid added to or
+/// subtracted from a DATE or TIMESTAMP (the planner turns that into TIMESTAMPADD(MONTH, ...)).
+enum class IntervalUnit : uint8_t { kSecond, kMinute, kHour, kDay, kMonth, kYear };
 
 enum class UnaryOp : uint8_t { kMinus, kPlus, kNot };
 
@@ -111,7 +112,7 @@ enum class TrimMode : uint8_t { kBoth, kLeading, kTrailing };
 
 /// SQL spelling: "+", "||", "<>", "AND", ...
 const char* binaryOpToString(BinaryOp op);
-/// "SECOND", "MINUTE", "HOUR", "DAY".
+/// "SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR".
 const char* intervalUnitToString(IntervalUnit unit);
 
 struct Expr;
@@ -160,6 +161,11 @@ ExprPtr makeCall(std::string name, std::vector<ExprPtr> args, SourcePos pos);
 /// decimal fraction for SECOND ('1.5' SECOND -> 1500). Throws SqlError at the literal's position when
 /// the text is not a number or overflows.
 int64_t intervalMillis(const Expr& interval_literal);
+/// Months of a year-month kInterval literal: INTERVAL '2' YEAR -> 24, INTERVAL '-3' MONTH -> -3. Throws
+/// SqlError at the literal's position when the text is not a whole number or overflows.
+int64_t intervalMonths(const Expr& interval_literal);
+/// True for INTERVAL ... MONTH / YEAR literals.
+bool isYearMonthInterval(const Expr& e);
 
 // ---------------------------------------------------------------------------------------------
 // Queries

@@ -549,8 +549,9 @@ ExprPtr Parser::parseInterval() {
   else if (unit.isWord("MINUTE") || unit.isWord("MINUTES")) u = IntervalUnit::kMinute;
   else if (unit.isWord("HOUR") || unit.isWord("HOURS")) u = IntervalUnit::kHour;
   else if (unit.isWord("DAY") || unit.isWord("DAYS")) u = IntervalUnit::kDay;
-  else if (unit.isWord("YEAR") || unit.isWord("MONTH")) unsupported(unit, "INTERVAL " + unit.upper);
-  else unexpected(unit, {"SECOND", "MINUTE", "HOUR", "DAY"});
+  else if (unit.isWord("MONTH") || unit.isWord("MONTHS")) u = IntervalUnit::kMonth;
+  else if (unit.isWord("YEAR") || unit.isWord("YEARS")) u = IntervalUnit::kYear;
+  else unexpected(unit, {"SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR"});
   next();
   if (peek().isSymbol("(")) unsupported(peek(), "an interval precision");
   if (peek().isWord("TO")) unsupported(peek(), "an interval range (... TO ...)");
@@ -559,7 +560,8 @@ ExprPtr Parser::parseInterval() {
   auto e = makeLiteral(LiteralKind::kInterval, text, t.pos);
   e->interval_unit = u;
   try {
-    intervalMillis(*e);
+    if (isYearMonthInterval(*e)) intervalMonths(*e);
+    else intervalMillis(*e);
   } catch (const SqlError&) {
     fail(fmt::format("Illegal interval literal '{}' {}: expected a whole number{}", value.text,
                      intervalUnitToString(u), u == IntervalUnit::kSecond ? " or seconds with a fraction" : ""),

@@ -72,7 +72,11 @@ TEST(SqlExprTest, IntervalLiterals) {
   EXPECT_EQ(dump("ts - INTERVAL '5' SECOND"), "(ts - INTERVAL '5' SECOND)");
   EXPECT_THROW(parseExpression("INTERVAL 'x' SECOND"), SqlError);
   EXPECT_THROW(parseExpression("INTERVAL '1.5' MINUTE"), SqlError);
-  EXPECT_THROW(parseExpression("INTERVAL '1' YEAR"), SqlError);
+  // Year-month intervals parse; they count months (2 years = 24) and have no milliseconds.
+  EXPECT_EQ(intervalMonths(*parseExpression("INTERVAL '2' YEAR")), 24);
+  EXPECT_EQ(intervalMonths(*parseExpression("INTERVAL -'3' MONTHS")), -3);
+  EXPECT_THROW(intervalMillis(*parseExpression("INTERVAL '1' YEAR")), SqlError);
+  EXPECT_THROW(parseExpression("INTERVAL '1.5' MONTH"), SqlError);
 }
 
 TEST(SqlExprTest, IdentifiersKeepCase) {
