@@ -30,7 +30,11 @@
 // scenario (1,000 rows/s, steady by default).
 //
 // Usage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] [--seconds S] [--warmup S]
-//                             [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE]
+//                             [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE] [--checkpoints]
+// --checkpoints prints what debloating buys checkpoints instead (FLIP-183 with FLIP-76): per rate the job
+// with checkpoints every 500 ms, aligned and unaligned, debloating off and on (Flink's rule); columns: the
+// checkpoints completed after the warm-up, their mean lastCheckpointDuration, mean largest alignment time
+// and mean persisted in-flight data (channel state; 0 when aligned). Try --seconds 12 --warmup 3.
 // --starting-size sets taskmanager.memory.starting-segment-size (e.g. 32kb: start at full segments, as
 // before FLINK-36556).
 // Defaults: rates 1000,4000 rows/s, steady load, 5 s per run of which 3 s warm-up, target 100 ms, 32 columns,
@@ -129,6 +133,7 @@ struct Options {
   int columns = 32;
   size_t batch = 16;
   std::string starting_size;  // taskmanager.memory.starting-segment-size; empty: the default (1 kb)
+  bool checkpoints = false;   // --checkpoints: the checkpoint table instead
 };
 
 enum class Mode { kOff, kFlink, kSluice };
@@ -157,17 +162,8 @@ struct RunResult {
   double source_back_pressured = 0;
 };
 
-RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
-  Configuration conf;
-  conf.set("sluice.batch.size", std::to_string(o.batch));
-  conf.set("taskmanager.network.memory.buffer-debloat.enabled", mode == Mode::kOff ? "false" : "true");
-  conf.set("taskmanager.network.memory.buffer-debloat.target", fmt::format("{} ms", o.target_ms));
-  // Flink's period / target ratio (200 ms / 1 s), scaled to the short target.
-  conf.set("taskmanager.network.memory.buffer-debloat.period",
-           fmt::format("{} ms", std::max<int64_t>(1, o.target_ms / 5)));
-  if (mode == Mode::kFlink) conf.set("sluice.network.buffer-debloat.stable-periods", "0");
-  if (!o.starting_size.empty()) conf.set("taskmanager.memory.starting-segment-size", o.starting_size);
-
+// fast source -> REBALANCE -> throttled sink.
+graph::JobGraph buildJob(const Options& o, int64_t rate, bool bursty, const Configuration& conf) {
   auto source = std::make_shared<graph::Transformation>();
   source->id = 1;
   source->name = "fast source";
@@ -194,6 +190,21 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   const graph::JobGraph job = graph::buildJobGraph({sink}, conf);
   if (job.vertices.size() != 2) throw std::runtime_error("expected a source and a sink vertex");
 
+  return job;
+}
+
+RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
+  Configuration conf;
+  conf.set("sluice.batch.size", std::to_string(o.batch));
+  conf.set("taskmanager.network.memory.buffer-debloat.enabled", mode == Mode::kOff ? "false" : "true");
+  conf.set("taskmanager.network.memory.buffer-debloat.target", fmt::format("{} ms", o.target_ms));
+  // Flink's period / target ratio (200 ms / 1 s), scaled to the short target.
+  conf.set("taskmanager.network.memory.buffer-debloat.period",
+           fmt::format("{} ms", std::max<int64_t>(1, o.target_ms / 5)));
+  if (mode == Mode::kFlink) conf.set("sluice.network.buffer-debloat.stable-periods", "0");
+  if (!o.starting_size.empty()) conf.set("taskmanager.memory.starting-segment-size", o.starting_size);
+
+  const graph::JobGraph job = buildJob(o, rate, bursty, conf);
   auto handle = cluster::MiniCluster(conf).start(job, conf);
   const auto start = Clock::now();
   const auto warm = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
@@ -251,6 +262,79 @@ RunResult runOnce(const Options& o, int64_t rate, bool bursty, Mode mode) {
   return res;
 }
 
+// Checkpoints of the same backpressured job (execution.checkpointing.interval 500 ms), aligned or unaligned,
+// debloating off or on (Flink's rule): the figures of every checkpoint completed after the warm-up.
+struct CheckpointResult {
+  int64_t checkpoints = 0;
+  double duration_ms = 0;      // lastCheckpointDuration, mean
+  double alignment_ms = 0;     // the largest alignment time of a subtask, mean
+  double persisted_bytes = 0;  // persisted in-flight data (channel state), mean
+};
+
+CheckpointResult runCheckpoints(const Options& o, int64_t rate, bool unaligned, bool debloat) {
+  Configuration conf;
+  conf.set("sluice.batch.size", std::to_string(o.batch));
+  conf.set("taskmanager.network.memory.buffer-debloat.enabled", debloat ? "true" : "false");
+  conf.set("taskmanager.network.memory.buffer-debloat.target", fmt::format("{} ms", o.target_ms));
+  conf.set("taskmanager.network.memory.buffer-debloat.period",
+           fmt::format("{} ms", std::max<int64_t>(1, o.target_ms / 5)));
+  conf.set("sluice.network.buffer-debloat.stable-periods", "0");
+  conf.set("execution.checkpointing.interval", "500 ms");
+  conf.set("execution.checkpointing.unaligned.enabled", unaligned ? "true" : "false");
+  const graph::JobGraph job = buildJob(o, rate, false, conf);
+  auto handle = cluster::MiniCluster(conf).start(job, conf);
+  const auto start = Clock::now();
+  const auto warm = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  CheckpointResult res;
+  int64_t seen = -1;
+  while (Clock::now() < end && !handle->isDone()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const cluster::JobProgress p = handle->progress();
+    if (!p.checkpoints) continue;
+    const runtime::checkpoint::CheckpointStats& c = *p.checkpoints;
+    if (Clock::now() < warm) {
+      seen = c.last_checkpoint_id;
+      continue;
+    }
+    if (c.last_checkpoint_id == seen || c.last_checkpoint_id == 0) continue;
+    seen = c.last_checkpoint_id;
+    ++res.checkpoints;
+    res.duration_ms += static_cast<double>(c.last_checkpoint_duration_ms);
+    res.alignment_ms += static_cast<double>(c.last_checkpoint_max_alignment_ns) / 1e6;
+    res.persisted_bytes += static_cast<double>(c.last_checkpoint_persisted_in_flight_bytes);
+  }
+  handle->cancel();
+  handle->wait();
+  if (res.checkpoints > 0) {
+    const auto n = static_cast<double>(res.checkpoints);
+    res.duration_ms /= n;
+    res.alignment_ms /= n;
+    res.persisted_bytes /= n;
+  }
+  return res;
+}
+
+void printCheckpointTable(const Options& o) {
+  fmt::print("\nCheckpoints under backpressure (same job, interval 500 ms, debloat target {} ms; checkpoints "
+             "completed after the warm-up)\n\n",
+             o.target_ms);
+  fmt::print("{:>11} | {:>9} | {:>7} | {:>5} | {:>11} | {:>12} | {:>13}\n", "sink rows/s", "mode", "debloat",
+             "ckpts", "duration ms", "alignment ms", "in-flight KB");
+  fmt::print("{}\n", std::string(86, '-'));
+  for (int64_t rate : o.rates) {
+    for (bool unaligned : {false, true}) {
+      for (bool debloat : {false, true}) {
+        const CheckpointResult r = runCheckpoints(o, rate, unaligned, debloat);
+        fmt::print("{:>11} | {:>9} | {:>7} | {:>5} | {:>11.0f} | {:>12.0f} | {:>13.1f}\n", rate,
+                   unaligned ? "unaligned" : "aligned", debloat ? "on" : "off", r.checkpoints, r.duration_ms,
+                   r.alignment_ms, r.persisted_bytes / 1024.0);
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
 int64_t parseCount(const std::string& flag, const char* v) {
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);
@@ -269,6 +353,10 @@ Options parseArgs(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--checkpoints") {
+      o.checkpoints = true;
+      continue;
+    }
     static const char* const kFlags[] = {"--rates",     "--loads",   "--seconds", "--warmup",
                                          "--target-ms", "--columns", "--batch",   "--starting-size"};
     if (std::find(std::begin(kFlags), std::end(kFlags), a) == std::end(kFlags)) {
@@ -316,9 +404,19 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr,
                  "sluice_debloat_bench: %s\nusage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] "
-                 "[--seconds S] [--warmup S] [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE]\n",
+                 "[--seconds S] [--warmup S] [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE] "
+                 "[--checkpoints]\n",
                  e.what());
     return 2;
+  }
+  if (o.checkpoints) {
+    try {
+      printCheckpointTable(o);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sluice_debloat_bench failed: %s\n", e.what());
+      return 1;
+    }
+    return 0;
   }
   fmt::print("Buffer debloating under backpressure: fast source -> REBALANCE -> sink throttled to R rows/s\n");
   fmt::print(

@@ -371,11 +371,7 @@ class JobHandle::State {
   void assignRestore(const runtime::checkpoint::CompletedCheckpoint& checkpoint) {
     replay = runtime::checkpoint::assignChannelState(checkpoint, job, config.get(options::kSavepointIgnoreUnclaimedState));
     for (const auto& per_vertex : replay) {
-      for (const auto& subtask : per_vertex) {
-        for (const auto& output : subtask) {
-          for (const std::string& bytes : output) restored_in_flight_bytes += static_cast<int64_t>(bytes.size());
-        }
-      }
+      for (const auto& subtask : per_vertex) restored_in_flight_bytes += subtask.bytes();
     }
     restore = assignStates(checkpoint);
   }

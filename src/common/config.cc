@@ -238,7 +238,6 @@ const char* unsupportedFlinkFeature(const std::string& key) {
       {"state.checkpoint-storage", "choosing the checkpoint storage"},
       {"execution.checkpointing.data-inline-threshold", "inlining small state into checkpoint metadata"},
       {"state.storage.fs.memory-threshold", "inlining small state into checkpoint metadata"},
-      {"execution.checkpointing.unaligned.forced", "forced unaligned checkpoints"},
       {"execution.checkpointing.unaligned.interruptible-timers.", "interruptible timers"},
       {"execution.checkpointing.file-merging.", "checkpoint file merging (FLIP-306)"},
       {"state.backend.rocksdb.", "tuning the RocksDB state backend"},
@@ -486,6 +485,13 @@ const ConfigOption<bool> kEnableUnaligned(ConfigOptionSpec{
     .description = "Unaligned checkpoints (FLIP-76): barriers overtake in-flight data, which is stored with the "
                    "checkpoint; needs EXACTLY_ONCE and one concurrent checkpoint.",
     .deprecated_keys = {"execution.checkpointing.unaligned"}});
+// Read by nothing: declared so that scripts setting Flink's key run (no declaration in config.h).
+const ConfigOption<bool> kForceUnalignedCheckpoints(ConfigOptionSpec{
+    .key = "execution.checkpointing.unaligned.forced",
+    .type = ConfigType::kBool,
+    .default_value = "false",
+    .description = "Flink: unaligned checkpoints even for iterative jobs. Sluice has no iterations: no effect. "
+                   "FORWARD, RESCALE and BROADCAST edges stay aligned either way, as in Flink."});
 const ConfigOption<int64_t> kAlignedCheckpointTimeout(ConfigOptionSpec{
     .key = "execution.checkpointing.aligned-checkpoint-timeout",
     .type = ConfigType::kDuration,

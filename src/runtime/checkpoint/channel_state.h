@@ -9,7 +9,7 @@
 ///    before that channel's barrier arrived.
 ///  - Output state of a producer subtask, per subpartition: the records its barrier overtook there.
 /// On restore, for each old channel, the consumer's input state and then the producer's output state are
-/// the records to replay before any new one (runtime::ChannelReplay).
+/// the records to replay before any new one (ChannelReplay).
 
 #include <cstdint>
 #include <string>
@@ -50,9 +50,24 @@ struct SubtaskChannelState {
   bool operator==(const SubtaskChannelState&) const = default;
 };
 
-/// In-flight records a restored subtask sends before any new one: [output edge k][subpartition index] ->
-/// channel state bytes, for each old channel the consumer's recorded input followed by the producer's
-/// recorded output (channel_state_assignment.h).
-using ChannelReplay = std::vector<std::vector<std::string>>;
+/// In-flight records a restored producer subtask sends before any new one (channel_state_assignment.h).
+struct ChannelReplay {
+  /// [output edge k][subpartition index]: records resent into that channel as they are (the edge keeps its
+  /// parallelism on both ends): for each old channel the consumer's recorded input, then the producer's
+  /// recorded output.
+  std::vector<std::vector<std::string>> channels;
+  /// [output edge k]: records of a rescaled edge, routed again through the edge's partitioner (HASH: to the
+  /// new subtask owning the record's key group).
+  std::vector<std::string> rerouted;
+
+  int64_t bytes() const {
+    int64_t n = 0;
+    for (const auto& output : channels) {
+      for (const auto& b : output) n += static_cast<int64_t>(b.size());
+    }
+    for (const auto& b : rerouted) n += static_cast<int64_t>(b.size());
+    return n;
+  }
+};
 
 }  // namespace sluice::runtime::checkpoint

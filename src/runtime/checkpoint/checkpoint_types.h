@@ -29,6 +29,11 @@ enum class AlignmentType : uint8_t {
   /// EXACTLY_ONCE unaligned (FLIP-76): the barrier overtakes in-flight data, the first one at an input
   /// starts the snapshot, and the overtaken data is stored as channel state; nothing is blocked.
   kUnaligned = 2,
+  /// EXACTLY_ONCE aligned barrier of an unaligned or timeoutable checkpoint on an edge that does not support
+  /// unaligned checkpoints (Flink's FORCED_ALIGNED, CheckpointOptions#withUnalignedUnsupported): aligned,
+  /// never switches to unaligned; the receiving task's outputs that do support them get the checkpoint's
+  /// own alignment back (withUnalignedSupported).
+  kForcedAligned = 3,
 };
 
 /// The barrier injected at the sources and forwarded by every task (Flink's CheckpointBarrier with its

@@ -133,6 +133,10 @@ class StreamTask {
   /// overtaken records into `channel`), the chain's snapshot; fills the start-delay and sync metrics.
   checkpoint::TaskStateSnapshot takeSnapshot(const CheckpointBarrier& barrier, checkpoint::CheckpointMetrics& metrics,
                                              checkpoint::SubtaskChannelState& channel);
+  /// The barrier for output `k` (Flink's RecordWriterOutput with CheckpointOptions#withUnalignedUnsupported /
+  /// withUnalignedSupported): kForcedAligned towards a consumer that cannot take unaligned barriers
+  /// (checkpoint::supportsUnalignedCheckpoints), the checkpoint's own alignment back after such an edge.
+  CheckpointBarrier outputBarrier(const CheckpointBarrier& barrier, size_t k) const;
   /// The pending checkpoint turns unaligned at this task: unblocks the channels, snapshots, forwards the
   /// barrier as unaligned and starts recording the channels whose barrier has not come.
   void startUnaligned();

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "runtime/checkpoint/channel_state_assignment.h"
 #include "runtime/network/stream_element_codec.h"
 #include "runtime/task/stream_task.h"
 
@@ -59,7 +60,8 @@ void StreamTask::processBarrier(const InputGate::Entry& entry) {
     ++barriers_seen_;
     if (unaligned_) {
       recording_[ch] = 0;
-    } else if (barrier.alignment == checkpoint::AlignmentType::kAligned) {
+    } else if (barrier.alignment == checkpoint::AlignmentType::kAligned ||
+               barrier.alignment == checkpoint::AlignmentType::kForcedAligned) {
       setup_.input_gate->setChannelBlocked(entry.channel, true);
     }
   }
@@ -108,6 +110,22 @@ void StreamTask::abortPendingCheckpoint() {
   pending_barrier_.reset();
 }
 
+CheckpointBarrier StreamTask::outputBarrier(const CheckpointBarrier& barrier, size_t k) const {
+  CheckpointBarrier out = barrier;
+  using checkpoint::AlignmentType;
+  if (barrier.alignment == AlignmentType::kAtLeastOnce) return out;
+  if (!checkpoint::supportsUnalignedCheckpoints(*setup_.job, vertex_->outputs[k])) {
+    // Flink's withUnalignedUnsupported: FORWARD/RESCALE/BROADCAST consumers always align.
+    if (barrier.alignment == AlignmentType::kUnaligned || barrier.aligned_timeout_ms > 0) {
+      out.alignment = AlignmentType::kForcedAligned;
+    }
+  } else if (barrier.alignment == AlignmentType::kForcedAligned) {
+    // withUnalignedSupported: the checkpoint's own alignment again.
+    out.alignment = barrier.aligned_timeout_ms > 0 ? AlignmentType::kAligned : AlignmentType::kUnaligned;
+  }
+  return out;
+}
+
 checkpoint::TaskStateSnapshot StreamTask::takeSnapshot(const CheckpointBarrier& barrier,
                                                        checkpoint::CheckpointMetrics& metrics,
                                                        checkpoint::SubtaskChannelState& channel) {
@@ -115,19 +133,20 @@ checkpoint::TaskStateSnapshot StreamTask::takeSnapshot(const CheckpointBarrier& 
   const int64_t start = steadyNanos();
   metrics.checkpoint_start_delay_ns = std::max<int64_t>(0, wallMillis() - barrier.timestamp_ms) * 1000000;
   chain_->prepareSnapshotPreBarrier(barrier.id);
-  if (barrier.alignment == checkpoint::AlignmentType::kUnaligned) {
-    metrics.unaligned = true;
-    std::vector<std::string> overtaken;
-    for (size_t k = 0; k < writers_.size(); ++k) {
-      writers_[k]->broadcastUnalignedBarrier(barrier, overtaken);
-      for (size_t t = 0; t < overtaken.size(); ++t) {
-        if (overtaken[t].empty()) continue;
-        channel.output.push_back(checkpoint::OutputChannelStateEntry{
-            static_cast<int32_t>(k), static_cast<int32_t>(writers_[k]->consumerOf(t)), std::move(overtaken[t])});
-      }
+  metrics.unaligned = barrier.alignment == checkpoint::AlignmentType::kUnaligned;
+  std::vector<std::string> overtaken;
+  for (size_t k = 0; k < writers_.size(); ++k) {
+    const CheckpointBarrier out = outputBarrier(barrier, k);
+    if (out.alignment != checkpoint::AlignmentType::kUnaligned) {
+      writers_[k]->broadcastCheckpointBarrier(out);
+      continue;
     }
-  } else {
-    for (auto& w : writers_) w->broadcastCheckpointBarrier(barrier);
+    writers_[k]->broadcastUnalignedBarrier(out, overtaken);
+    for (size_t t = 0; t < overtaken.size(); ++t) {
+      if (overtaken[t].empty()) continue;
+      channel.output.push_back(checkpoint::OutputChannelStateEntry{
+          static_cast<int32_t>(k), static_cast<int32_t>(writers_[k]->consumerOf(t)), std::move(overtaken[t])});
+    }
   }
   checkpoint::TaskStateSnapshot state =
       chain_->snapshotState(barrier.id, barrier.kind == checkpoint::CheckpointKind::kSavepoint);
@@ -141,7 +160,8 @@ void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
   alignment_start_ns_ = 0;
   checkpoint::SubtaskChannelState channel;
   checkpoint::TaskStateSnapshot state = takeSnapshot(barrier, metrics, channel);
-  if (metrics.unaligned) {
+  if (metrics.unaligned || !channel.empty()) {
+    // An aligned snapshot may still have sent unaligned barriers (after FORWARD/RESCALE/BROADCAST inputs).
     // The head's entry is there even without channel state: a restore checks its parallelism.
     metrics.persisted_in_flight_bytes = channel.bytes();
     const graph::ChainedOperator& head = vertex_->operators[0];
@@ -231,20 +251,31 @@ void StreamTask::replayChannelState() {
   if (setup_.replay == nullptr) return;
   const ChannelReplay& replay = *setup_.replay;
   bool any = false;
-  for (size_t k = 0; k < replay.size() && k < writers_.size(); ++k) {
+  for (size_t k = 0; k < writers_.size(); ++k) {
     RecordWriter& w = *writers_[k];
     const int edge = vertex_->outputs[k];
     const std::shared_ptr<const ObjectBatchSerializer> objects = network::edgeRecordSerializer(*setup_.job, edge);
-    for (size_t t = 0; t < replay[k].size() && t < w.numTargets(); ++t) {
-      if (replay[k][t].empty()) continue;
+    const auto replayBytes = [&](const std::string& bytes, const std::string& where, auto&& send) {
+      if (bytes.empty()) return;
       any = true;
       try {
-        network::forEachChannelStateRecord(replay[k][t], objects.get(),
-                                           [&](StreamElement&& e) { w.replayRecord(t, std::move(e)); });
+        network::forEachChannelStateRecord(bytes, objects.get(), send);
       } catch (const InputError& e) {
-        throw InputError(fmt::format("task '{}': restored channel state of output {} to subtask {}: {}", name_, k,
-                                     w.consumerOf(t), e.what()));
+        throw InputError(fmt::format("task '{}': restored channel state of output {} {}: {}", name_, k, where, e.what()));
       }
+    };
+    if (k < replay.channels.size()) {
+      for (size_t t = 0; t < replay.channels[k].size() && t < w.numTargets(); ++t) {
+        replayBytes(replay.channels[k][t], fmt::format("to subtask {}", w.consumerOf(t)),
+                    [&](StreamElement&& e) { w.replayRecord(t, std::move(e)); });
+      }
+    }
+    // A rescaled edge: the partitioner picks the new channel of every record.
+    if (k < replay.rerouted.size()) {
+      replayBytes(replay.rerouted[k], "(rescaled)", [&](StreamElement&& e) {
+        if (auto* rows = std::get_if<types::RowBatch>(&e)) w.emit(std::move(*rows));
+        else if (auto* batch = std::get_if<ObjectBatchPtr>(&e)) w.emitObjects(std::move(*batch));
+      });
     }
   }
   if (any) {
