@@ -160,6 +160,14 @@ TEST(ConfigurationTest, CheckpointingValuesParse) {
   EXPECT_EQ(c.get(options::kTestFailAfterRecords), 100);
 }
 
+// Flink's execution.checkpointing.unaligned.forced is accepted (it only matters for iterations, which Sluice
+// lacks) and still checked as a boolean.
+TEST(ConfigurationTest, ForcedUnalignedCheckpointsIsAcceptedAsABoolean) {
+  Configuration c;
+  EXPECT_NO_THROW(c.set("execution.checkpointing.unaligned.forced", "true"));
+  EXPECT_THROW(c.set("execution.checkpointing.unaligned.forced", "always"), ConfigError);
+}
+
 // Flink 1.x names still work and set the 2.x option; the later setting wins whichever name it uses.
 TEST(ConfigurationTest, DeprecatedKeysSetTheOption) {
   Configuration c;
