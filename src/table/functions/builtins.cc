@@ -55,7 +55,10 @@ constexpr BuiltinInfo kBuiltins[] = {
     {ScalarOp::kDayOfWeek, "DAYOFWEEK"}, {ScalarOp::kDayOfYear, "DAYOFYEAR"}, {ScalarOp::kWeek, "WEEK"},
     {ScalarOp::kQuarter, "QUARTER"}, {ScalarOp::kConvertTz, "CONVERT_TZ"}, {ScalarOp::kJsonValue, "JSON_VALUE"},
     {ScalarOp::kJsonQuery, "JSON_QUERY"}, {ScalarOp::kJsonExists, "JSON_EXISTS"},
-    {ScalarOp::kJsonObject, "JSON_OBJECT"}, {ScalarOp::kJsonArray, "JSON_ARRAY"},
+    {ScalarOp::kJsonObject, "JSON_OBJECT"}, {ScalarOp::kJsonArray, "JSON_ARRAY"}, {ScalarOp::kUuid, "UUID"},
+    {ScalarOp::kHex, "HEX"}, {ScalarOp::kBin, "BIN"}, {ScalarOp::kIsAlpha, "IS_ALPHA"},
+    {ScalarOp::kIsDigit, "IS_DIGIT"}, {ScalarOp::kIsDecimal, "IS_DECIMAL"}, {ScalarOp::kOverlay, "OVERLAY"},
+    {ScalarOp::kParseUrl, "PARSE_URL"},
 };
 
 bool isDoubleMath(ScalarOp op) {
@@ -176,13 +179,16 @@ LogicalType stringFunctionType(ScalarOp op, std::vector<ExprPtr>& args) {
       requireIntegral(op, args, 2, forms);
       return LogicalType::integer(anyNullable(args));
     }
-    case ScalarOp::kInstr: {
-      checkArity(op, args.size(), 2, 4);
-      const std::string forms = "'INSTR(<STRING>, <STRING> [, <INTEGER> [, <INTEGER>]])'";
+    case ScalarOp::kInstr: case ScalarOp::kOverlay: {
+      // INSTR(s, sub [, start [, nth]]) -> INT; OVERLAY(s PLACING r FROM start [FOR length]) -> STRING.
+      const bool instr = op == ScalarOp::kInstr;
+      checkArity(op, args.size(), instr ? 2 : 3, 4);
+      const std::string forms = instr ? "'INSTR(<STRING>, <STRING> [, <INTEGER> [, <INTEGER>]])'"
+                                      : "'OVERLAY(<STRING> PLACING <STRING> FROM <INTEGER> [FOR <INTEGER>])'";
       strings(forms, 2);
       requireIntegral(op, args, 2, forms);
       requireIntegral(op, args, 3, forms);
-      return LogicalType::integer(anyNullable(args));
+      return instr ? LogicalType::integer(anyNullable(args)) : LogicalType::string(anyNullable(args));
     }
     case ScalarOp::kAscii:
       checkArity(op, args.size(), 1, 1);
@@ -214,6 +220,29 @@ LogicalType stringFunctionType(ScalarOp op, std::vector<ExprPtr>& args) {
       checkArity(op, args.size(), 1, 1);
       strings(forms1(name, "STRING"), 1);
       return LogicalType::string(nullable);
+    case ScalarOp::kUuid:
+      checkArity(op, args.size(), 0, 0);
+      return LogicalType::charType(36, false);  // RFC 4122 version 4, a new one per row
+    case ScalarOp::kHex:
+      // Long.toHexString of an integer, or the hex of a string's UTF-8 bytes; upper case.
+      checkArity(op, args.size(), 1, 1);
+      if (isNullLiteral(args[0])) args[0] = typedNull(LogicalType::bigint());
+      if (!args[0]->type.isIntegral() && !args[0]->type.isString()) cannotApply(op, args, "'HEX(<INTEGER>)', 'HEX(<STRING>)'");
+      return LogicalType::string(nullable);
+    case ScalarOp::kBin:
+      checkArity(op, args.size(), 1, 1);
+      requireIntegral(op, args, 0, forms1(name, "INTEGER"));
+      return LogicalType::string(args[0]->type.nullable);
+    case ScalarOp::kIsAlpha: case ScalarOp::kIsDigit: case ScalarOp::kIsDecimal:
+      // SqlFunctionUtils.isAlpha / isDigit / isDecimal: FALSE for NULL, never NULL.
+      checkArity(op, args.size(), 1, 1);
+      if (isNullLiteral(args[0])) args[0] = typedNull(LogicalType::string());
+      if (!args[0]->type.isString() && !args[0]->type.isNumeric()) cannotApply(op, args, forms1(name, "ANY"));
+      return LogicalType::boolean(false);
+    case ScalarOp::kParseUrl:
+      checkArity(op, args.size(), 2, 3);
+      strings("'PARSE_URL(<STRING>, <STRING>)', 'PARSE_URL(<STRING>, <STRING>, <STRING>)'", 3);
+      return LogicalType::string(true);
     default:
       throw InternalError(fmt::format("not a string function: {}", name));
   }
@@ -242,7 +271,8 @@ std::optional<ScalarOp> builtinByName(const std::string& name) {
 
 bool isNonDeterministic(ScalarOp op) {
   switch (op) {
-    case ScalarOp::kRand: case ScalarOp::kRandInteger: case ScalarOp::kCurrentTimestamp: case ScalarOp::kCurrentDate:
+    case ScalarOp::kRand: case ScalarOp::kRandInteger: case ScalarOp::kUuid: case ScalarOp::kCurrentTimestamp:
+    case ScalarOp::kCurrentDate:
     case ScalarOp::kCurrentTime: case ScalarOp::kLocalTimestamp: case ScalarOp::kLocalTime: case ScalarOp::kNow:
     case ScalarOp::kUnixTimestamp:
       return true;

@@ -53,6 +53,7 @@ enum class ScalarOp {
   kLocalTime, kNow, kUnixTimestamp, kFromUnixtime, kToDate, kDayOfWeek, kDayOfYear, kWeek, kQuarter, kConvertTz,
   // JSON (kernels_json.cc): JSON_OBJECT / JSON_ARRAY take a leading 'NULL' / 'ABSENT' literal (ON NULL).
   kJsonValue, kJsonQuery, kJsonExists, kJsonObject, kJsonArray,
+  kUuid, kHex, kBin, kIsAlpha, kIsDigit, kIsDecimal, kOverlay, kParseUrl,  ///< kernels_text.cc
 };
 
 struct Expr;

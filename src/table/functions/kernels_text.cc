@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include "common/error.h"
 #include "table/functions/builtins.h"
 #include "table/functions/utf8.h"
+#include "types/value_format.h"
 
 namespace sluice::table::internal {
 
@@ -297,6 +300,82 @@ int64_t instr(std::string_view s, std::string_view sub, int64_t start, int64_t n
   return static_cast<int64_t>(codePoints(s)) + 2 - pos - static_cast<int64_t>(codePoints(sub));
 }
 
+std::string uuid4() {
+  thread_local std::mt19937_64 gen{std::random_device{}()};
+  uint64_t hi = gen(), lo = gen();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;                       // version 4
+  lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);       // IETF variant
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF, lo >> 48,
+                     lo & 0xFFFFFFFFFFFFULL);
+}
+
+/// SqlFunctionUtils.overlay in code points (a non-positive length drops the rest, as Flink's).
+std::string overlay(std::string_view s, std::string_view r, int64_t start, int64_t len) {
+  const int64_t n = static_cast<int64_t>(codePoints(s));
+  if (start <= 0 || start > n) return std::string(s);
+  std::string out(s.substr(0, byteOffset(s, static_cast<size_t>(start - 1))));
+  out.append(r);
+  if (start + len <= n && len > 0) out.append(s.substr(byteOffset(s, static_cast<size_t>(start - 1 + len))));
+  return out;
+}
+
+/// java.net.URL's parts of "scheme://[userinfo@]host[:port][path][?query][#ref]" (SqlFunctionUtils.parseUrl).
+/// False (NULL) for a URL of another shape, an unknown part, or a missing query / ref / user info.
+bool parseUrl(std::string_view url, std::string_view part, std::optional<std::string_view> key, std::string& out) {
+  const size_t colon = url.find("://");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = url[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.')) return false;
+  }
+  std::string_view rest = url.substr(colon + 3);
+  const size_t hash = rest.find('#');
+  const std::optional<std::string_view> ref = hash == std::string_view::npos ? std::nullopt : std::optional(rest.substr(hash + 1));
+  if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+  const size_t qm = rest.find('?');
+  const std::optional<std::string_view> query = qm == std::string_view::npos ? std::nullopt : std::optional(rest.substr(qm + 1));
+  if (qm != std::string_view::npos) rest = rest.substr(0, qm);
+  const size_t slash = rest.find('/');
+  const std::string_view authority = rest.substr(0, slash);
+  const std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  const size_t at = authority.rfind('@');
+  const std::optional<std::string_view> user = at == std::string_view::npos ? std::nullopt : std::optional(authority.substr(0, at));
+  std::string_view host = at == std::string_view::npos ? authority : authority.substr(at + 1);
+  const size_t port = host.rfind(':');
+  if (port != std::string_view::npos && host.find(']', port) == std::string_view::npos) host = host.substr(0, port);
+  if (key) {
+    if (part != "QUERY" || !query) return false;
+    // Pattern "(&|^)key=([^&]*)": the first parameter named `key`.
+    for (size_t b = 0; b <= query->size();) {
+      size_t e = query->find('&', b);
+      if (e == std::string_view::npos) e = query->size();
+      const std::string_view param = query->substr(b, e - b);
+      if (param.size() > key->size() && param.substr(0, key->size()) == *key && param[key->size()] == '=') {
+        out = std::string(param.substr(key->size() + 1));
+        return true;
+      }
+      b = e + 1;
+    }
+    return false;
+  }
+  std::optional<std::string_view> r;
+  if (part == "HOST") r = host;
+  else if (part == "PATH") r = path;
+  else if (part == "QUERY") r = query;
+  else if (part == "REF") r = ref;
+  else if (part == "PROTOCOL") r = url.substr(0, colon);
+  else if (part == "AUTHORITY") r = authority;
+  else if (part == "USERINFO") r = user;
+  else if (part == "FILE") {
+    out = std::string(path);
+    if (query) out += "?" + std::string(*query);
+    return true;
+  }
+  if (!r) return false;
+  out = std::string(*r);
+  return true;
+}
+
 RowFn textKernel(ScalarOp op, std::shared_ptr<PatternArg> pattern) {
   switch (op) {
     case ScalarOp::kReplace:
@@ -433,8 +512,79 @@ RowFn textKernel(ScalarOp op, std::shared_ptr<PatternArg> pattern) {
         setString(out, i, r);
         return true;
       };
+    case ScalarOp::kUuid:
+      return [](const RowArgs&, Column& out, size_t i) { setString(out, i, uuid4()); return true; };
+    case ScalarOp::kBin:
+      return [](const RowArgs& a, Column& out, size_t i) {
+        // Long.toBinaryString: two's complement for negative values.
+        uint64_t v = static_cast<uint64_t>(a.l(0));
+        std::string r;
+        do {
+          r += static_cast<char>('0' + (v & 1));
+          v >>= 1;
+        } while (v != 0);
+        std::reverse(r.begin(), r.end());
+        setString(out, i, r);
+        return true;
+      };
+    case ScalarOp::kOverlay:
+      return [](const RowArgs& a, Column& out, size_t i) {
+        setString(out, i, overlay(a.s(0), a.s(1), a.l(2), a.size() > 3 ? a.l(3) : static_cast<int64_t>(codePoints(a.s(1)))));
+        return true;
+      };
+    case ScalarOp::kParseUrl:
+      return [](const RowArgs& a, Column& out, size_t i) {
+        std::string r;
+        if (!parseUrl(a.s(0), a.s(1), a.size() > 2 ? std::optional<std::string_view>(a.s(2)) : std::nullopt, r))
+          return false;
+        setString(out, i, r);
+        return true;
+      };
     default:
       throw InternalError(fmt::format("not a text function: {}", scalarOpName(op)));
+  }
+}
+
+/// HEX / IS_ALPHA / IS_DIGIT / IS_DECIMAL depend on the argument's type.
+RowFn typedTextKernel(ScalarOp op, const LogicalType& arg) {
+  const bool is_string = arg.isString(), integral = arg.isIntegral();
+  switch (op) {
+    case ScalarOp::kHex:
+      return [is_string](const RowArgs& a, Column& out, size_t i) {
+        static const char* const kHex = "0123456789ABCDEF";
+        std::string r;
+        if (is_string) {
+          for (char c : a.s(0)) {
+            r += kHex[static_cast<uint8_t>(c) >> 4];
+            r += kHex[static_cast<uint8_t>(c) & 15];
+          }
+        } else {
+          r = fmt::format("{:X}", static_cast<uint64_t>(a.l(0)));  // Long.toHexString, upper-cased
+        }
+        setString(out, i, r);
+        return true;
+      };
+    default:
+      return [op, is_string, integral](const RowArgs& a, Column& out, size_t i) {
+        bool r = false;
+        if (a.valid(0) && !is_string) {
+          r = op == ScalarOp::kIsDecimal || (op == ScalarOp::kIsDigit && integral);
+        } else if (a.valid(0)) {
+          const std::string_view s = a.s(0);
+          if (op == ScalarOp::kIsDecimal) {
+            int64_t l = 0;
+            double d = 0;
+            r = !s.empty() && (types::parseInt64(s, l) || types::parseDouble(s, d));
+          } else {
+            const bool alpha = op == ScalarOp::kIsAlpha;
+            r = !s.empty() && std::all_of(s.begin(), s.end(), [alpha](char c) {
+              return alpha ? std::isalpha(static_cast<unsigned char>(c)) != 0 : (c >= '0' && c <= '9');
+            });
+          }
+        }
+        out.longs()[i] = r;
+        return true;
+      };
   }
 }
 
@@ -462,6 +612,10 @@ NodePtr makeTextNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> 
   std::shared_ptr<PatternArg> pattern;
   if (op == ScalarOp::kRegexp || op == ScalarOp::kRegexpExtract || op == ScalarOp::kRegexpReplace)
     pattern = std::make_shared<PatternArg>(args[1]);
+  if (op == ScalarOp::kHex || op == ScalarOp::kIsAlpha || op == ScalarOp::kIsDigit || op == ScalarOp::kIsDecimal) {
+    const LogicalType arg = args[0]->type();
+    return makeRowFunctionNode(type, std::move(args), op == ScalarOp::kHex, false, typedTextKernel(op, arg), reg);
+  }
   const bool may_throw = op == ScalarOp::kInstr || op == ScalarOp::kSha2 || op == ScalarOp::kFromBase64;
   return makeRowFunctionNode(type, std::move(args), true, may_throw, textKernel(op, std::move(pattern)), reg);
 }

@@ -18,11 +18,9 @@ namespace {
 /// Flink built-ins the engine does not have yet: named as such rather than as unknown functions.
 bool isFlinkBuiltinFunction(const std::string& name) {
   static const char* const kNames[] = {
-      "TO_TIMESTAMP_LTZ", "UUID", "TYPEOF", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT",
-      "IS_ALPHA", "IS_DIGIT", "IS_DECIMAL", "BIN", "HEX",
-      "STR_TO_MAP", "OVERLAY", "PARSE_URL", "LISTAGG", "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP",
-      "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER", "RANK", "DENSE_RANK", "LAG", "LEAD", "PROCTIME",
-      "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
+      "TO_TIMESTAMP_LTZ", "TYPEOF", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "STR_TO_MAP", "LISTAGG",
+      "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER",
+      "RANK", "DENSE_RANK", "LAG", "LEAD", "PROCTIME", "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
   for (const char* n : kNames)
     if (name == n) return true;
   return false;

@@ -66,6 +66,7 @@ enum class ExprKind : uint8_t {
                 ///<    children = {a, b}.
                 ///<  EXTRACT(unit FROM x): name "EXTRACT", children = {kString literal with the unit
                 ///<    upper-cased, e.g. 'HOUR', x}.
+                ///<  OVERLAY(s PLACING r FROM a [FOR b]): name "OVERLAY", children = {s, r, a[, b]}.
                 ///<  TIMESTAMPADD(unit, n, x), TIMESTAMPDIFF(unit, a, b): children = {kString literal
                 ///<    with the unit upper-cased, ...}. FLOOR/CEIL(x TO unit): children = {x, unit literal}.
                 ///<  JSON_OBJECT(KEY k VALUE v, ... [NULL|ABSENT ON NULL]): children = {'NULL' or

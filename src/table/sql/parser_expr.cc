@@ -369,6 +369,17 @@ ExprPtr Parser::parseFunctionCall(const Token& name_tok) {
     cast->children.push_back(std::move(call));
     return cast;
   }
+  if (u == "OVERLAY") {
+    // OVERLAY(s PLACING r FROM start [FOR length]): children = {s, r, start[, length]}.
+    call->children.push_back(parseExpr());
+    expectWord("PLACING");
+    call->children.push_back(parseExpr());
+    expectWord("FROM");
+    call->children.push_back(parseExpr());
+    if (acceptWord("FOR")) call->children.push_back(parseExpr());
+    expectSymbol(")");
+    return call;
+  }
   if (u == "TIMESTAMPADD" || u == "TIMESTAMPDIFF") {
     // The first argument is a unit keyword (DAY, SQL_TSI_DAY, ...), kept as a string literal.
     const Token& unit = peek();
