@@ -58,7 +58,8 @@ constexpr BuiltinInfo kBuiltins[] = {
     {ScalarOp::kJsonObject, "JSON_OBJECT"}, {ScalarOp::kJsonArray, "JSON_ARRAY"}, {ScalarOp::kUuid, "UUID"},
     {ScalarOp::kHex, "HEX"}, {ScalarOp::kBin, "BIN"}, {ScalarOp::kIsAlpha, "IS_ALPHA"},
     {ScalarOp::kIsDigit, "IS_DIGIT"}, {ScalarOp::kIsDecimal, "IS_DECIMAL"}, {ScalarOp::kOverlay, "OVERLAY"},
-    {ScalarOp::kParseUrl, "PARSE_URL"},
+    {ScalarOp::kParseUrl, "PARSE_URL"}, {ScalarOp::kTypeOf, "TYPEOF"},
+    {ScalarOp::kCurrentTimestamp, "CURRENT_ROW_TIMESTAMP"},
 };
 
 bool isDoubleMath(ScalarOp op) {
@@ -239,6 +240,10 @@ LogicalType stringFunctionType(ScalarOp op, std::vector<ExprPtr>& args) {
       if (isNullLiteral(args[0])) args[0] = typedNull(LogicalType::string());
       if (!args[0]->type.isString() && !args[0]->type.isNumeric()) cannotApply(op, args, forms1(name, "ANY"));
       return LogicalType::boolean(false);
+    case ScalarOp::kTypeOf:
+      checkArity(op, args.size(), 1, 2);
+      if (args.size() == 2 && args[1]->type.id != TypeId::kBoolean) cannotApply(op, args, "'TYPEOF(<ANY>)', 'TYPEOF(<ANY>, <BOOLEAN>)'");
+      return LogicalType::string(false);
     case ScalarOp::kParseUrl:
       checkArity(op, args.size(), 2, 3);
       strings("'PARSE_URL(<STRING>, <STRING>)', 'PARSE_URL(<STRING>, <STRING>, <STRING>)'", 3);
@@ -413,6 +418,12 @@ NodePtr Compiler::compileBuiltin(const ExprPtr& e) {
       SLUICE_CHECK(common.has_value(), "{} without a common type", builtinName(op));
       for (const auto& a : args) nodes.push_back(compileAs(a, common->withNullable(true)));
       return makeCompareListNode(op, t, std::move(nodes), newReg());
+    }
+    case ScalarOp::kTypeOf: {
+      // Flink's TYPEOF: the logical type summary ("INT NOT NULL", "CHAR(3) NOT NULL"), known at planning.
+      types::Column c(t);
+      c.appendString(args[0]->type.toString());
+      return makeConstNode(std::move(c));
     }
     default:
       for (const auto& a : args) nodes.push_back(compile(a));

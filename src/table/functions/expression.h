@@ -54,6 +54,7 @@ enum class ScalarOp {
   // JSON (kernels_json.cc): JSON_OBJECT / JSON_ARRAY take a leading 'NULL' / 'ABSENT' literal (ON NULL).
   kJsonValue, kJsonQuery, kJsonExists, kJsonObject, kJsonArray,
   kUuid, kHex, kBin, kIsAlpha, kIsDigit, kIsDecimal, kOverlay, kParseUrl,  ///< kernels_text.cc
+  kTypeOf,  ///< TYPEOF(x [, force_serializable]): the argument's type summary, a constant
 };
 
 struct Expr;

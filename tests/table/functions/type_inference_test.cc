@@ -220,5 +220,36 @@ TEST(TypeInference, DateAndTime) {
   EXPECT_EQ(typeOf(ScalarOp::kLessThan, {ref(0, kDate), ref(1, kDate)}), "BOOLEAN NOT NULL");
 }
 
+// Built-ins: DOUBLE_NULLABLE math (Calcite), ARG0_OR_EXACT_NO_SCALE for CEIL/FLOOR, Flink's explicit
+// VARCHAR(n) digests, TIMESTAMPADD on DATE with a time unit -> TIMESTAMP(0) (SqlTimestampAddFunction),
+// IFNULL nullable only when both are, GREATEST over the common type, IS DISTINCT FROM never NULL.
+TEST(TypeInference, BuiltIns) {
+  const LogicalType d4_2 = LogicalType::decimal(4, 2);
+  EXPECT_EQ(typeOf(ScalarOp::kPower, {ref(0, kIntNN), lit(2)}), "DOUBLE NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kSqrt, {ref(0, d4_2)}), "DOUBLE");
+  EXPECT_EQ(typeOf(ScalarOp::kCeil, {ref(0, d4_2)}), "DECIMAL(4, 0)");
+  EXPECT_EQ(typeOf(ScalarOp::kFloor, {ref(0, kBig)}), "BIGINT");
+  EXPECT_EQ(typeOf(ScalarOp::kSign, {ref(0, d4_2)}), "DECIMAL(4, 2)");
+  // TRUNCATE(DECIMAL(4, 2), 1) follows ROUND: DECIMAL(4 - 2 + 1 + 1, 1) = DECIMAL(4, 1).
+  EXPECT_EQ(typeOf(ScalarOp::kTruncate, {ref(0, d4_2), lit(1)}), "DECIMAL(4, 1)");
+  EXPECT_EQ(typeOf(ScalarOp::kMd5, {ref(0, kString)}), "VARCHAR(32)");
+  EXPECT_EQ(typeOf(ScalarOp::kSha256, {str("a")}), "VARCHAR(64) NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kRegexpExtract, {str("a"), str("b")}), "STRING");
+  EXPECT_EQ(typeOf(ScalarOp::kLeft, {ref(0, LogicalType::varchar(10)), lit(2)}), "VARCHAR(10)");
+  EXPECT_EQ(typeOf(ScalarOp::kIfNull, {ref(0, kInt), ref(1, kBig)}), "BIGINT");
+  EXPECT_EQ(typeOf(ScalarOp::kIfNull, {ref(0, kInt), lit(0)}), "INT NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kGreatest, {ref(0, kIntNN), ref(1, kDouble)}), "DOUBLE");
+  EXPECT_EQ(typeOf(ScalarOp::kIsDistinctFrom, {ref(0, kInt), ref(1, kInt)}), "BOOLEAN NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kTimestampAdd, {str("HOUR"), lit(1), ref(0, LogicalType::date())}), "TIMESTAMP(0)");
+  EXPECT_EQ(typeOf(ScalarOp::kTimestampAdd, {str("DAY"), lit(1), ref(0, LogicalType::date())}), "DATE");
+  EXPECT_EQ(typeOf(ScalarOp::kTimestampDiff, {str("DAY"), ref(0, kTs), ref(1, kTs)}), "INT");
+  EXPECT_EQ(typeOf(ScalarOp::kExtract, {str("DOW"), ref(0, kTs)}), "BIGINT");
+  EXPECT_EQ(typeOf(ScalarOp::kCurrentDate, {str("UTC")}), "DATE NOT NULL");
+  EXPECT_EQ(typeOf(ScalarOp::kTypeOf, {str("abc")}), "STRING NOT NULL");
+  EXPECT_THROW(typeOf(ScalarOp::kCurrentDate, {str("Nowhere/Land")}), UserError);
+  EXPECT_THROW(typeOf(ScalarOp::kSqrt, {str("x")}), UserError);
+  EXPECT_THROW(typeOf(ScalarOp::kLog, {lit(1), lit(2), lit(3)}), UserError);
+}
+
 }  // namespace
 }  // namespace sluice::table
