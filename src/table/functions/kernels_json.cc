@@ -6,6 +6,7 @@
 // other non-string values become JSON strings in the print format.
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -194,28 +195,54 @@ RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool
   switch (op) {
     case ScalarOp::kJsonValue: case ScalarOp::kJsonQuery: case ScalarOp::kJsonExists: {
       auto path = std::make_shared<PathArg>(args[1]);
-      return [op, path](const RowArgs& a, Column& out, size_t i) {
+      // ON EMPTY / ON ERROR behaviours: Flink's defaults unless the call carries them (args 2..5).
+      const bool exists = op == ScalarOp::kJsonExists;
+      std::array<std::string, 2> modes = {"NULL", exists ? "FALSE" : "NULL"};
+      if (args.size() == 6) modes = {constString(*args[2]), constString(*args[4])};
+      const char* name = scalarOpName(op);
+      return [op, path, modes, name, exists](const RowArgs& a, Column& out, size_t i) {
+        if (!a.valid(0) || !a.valid(1)) return false;
+        // Applies behaviour `which` (0 ON EMPTY, 1 ON ERROR); returns the row's validity.
+        const auto behave = [&](int which, const std::string& why) {
+          const std::string& m = modes[static_cast<size_t>(which)];
+          if (m == "ERROR")
+            throw UserError(fmt::format("{}: {} (path '{}', {} ON {})", name, why, a.s(1), m, which ? "ERROR" : "EMPTY"));
+          if (m == "DEFAULT") {
+            const size_t k = which ? 5 : 3;
+            if (!a.valid(k)) return false;
+            setString(out, i, a.s(k));
+            return true;
+          }
+          if (m == "EMPTY ARRAY" || m == "EMPTY OBJECT") {
+            setString(out, i, m == "EMPTY ARRAY" ? "[]" : "{}");
+            return true;
+          }
+          if (m == "TRUE" || m == "FALSE") {
+            out.longs()[i] = m == "TRUE";
+            return true;
+          }
+          return false;  // NULL, UNKNOWN
+        };
         JsonPath scratch;
         const JsonPath* p = nullptr;
-        const bool exists = op == ScalarOp::kJsonExists;
+        if (!path->get(a, scratch, p)) return behave(1, "the path is not a valid JSON path");
         const Json doc = Json::parse(a.s(0), nullptr, false);
+        if (doc.is_discarded()) return behave(1, "the input is not valid JSON");
         std::vector<const Json*> found;
-        if (!path->get(a, scratch, p) || doc.is_discarded() || !evalPath(*p, doc, found)) {
-          if (!exists) return false;
-          out.longs()[i] = 0;
-          return true;
-        }
+        if (!evalPath(*p, doc, found)) return behave(1, "the strict path does not match the document");
         if (exists) {
           out.longs()[i] = !found.empty();
           return true;
         }
-        if (found.size() != 1) return false;
+        if (found.empty()) return behave(0, "the result is empty");
+        if (found.size() != 1) return behave(1, fmt::format("the path selects {} values", found.size()));
         const Json& j = *found[0];
         if (op == ScalarOp::kJsonValue) {
-          if (j.is_null() || j.is_structured()) return false;
+          if (j.is_null()) return false;
+          if (j.is_structured()) return behave(1, "the value at the path is not a scalar");
           setString(out, i, scalarText(j));
         } else {
-          if (!j.is_structured()) return false;
+          if (!j.is_structured()) return behave(1, "the value at the path is not an object or array");
           setString(out, i, j.dump());
         }
         return true;
@@ -273,24 +300,47 @@ LogicalType inferJsonType(ScalarOp op, std::vector<ExprPtr>& args) {
       if (isNullLiteral(args[k])) args[k] = typedNull(LogicalType::string());
     return LogicalType::string(false);
   }
-  checkArity(op, n, 2, 2);
+  checkArity(op, n, 2, 6);
+  if (n != 2 && n != 6) throw InternalError(fmt::format("{} with {} arguments", name, n));
   const std::string forms = fmt::format("'{}(<STRING>, <STRING>)'", name);
   requireString(op, args, 0, forms);
   requireString(op, args, 1, forms);
+  if (n == 6) {
+    // ON EMPTY / ON ERROR behaviours written by the parser: check that the function allows them.
+    for (size_t k : {size_t{2}, size_t{4}}) {
+      const std::string mode = std::get<std::string>(args[k]->literal);
+      const bool on_error = k == 4;
+      bool ok = mode == "NULL" || mode == "ERROR";
+      if (op == ScalarOp::kJsonValue) ok = ok || mode == "DEFAULT";
+      if (op == ScalarOp::kJsonQuery) ok = ok || mode == "EMPTY ARRAY" || mode == "EMPTY OBJECT";
+      if (op == ScalarOp::kJsonExists)
+        ok = on_error ? mode == "ERROR" || mode == "TRUE" || mode == "FALSE" || mode == "UNKNOWN" : mode == "NULL";
+      if (!ok)
+        throw UserError(fmt::format("{} ON {} is not allowed in {}", mode, on_error ? "ERROR" : "EMPTY", name));
+      // A DEFAULT value is the function's result, so it becomes a STRING (CAST as written).
+      if (isNullLiteral(args[k + 1])) args[k + 1] = typedNull(LogicalType::string());
+      else if (!args[k + 1]->type.isString()) args[k + 1] = makeCast(args[k + 1], LogicalType::string());
+    }
+  }
   const Expr& p = *args[1];
   JsonPath parsed;
   if (p.kind == ExprKind::kLiteral && std::holds_alternative<std::string>(p.literal) &&
       !parsePath(std::get<std::string>(p.literal), parsed))
     throw UserError(fmt::format("Invalid JSON path expression '{}' in {}", std::get<std::string>(p.literal), name));
-  if (op == ScalarOp::kJsonExists) return LogicalType::boolean(anyNullable(args));
+  if (op == ScalarOp::kJsonExists)
+    return LogicalType::boolean(args[0]->type.nullable || args[1]->type.nullable ||
+                                (n == 6 && std::get<std::string>(args[4]->literal) == "UNKNOWN"));
   return LogicalType::string(true);
 }
 
 NodePtr makeJsonNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> args, const std::vector<bool>& raw,
                      int reg) {
+  // Queries check their own NULLs (a DEFAULT value may be NULL); ERROR ON ... may throw per row.
   const bool constructor = op == ScalarOp::kJsonObject || op == ScalarOp::kJsonArray;
+  bool may_throw = op == ScalarOp::kJsonObject;
+  if (!constructor && args.size() == 6) may_throw = constString(*args[2]) == "ERROR" || constString(*args[4]) == "ERROR";
   RowFn fn = jsonKernel(op, args, raw);
-  return makeRowFunctionNode(type, std::move(args), !constructor, op == ScalarOp::kJsonObject, std::move(fn), reg);
+  return makeRowFunctionNode(type, std::move(args), false, may_throw, std::move(fn), reg);
 }
 
 }  // namespace sluice::table::internal

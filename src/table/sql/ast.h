@@ -72,6 +72,9 @@ enum class ExprKind : uint8_t {
                 ///<  JSON_OBJECT(KEY k VALUE v, ... [NULL|ABSENT ON NULL]): children = {'NULL' or
                 ///<    'ABSENT' literal, k1, v1, ...}; JSON_ARRAY(v, ...): {mode literal, v1, ...}.
                 ///<    JSON_VALUE(j, p RETURNING t) parses as TRY_CAST(JSON_VALUE(j, p) AS t).
+                ///<    JSON_VALUE / JSON_QUERY / JSON_EXISTS with ON EMPTY / ON ERROR clauses other than the
+                ///<    defaults: children = {j, p, empty mode literal ('NULL', 'ERROR', 'DEFAULT', ...),
+                ///<    empty default or NULL, error mode literal, error default or NULL}.
                 ///<  CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME written
                 ///<    without parentheses: a call with no children.
                 ///<  Window TVFs inside TABLE(...): name "TUMBLE"/"HOP"/"CUMULATE", children =

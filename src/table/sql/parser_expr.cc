@@ -333,42 +333,7 @@ ExprPtr Parser::parseFunctionCall(const Token& name_tok) {
     return call;
   }
   if (u == "JSON_OBJECT" || u == "JSON_ARRAY") return parseJsonConstructor(name_tok, std::move(call));
-  if (u == "JSON_VALUE" || u == "JSON_QUERY" || u == "JSON_EXISTS") {
-    // JSON_VALUE(json, path [RETURNING type] [NULL ON EMPTY] [NULL ON ERROR]): RETURNING becomes a
-    // TRY_CAST around the call (a value that does not convert is an error, NULL ON ERROR).
-    call->children.push_back(parseExpr());
-    expectSymbol(",");
-    call->children.push_back(parseExpr());
-    std::optional<types::LogicalType> returning;
-    if (u == "JSON_VALUE" && acceptWord("RETURNING")) returning = parseType();
-    while (!peek().isSymbol(")")) {
-      const Token& what = peek();
-      if (what.isWord("NULL") || what.isWord("FALSE") || (u == "JSON_QUERY" && what.isWord("EMPTY"))) {
-        next();
-        if (u == "JSON_QUERY" && what.isWord("EMPTY")) unsupported(what, "EMPTY ARRAY/OBJECT ON ... in JSON_QUERY");
-        expectWord("ON");
-        if (!acceptWord("EMPTY") && !acceptWord("ERROR")) unexpected(peek(), {"EMPTY", "ERROR"});
-      } else if (what.isWord("WITHOUT")) {
-        next();
-        acceptWord("ARRAY");
-        expectWord("WRAPPER");
-      } else if (what.isWord("ERROR") || what.isWord("DEFAULT") || what.isWord("TRUE") || what.isWord("UNKNOWN") ||
-                 what.isWord("WITH")) {
-        unsupported(what, fmt::format("{} ... in {}", what.upper, u));
-      } else {
-        unexpected(what, {")"});
-      }
-    }
-    next();
-    if (!returning) return call;
-    auto cast = std::make_unique<Expr>();
-    cast->kind = ExprKind::kCast;
-    cast->pos = call->pos;
-    cast->cast_type = *returning;
-    cast->try_cast = true;
-    cast->children.push_back(std::move(call));
-    return cast;
-  }
+  if (u == "JSON_VALUE" || u == "JSON_QUERY" || u == "JSON_EXISTS") return parseJsonQuery(name_tok, std::move(call));
   if (u == "OVERLAY") {
     // OVERLAY(s PLACING r FROM start [FOR length]): children = {s, r, start[, length]}.
     call->children.push_back(parseExpr());
@@ -426,38 +391,6 @@ ExprPtr Parser::parseFunctionCall(const Token& name_tok) {
   if (peek().isWord("OVER")) unsupported(peek(), "OVER (window aggregation)");
   if (peek().isWord("FILTER") && peek(1).isSymbol("(")) unsupported(peek(), "FILTER (WHERE ...)");
   if (peek().isWord("WITHIN") && peek(1).isWord("GROUP")) unsupported(peek(), "WITHIN GROUP");
-  return call;
-}
-
-ExprPtr Parser::parseJsonConstructor(const Token& name_tok, ExprPtr call) {
-  // JSON_OBJECT([KEY] k VALUE v, ... [NULL|ABSENT ON NULL]), JSON_ARRAY(v, ... [NULL|ABSENT ON NULL]):
-  // children = {'NULL' or 'ABSENT' literal, k1, v1, ...} / {mode, v1, ...}. The defaults are the SQL
-  // standard's: NULL ON NULL for objects, ABSENT ON NULL for arrays.
-  const bool object = name_tok.upper == "JSON_OBJECT";
-  call->children.push_back(makeLiteral(LiteralKind::kString, object ? "NULL" : "ABSENT", name_tok.pos));
-  auto onNull = [&]() {
-    if ((peek().isWord("NULL") || peek().isWord("ABSENT")) && peek(1).isWord("ON")) {
-      call->children[0]->text = next().upper;
-      next();
-      expectWord("NULL");
-      return true;
-    }
-    return false;
-  };
-  if (!peek().isSymbol(")") && !onNull()) {
-    do {
-      if (object) {
-        if (peek().isWord("KEY") && !peek(1).isWord("VALUE")) next();
-        call->children.push_back(parseAdditive());
-        if (!acceptWord("VALUE")) {
-          if (!acceptSymbol(":")) unexpected(peek(), {"VALUE"});
-        }
-      }
-      call->children.push_back(parseExpr());
-    } while (acceptSymbol(","));
-    onNull();
-  }
-  expectSymbol(")");
   return call;
 }
 

@@ -56,7 +56,9 @@ class Parser {
   ExprPtr parsePrimary();
   ExprPtr parseWordPrimary();
   ExprPtr parseFunctionCall(const Token& name_tok);
+  // parser_json.cc
   ExprPtr parseJsonConstructor(const Token& name_tok, ExprPtr call);
+  ExprPtr parseJsonQuery(const Token& name_tok, ExprPtr call);
   ExprPtr parseSubstring(const Token& name_tok);
   ExprPtr parseTrim(const Token& name_tok);
   ExprPtr parseCase();
