@@ -148,11 +148,15 @@ LogicalType stringFunctionType(ScalarOp op, std::vector<ExprPtr>& args) {
       checkArity(op, args.size(), 3, 3);
       strings("'REGEXP_REPLACE(<STRING>, <STRING>, <STRING>)'", 3);
       return LogicalType::string(true);  // NULL on an invalid pattern
-    case ScalarOp::kSplitIndex:
+    case ScalarOp::kSplitIndex: {
+      // The separator is a string, or the code (1..255) of one character.
       checkArity(op, args.size(), 3, 3);
-      strings("'SPLIT_INDEX(<STRING>, <STRING>, <INTEGER>)'", 2);
-      requireIntegral(op, args, 2, "'SPLIT_INDEX(<STRING>, <STRING>, <INTEGER>)'");
+      const std::string forms = "'SPLIT_INDEX(<STRING>, <STRING>, <INTEGER>)', 'SPLIT_INDEX(<STRING>, <INTEGER>, <INTEGER>)'";
+      strings(forms, 1);
+      if (!args[1]->type.isIntegral()) requireString(op, args, 1, forms);
+      requireIntegral(op, args, 2, forms);
       return LogicalType::string(true);  // NULL when the index is out of range
+    }
     case ScalarOp::kLeft: case ScalarOp::kRight: case ScalarOp::kRepeat: {
       checkArity(op, args.size(), 2, 2);
       const std::string forms = fmt::format("'{}(<STRING>, <INTEGER>)'", name);

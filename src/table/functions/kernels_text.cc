@@ -1,7 +1,7 @@
 // String, regex, hash and Base64 functions as row kernels, with the semantics of Flink's
 // SqlFunctionUtils / BinaryStringData and Calcite's SqlFunctions (positions count code points).
 // Regular expressions use PCRE2, the closest library to java.util.regex (lookaround, backreferences,
-// possessive quantifiers); Java-only classes such as \p{Lower} are not available. Digests use
+// possessive quantifiers); Java's ASCII POSIX classes (\p{Lower}, ...) are rewritten for it. Digests use
 // OpenSSL's libcrypto.
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -29,11 +29,56 @@ using types::LogicalType;
 
 namespace {
 
+/// java.util.regex's ASCII POSIX classes (\p{Lower}, \P{Digit}, ...), which PCRE2 does not know, as
+/// ranges usable inside a character class.
+const char* javaPosixClass(std::string_view name) {
+  static const std::pair<const char*, const char*> kClasses[] = {
+      {"Lower", "a-z"}, {"Upper", "A-Z"}, {"ASCII", "\\x00-\\x7F"}, {"Alpha", "a-zA-Z"}, {"Digit", "0-9"},
+      {"Alnum", "a-zA-Z0-9"}, {"Punct", "!-\\/:-@\\[-`{-~"}, {"Graph", "a-zA-Z0-9!-\\/:-@\\[-`{-~"},
+      {"Print", "\\x20a-zA-Z0-9!-\\/:-@\\[-`{-~"}, {"Blank", " \\t"}, {"Cntrl", "\\x00-\\x1F\\x7F"},
+      {"XDigit", "0-9a-fA-F"}, {"Space", " \\t\\n\\x0B\\f\\r"}};
+  for (const auto& [n, ranges] : kClasses)
+    if (name == n) return ranges;
+  return nullptr;
+}
+
+/// Rewrites the Java-only POSIX classes of `pattern` into PCRE2 syntax; everything else is kept.
+std::string translateJavaRegex(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  int depth = 0;  // inside [...] (Java allows nesting)
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      const char n = p[i + 1];
+      if ((n == 'p' || n == 'P') && i + 2 < p.size() && p[i + 2] == '{') {
+        const size_t close = p.find('}', i + 3);
+        const char* ranges = close == std::string_view::npos ? nullptr : javaPosixClass(p.substr(i + 3, close - i - 3));
+        if (ranges && (depth == 0 || n == 'p')) {
+          if (depth > 0) out += ranges;
+          else out += std::string(n == 'P' ? "[^" : "[") + ranges + "]";
+          i = close;
+          continue;
+        }
+      }
+      out += c;
+      out += n;
+      ++i;
+      continue;
+    }
+    if (c == '[') ++depth;
+    else if (c == ']' && depth > 0) --depth;
+    out += c;
+  }
+  return out;
+}
+
 /// A compiled pattern; matching is thread-safe (match data is per call).
 class Regex {
  public:
   /// Null when the pattern does not compile (Flink's functions then give NULL or FALSE).
-  static std::shared_ptr<const Regex> compile(std::string_view pattern) {
+  static std::shared_ptr<const Regex> compile(std::string_view java_pattern) {
+    const std::string pattern = translateJavaRegex(java_pattern);
     int err = 0;
     PCRE2_SIZE offset = 0;
     pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
@@ -612,6 +657,21 @@ NodePtr makeTextNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> 
   std::shared_ptr<PatternArg> pattern;
   if (op == ScalarOp::kRegexp || op == ScalarOp::kRegexpExtract || op == ScalarOp::kRegexpReplace)
     pattern = std::make_shared<PatternArg>(args[1]);
+  if (op == ScalarOp::kSplitIndex && args[1]->type().isIntegral()) {
+    // SqlFunctionUtils.splitIndex(str, int character, index): NULL for a code outside 1..255.
+    return makeRowFunctionNode(type, std::move(args), true, false,
+                               [](const RowArgs& a, Column& out, size_t i) {
+                                 const int64_t code = a.l(1);
+                                 if (code < 1 || code > 255) return false;
+                                 std::string sep;
+                                 appendUtf8(static_cast<uint32_t>(code), sep);
+                                 std::string_view part;
+                                 if (!splitIndex(a.s(0), sep, a.l(2), part)) return false;
+                                 setString(out, i, part);
+                                 return true;
+                               },
+                               reg);
+  }
   if (op == ScalarOp::kHex || op == ScalarOp::kIsAlpha || op == ScalarOp::kIsDigit || op == ScalarOp::kIsDecimal) {
     const LogicalType arg = args[0]->type();
     return makeRowFunctionNode(type, std::move(args), op == ScalarOp::kHex, false, typedTextKernel(op, arg), reg);
