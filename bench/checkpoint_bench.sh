@@ -2,10 +2,11 @@
 # What checkpoints cost: the flights hourly job and a high-cardinality GROUP BY (datagen, many keys, into
 # blackhole) with checkpoints off, every second on the heap backend, every second on RocksDB (full
 # snapshots) and on RocksDB with incremental checkpoints (rocksdb-inc). Prints a table: rows/s, completed
-# checkpoints, last checkpoint duration, its size (incremental: what it uploaded) and its full size (from
-# `sluice run --metrics`).
+# checkpoints, last checkpoint duration, its size (incremental: what it uploaded), its full size, and the
+# slowest subtask's synchronous (task thread) and asynchronous part of it (from `sluice run --metrics`).
+# bench/sluice_snapshot_bench isolates the task thread's share on the heap.
 # Not a test: the machines are noisy; compare ratios within one run.
-#   bench/checkpoint_bench.sh [SLUICE_BINARY] [KEYS] [ROWS]
+#   [BACKENDS="off hashmap"] bench/checkpoint_bench.sh [SLUICE_BINARY] [KEYS] [ROWS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLUICE=${1:-build/release/src/cli/sluice}
@@ -45,16 +46,18 @@ run() {  # name script rows backend(off|hashmap|rocksdb|rocksdb-inc)
     cat "$TMP/err" >&2
     return 1
   }
-  local ms completed dur size full
+  local ms completed dur size full sync async
   ms=$(jq '.jobs[0].duration' "$TMP/m.json")
   completed=$(jq '.jobs[0].checkpoints.numberOfCompletedCheckpoints // 0' "$TMP/m.json")
   dur=$(jq '.jobs[0].checkpoints.lastCheckpointDuration // 0' "$TMP/m.json")
   size=$(jq '.jobs[0].checkpoints.lastCheckpointSize // 0' "$TMP/m.json")
   full=$(jq '.jobs[0].checkpoints.lastCheckpointFullSize // 0' "$TMP/m.json")
-  printf '%-22s %-11s %12.0f %11s %9s %12s %12s\n' "$name" "$backend" "$(awk -v r="$rows" -v ms="$ms" 'BEGIN { print (ms > 0 ? r * 1000 / ms : 0) }')" \
-    "$completed" "$dur" "$size" "$full"
+  sync=$(jq '.jobs[0].checkpoints.lastCheckpointSyncDuration // 0' "$TMP/m.json")
+  async=$(jq '.jobs[0].checkpoints.lastCheckpointAsyncDuration // 0' "$TMP/m.json")
+  printf '%-22s %-11s %12.0f %11s %9s %12s %12s %8s %9s\n' "$name" "$backend" "$(awk -v r="$rows" -v ms="$ms" 'BEGIN { print (ms > 0 ? r * 1000 / ms : 0) }')" \
+    "$completed" "$dur" "$size" "$full" "$sync" "$async"
 }
 
-printf '%-22s %-11s %12s %11s %9s %12s %12s\n' job checkpts rows/s completed last_ms last_bytes full_bytes
-for backend in off hashmap rocksdb rocksdb-inc; do run flights_hourly "$TMP/flights.sql" 55105 "$backend"; done
-for backend in off hashmap rocksdb rocksdb-inc; do run "groupby_${KEYS}_keys" "$TMP/groupby.sql" "$ROWS" "$backend"; done
+printf '%-22s %-11s %12s %11s %9s %12s %12s %8s %9s\n' job checkpts rows/s completed last_ms last_bytes full_bytes sync_ms async_ms
+for backend in ${BACKENDS:-off hashmap rocksdb rocksdb-inc}; do run flights_hourly "$TMP/flights.sql" 55105 "$backend"; done
+for backend in ${BACKENDS:-off hashmap rocksdb rocksdb-inc}; do run "groupby_${KEYS}_keys" "$TMP/groupby.sql" "$ROWS" "$backend"; done

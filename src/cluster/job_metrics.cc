@@ -181,12 +181,16 @@ Json jobJson(const JobExecutionResult& r) {
         sj["subtask"] = static_cast<int64_t>(s);
         sj["alignmentDurationNanos"] = m.alignment_duration_ns;
         sj["checkpointStartDelayNanos"] = m.checkpoint_start_delay_ns;
+        sj["syncDuration"] = m.sync_duration_ms;
+        sj["asyncDuration"] = m.async_duration_ms;
         sj["unalignedCheckpoint"] = m.unaligned;
         sj["persistedData"] = m.persisted_in_flight_bytes;
         subtasks.push_back(std::move(sj));
       }
     }
     cj["lastCheckpointSubtasks"] = std::move(subtasks);
+    cj["lastCheckpointSyncDuration"] = c.last_checkpoint_max_sync_duration_ms;
+    cj["lastCheckpointAsyncDuration"] = c.last_checkpoint_max_async_duration_ms;
     job["checkpoints"] = std::move(cj);
   }
   Json vertices = Json::array();

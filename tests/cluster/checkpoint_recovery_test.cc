@@ -31,6 +31,7 @@ using graph::TransformationKind;
 using testing::bigintRow;
 using testing::CheckpointedKeyedSum;
 using testing::CheckpointedNumberSource;
+using testing::checkpointedConfig;
 using testing::Collected;
 using testing::expectedSums;
 using testing::lastSumPerKey;
@@ -59,15 +60,6 @@ std::vector<graph::TransformationPtr> buildJob(Collected* out, SourceStarts* sta
                                  runtime::makeOperatorFactory([out] { return std::make_unique<testing::CollectSink>(out); }),
                                  {sum});
   return {sink};
-}
-
-Configuration checkpointedConfig() {
-  Configuration conf;
-  conf.set("execution.checkpointing.interval", "10 ms");
-  conf.set("restart-strategy.type", "fixed-delay");
-  conf.set("restart-strategy.fixed-delay.attempts", "3");
-  conf.set("restart-strategy.fixed-delay.delay", "0 ms");
-  return conf;
 }
 
 TEST(CheckpointRecoveryTest, WithoutFailuresCheckpointsCompleteAndSumsAreExact) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config.h"
 #include "common/hash.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
@@ -17,6 +18,16 @@
 #include "test_operators.h"
 
 namespace sluice::testing {
+
+// Checkpoints every 10 ms, up to 3 restarts without delay.
+inline Configuration checkpointedConfig() {
+  Configuration conf;
+  conf.set("execution.checkpointing.interval", "10 ms");
+  conf.set("restart-strategy.type", "fixed-delay");
+  conf.set("restart-strategy.fixed-delay.attempts", "3");
+  conf.set("restart-strategy.fixed-delay.delay", "0 ms");
+  return conf;
+}
 
 // Where each source subtask started, in the order the subtasks opened (over all attempts).
 struct SourceStarts {
@@ -71,12 +82,13 @@ class CheckpointedNumberSource : public runtime::SourceOperator {
 };
 
 // Sums column 1 per key of column 0 in keyed state; emits (key, sum) for every key it holds at the end.
-class CheckpointedKeyedSum : public runtime::StreamOperator {
+template <typename SumSerializer>
+class BasicCheckpointedKeyedSum : public runtime::StreamOperator {
  public:
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
     StreamOperator::open(ctx, output);
     backend_ = &ctx.state->keyedStateBackend();
-    sums_ = &backend_->getValueState(runtime::state::ValueStateDescriptor<int64_t>{"sum"});
+    sums_ = &backend_->getValueState(runtime::state::ValueStateDescriptor<int64_t, SumSerializer>{"sum"});
   }
   void processBatch(types::RowBatch&& in) override {
     const std::vector<int> key_columns{0};
@@ -103,8 +115,9 @@ class CheckpointedKeyedSum : public runtime::StreamOperator {
 
  private:
   runtime::state::KeyedStateBackend* backend_ = nullptr;
-  runtime::state::ValueState<int64_t>* sums_ = nullptr;
+  runtime::state::ValueState<int64_t, SumSerializer>* sums_ = nullptr;
 };
+class CheckpointedKeyedSum : public BasicCheckpointedKeyedSum<runtime::TypeSerializer<int64_t>> {};
 
 // key -> sum of 2v over v in 1..n with v % 5 == key.
 inline std::map<int64_t, int64_t> expectedSums(int64_t n) {

@@ -18,6 +18,8 @@ struct CheckpointCoordinator::Pending {
   int64_t max_alignment_ns = 0;
   int64_t max_start_delay_ns = 0;
   std::vector<CheckpointMetrics> metrics;  ///< by task index
+  int64_t max_sync_ms = 0;
+  int64_t max_async_ms = 0;
 };
 
 namespace {
@@ -204,6 +206,8 @@ void CheckpointCoordinator::acknowledgeCheckpoint(int vertex, int subtask, int64
   p.max_start_delay_ns = std::max(p.max_start_delay_ns, metrics.checkpoint_start_delay_ns);
   if (p.metrics.empty()) p.metrics.resize(static_cast<size_t>(num_tasks_));
   p.metrics[taskIndex(vertex, subtask)] = metrics;
+  p.max_sync_ms = std::max(p.max_sync_ms, metrics.sync_duration_ms);
+  p.max_async_ms = std::max(p.max_async_ms, metrics.async_duration_ms);
   ackLocked(p, vertex, subtask, std::move(state));
 }
 
@@ -371,6 +375,8 @@ void CheckpointCoordinator::run() {
             stats_.last_checkpoint_subtasks[v].push_back(m);
           }
         }
+        stats_.last_checkpoint_max_sync_duration_ms = p->max_sync_ms;
+        stats_.last_checkpoint_max_async_duration_ms = p->max_async_ms;
         latest_ = std::make_shared<const CompletedCheckpoint>(std::move(completed));
         // Older pending checkpoints are subsumed (not failures).
         std::vector<int64_t> older;

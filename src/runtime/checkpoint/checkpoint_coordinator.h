@@ -70,6 +70,10 @@ struct CheckpointStats {
   /// statistics: alignmentDurationNanos, checkpointStartDelayNanos, unaligned, persisted data). A finished
   /// subtask that took part with its final state has zeros.
   std::vector<std::vector<CheckpointMetrics>> last_checkpoint_subtasks;
+  /// The largest synchronous / asynchronous part of a subtask's snapshot (ms; Flink's checkpoint
+  /// statistics "Sync Duration" / "Async Duration"). The async part is the heap backend's write-out.
+  int64_t last_checkpoint_max_sync_duration_ms = 0;
+  int64_t last_checkpoint_max_async_duration_ms = 0;
 };
 
 /// See the file comment.

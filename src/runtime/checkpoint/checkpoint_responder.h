@@ -13,7 +13,8 @@ namespace sluice::runtime::checkpoint {
 struct CheckpointMetrics {
   int64_t alignment_duration_ns = 0;      ///< first barrier to last barrier at this task (0 for sources)
   int64_t checkpoint_start_delay_ns = 0;  ///< trigger time to the first barrier at this task
-  int64_t sync_duration_ms = 0;           ///< the synchronous snapshot on the task thread
+  int64_t sync_duration_ms = 0;           ///< the synchronous part of the snapshot, on the task thread
+  int64_t async_duration_ms = 0;          ///< the asynchronous part (AsyncCheckpointRunner), write-out to ack
   bool unaligned = false;                 ///< the subtask took it unaligned (FLIP-76)
   int64_t persisted_in_flight_bytes = 0;  ///< bytes of its channel state (Flink's persistedData)
 };

@@ -85,10 +85,11 @@ KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, int32_t max_parallelis
                "max parallelism {}", max_parallelism);
   SLUICE_CHECK(range.empty() || (range.start >= 0 && range.end < max_parallelism),
                "key group range [{}, {}] outside max parallelism {}", range.start, range.end, max_parallelism);
+  restored_blobs_ = std::make_shared<KeyedStateSnapshot::RestoredBlobs>();
   for (auto& [group, blob] : restored) {
-    if (range_.contains(group)) restored_blobs_.emplace(group, std::move(blob));
+    if (range_.contains(group)) restored_blobs_->blobs.emplace(group, std::move(blob));
   }
-  for (const auto& [group, blob] : restored_blobs_) parseRestoredBlob(group, blob);
+  for (const auto& [group, blob] : restored_blobs_->blobs) parseRestoredBlob(group, blob);
   // Only the handles overlapping the range, in key-group order (restored entries stay in group order).
   std::erase_if(incremental, [&](const checkpoint::IncrementalKeyedStateHandle& h) {
     return h.key_group_end < range_.start || h.key_group_start > range_.end;
@@ -182,8 +183,8 @@ void KeyedStateBackend::convertIncremental(const StateBackendOptions& options,
       if (num_states == 0) continue;
       w.writeVarUint(num_states);
       w.writeBytes(states.data(), states.size());
-      converted_blobs_.push_back(std::move(blob));
-      parseRestoredBlob(g, converted_blobs_.back());
+      restored_blobs_->converted.push_back(std::move(blob));
+      parseRestoredBlob(g, restored_blobs_->converted.back());
     }
   }
   // On the heap they are ordinary restored states now.
@@ -281,8 +282,7 @@ void KeyedStateBackend::addState(std::unique_ptr<SnapshotableKeyedState> state) 
     }
     restored_.erase(restored);
     if (restored_.empty()) {
-      restored_blobs_.clear();
-      converted_blobs_.clear();
+      restored_blobs_.reset();  // snapshots still writing restored states keep theirs
     }
   }
   states_.emplace(name, std::move(state));
@@ -312,7 +312,89 @@ std::vector<std::string> KeyedStateBackend::registeredStateNames() const {
   return names;
 }
 
-std::map<int32_t, std::string> KeyedStateBackend::snapshotGroups(bool with_rocksdb) const {
+namespace {
+
+/// A registered state read live: only for a snapshot written before the task goes on.
+class LiveState final : public FrozenKeyedState {
+ public:
+  explicit LiveState(const SnapshotableKeyedState& s) : s_(s) {}
+  size_t groupSize(int32_t g) const override { return s_.groupSize(g); }
+  void writeGroup(int32_t g, DataOutputView& out) const override { s_.writeGroup(g, out); }
+  size_t writeGroupCounted(int32_t g, DataOutputView& out) const override { return s_.writeGroupCounted(g, out); }
+
+ private:
+  const SnapshotableKeyedState& s_;
+};
+
+/// A restored column family nobody registered, written raw by its kind (read live, as LiveState).
+class RawColumnFamily final : public FrozenKeyedState {
+ public:
+  RawColumnFamily(const RocksDBColumnFamily& cf, int32_t max_parallelism, StateKind kind)
+      : cf_(cf), layout_(max_parallelism), is_map_(kind == StateKind::kMap) {}
+  size_t groupSize(int32_t g) const override {
+    std::string ignored;
+    DataOutputView out(ignored);
+    return writeGroupCounted(g, out);
+  }
+  void writeGroup(int32_t g, DataOutputView& out) const override { writeGroupCounted(g, out); }
+  size_t writeGroupCounted(int32_t g, DataOutputView& out) const override {
+    return internal::writeRawGroup(cf_, layout_, is_map_, g, out);
+  }
+
+ private:
+  const RocksDBColumnFamily& cf_;
+  internal::RocksDBKeyLayout layout_;
+  bool is_map_;
+};
+
+/// Entries serialized in the synchronous part: per key group, the count and the bytes (timers).
+class SerializedFrozenState final : public FrozenKeyedState {
+ public:
+  SerializedFrozenState(const SnapshotableKeyedState& s, const KeyGroupRange& range) {
+    for (int32_t g = range.start; g <= range.end; ++g) {
+      std::string bytes;
+      DataOutputView out(bytes);
+      const size_t n = s.writeGroupCounted(g, out);
+      if (n > 0) groups_.emplace(g, std::make_pair(n, std::move(bytes)));
+    }
+  }
+  size_t groupSize(int32_t g) const override {
+    auto it = groups_.find(g);
+    return it == groups_.end() ? 0 : it->second.first;
+  }
+  void writeGroup(int32_t g, DataOutputView& out) const override {
+    auto it = groups_.find(g);
+    if (it != groups_.end()) out.writeBytes(it->second.second.data(), it->second.second.size());
+  }
+
+ private:
+  std::map<int32_t, std::pair<size_t, std::string>> groups_;
+};
+
+/// Removes a directory when it goes out of scope (errors ignored: the local copy is scratch).
+struct RemoveDirectory {
+  const std::string& dir;
+  ~RemoveDirectory() {
+    std::error_code e;
+    std::filesystem::remove_all(dir, e);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<FrozenKeyedState> SnapshotableKeyedState::freeze(const KeyGroupRange& range) const {
+  return std::make_unique<SerializedFrozenState>(*this, range);
+}
+
+std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::newSnapshot() const {
+  std::unique_ptr<KeyedStateSnapshot> snap(new KeyedStateSnapshot());
+  snap->range_ = range_;
+  snap->restored_blobs_ = restored_blobs_;
+  for (const auto& [name, r] : restored_) snap->pending_.push_back(KeyedStateSnapshot::Pending{name, r.kind, r.entries});
+  return snap;
+}
+
+std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
   // One consistent view for the whole snapshot: caches written back first, then a RocksDB snapshot that
   // every column family's iteration reads.
   for (const auto& [name, s] : states_) s->flushCache();
@@ -325,116 +407,143 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshotGroups(bool with_rocks
       if (db != nullptr) db->endSnapshot();
     }
   } scope(db_.get());
-  // Cursors over the restored states not registered yet; their entries are in key-group order.
-  struct Pending {
-    const std::string* name;
-    const RestoredState* state;
-    size_t next = 0;
-  };
-  std::vector<Pending> pending;
-  for (const auto& [name, r] : restored_) pending.push_back(Pending{&name, &r});
-
-  // Restored column families nobody registered: written raw by their kind.
-  struct Raw {
-    const std::string* name;
-    StateKind kind;
-    RocksDBColumnFamily* cf;
-  };
-  std::vector<Raw> raw;
-  if (with_rocksdb && db_) {
-    for (const auto& [name, kind] : database_states_) raw.push_back(Raw{&name, kind, &db_->columnFamily(name)});
-  }
-  const internal::RocksDBKeyLayout layout(max_parallelism_);
-  std::map<int32_t, std::string> out;
-  // Per state, in name order (registered and raw ones merged, so a restored database snapshots the same
-  // bytes as the backend it came from): its entries of the group, written once (count and bytes in one
-  // pass).
-  struct Part {
-    const std::string* name;
-    StateKind kind;
-    const SnapshotableKeyedState* state;  ///< null: raw column family `cf`
-    RocksDBColumnFamily* cf;
-    size_t count = 0;
-    std::string bytes;
-  };
-  std::vector<Part> parts;
+  std::unique_ptr<KeyedStateSnapshot> snap = newSnapshot();
   for (const auto& [name, s] : states_) {
-    if (with_rocksdb || !s->storedInRocksDB()) parts.push_back(Part{&name, s->kind(), s.get(), nullptr});
+    snap->parts_.push_back(KeyedStateSnapshot::Part{name, s->kind(), std::make_unique<LiveState>(*s)});
   }
-  for (const Raw& r : raw) parts.push_back(Part{r.name, r.kind, nullptr, r.cf});
-  std::sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) { return *a.name < *b.name; });
-  for (int32_t g = range_.start; g <= range_.end; ++g) {
-    size_t num_states = 0;
-    for (Part& part : parts) {
-      part.bytes.clear();
-      DataOutputView pw(part.bytes);
-      part.count = part.state != nullptr ? part.state->writeGroupCounted(g, pw)
-                                         : internal::writeRawGroup(*part.cf, layout, part.kind == StateKind::kMap, g, pw);
-      num_states += part.count > 0 ? 1 : 0;
+  // Registered and raw states merged in name order, so a restored database snapshots the same bytes as
+  // the backend it came from.
+  if (db_) {
+    for (const auto& [name, kind] : database_states_) {
+      snap->parts_.push_back(KeyedStateSnapshot::Part{
+          name, kind, std::make_unique<RawColumnFamily>(db_->columnFamily(name), max_parallelism_, kind)});
     }
-    for (Pending& p : pending) {
-      const auto& entries = p.state->entries;
-      if (p.next < entries.size() && entries[p.next].key_group == g) ++num_states;
+    std::sort(snap->parts_.begin(), snap->parts_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  }
+  return std::move(snap->write()->keyed);
+}
+
+std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::snapshotAsync(const IncrementalCheckpointTarget* incremental) {
+  SLUICE_CHECK(incremental == nullptr || db_ != nullptr, "incremental snapshot of a heap keyed state backend");
+  if (db_ && incremental == nullptr) {
+    std::unique_ptr<KeyedStateSnapshot> snap(new KeyedStateSnapshot());
+    snap->done_ = KeyedSnapshotResult{snapshot(), std::nullopt};
+    return snap;
+  }
+  for (const auto& [name, s] : states_) s->flushCache();
+  std::unique_ptr<KeyedStateSnapshot> snap = newSnapshot();
+  // Heap states copy-on-write; on RocksDB the timers (serialized now), the rest is in the native checkpoint.
+  for (const auto& [name, s] : states_) {
+    if (!s->storedInRocksDB()) snap->parts_.push_back(KeyedStateSnapshot::Part{name, s->kind(), s->freeze(range_)});
+  }
+  if (incremental == nullptr) return snap;
+  std::map<std::string, uint8_t> kinds;
+  for (const auto& [name, s] : states_) {
+    if (s->storedInRocksDB()) kinds.emplace(name, static_cast<uint8_t>(s->kind()));
+  }
+  for (const auto& [name, kind] : database_states_) kinds.emplace(name, static_cast<uint8_t>(kind));
+  if (kinds.empty()) return snap;
+  if (!uploader_) uploader_ = std::make_shared<IncrementalSnapshotUploader>(newBackendId());
+  // Next to the working directory: the same file system, so the SST files are hard links.
+  KeyedStateSnapshot::Upload upload{fmt::format("{}.chk-{}", db_->directory(), incremental->checkpoint_id),
+                                    *incremental, std::move(kinds), uploader_};
+  std::error_code ec;
+  std::filesystem::remove_all(upload.local_directory, ec);
+  try {
+    db_->createCheckpoint(upload.local_directory);
+  } catch (...) {
+    RemoveDirectory cleanup{upload.local_directory};
+    throw;
+  }
+  snap->upload_ = std::move(upload);
+  return snap;
+}
+
+KeyedStateBackend::IncrementalSnapshot KeyedStateBackend::snapshotIncremental(const IncrementalCheckpointTarget& target) {
+  return std::move(*snapshotAsync(&target)->write());
+}
+
+KeyedStateSnapshot::~KeyedStateSnapshot() {
+  if (upload_) RemoveDirectory cleanup{upload_->local_directory};
+}
+
+std::optional<KeyedSnapshotResult> KeyedStateSnapshot::write(const std::atomic<bool>* cancelled) {
+  if (done_) return std::move(done_);
+  KeyedSnapshotResult result;
+  std::vector<size_t> next(pending_.size(), 0);  // cursors over the pending states' entries
+  // Per part: its entries of the group, written once (count and bytes in one pass).
+  std::vector<std::string> bytes(parts_.size());
+  std::vector<size_t> counts(parts_.size());
+  for (int32_t g = range_.start; g <= range_.end; ++g) {
+    if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) return std::nullopt;
+    size_t num_states = 0;
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      bytes[i].clear();
+      DataOutputView pw(bytes[i]);
+      counts[i] = parts_[i].state->writeGroupCounted(g, pw);
+      num_states += counts[i] > 0 ? 1 : 0;
+    }
+    for (size_t p = 0; p < pending_.size(); ++p) {
+      const auto& entries = pending_[p].entries;
+      if (next[p] < entries.size() && entries[next[p]].key_group == g) ++num_states;
     }
     if (num_states == 0) continue;
     std::string blob;
     DataOutputView w(blob);
     w.writeBytes(&kKeyedBlobVersion, 1);
     w.writeVarUint(num_states);
-    for (const Part& part : parts) {
-      if (part.count == 0) continue;
-      internal::writeBytesField(w, *part.name);
-      const auto kind = static_cast<uint8_t>(part.kind);
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      if (counts[i] == 0) continue;
+      internal::writeBytesField(w, parts_[i].name);
+      const auto kind = static_cast<uint8_t>(parts_[i].kind);
       w.writeBytes(&kind, 1);
-      w.writeVarUint(part.count);
-      w.writeBytes(part.bytes.data(), part.bytes.size());
+      w.writeVarUint(counts[i]);
+      w.writeBytes(bytes[i].data(), bytes[i].size());
     }
-    for (Pending& p : pending) {
-      const auto& entries = p.state->entries;
-      size_t end = p.next;
+    for (size_t p = 0; p < pending_.size(); ++p) {
+      const auto& entries = pending_[p].entries;
+      size_t end = next[p];
       while (end < entries.size() && entries[end].key_group == g) ++end;
-      if (end == p.next) continue;
-      internal::writeBytesField(w, *p.name);
-      const auto kind = static_cast<uint8_t>(p.state->kind);
+      if (end == next[p]) continue;
+      internal::writeBytesField(w, pending_[p].name);
+      const auto kind = static_cast<uint8_t>(pending_[p].kind);
       w.writeBytes(&kind, 1);
-      w.writeVarUint(end - p.next);
-      for (; p.next < end; ++p.next) {
-        internal::writeBytesField(w, entries[p.next].key);
-        internal::writeBytesField(w, entries[p.next].ns);
-        internal::writeBytesField(w, entries[p.next].value);
+      w.writeVarUint(end - next[p]);
+      for (; next[p] < end; ++next[p]) {
+        internal::writeBytesField(w, entries[next[p]].key);
+        internal::writeBytesField(w, entries[next[p]].ns);
+        internal::writeBytesField(w, entries[next[p]].value);
       }
     }
-    out.emplace(g, std::move(blob));
+    result.keyed.emplace(g, std::move(blob));
   }
-  return out;
+  // Release the frozen versions before the upload, so the task stops copying on write.
+  parts_.clear();
+  pending_.clear();
+  restored_blobs_.reset();
+  if (upload_) {
+    if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) return std::nullopt;
+    Upload upload = std::move(*upload_);
+    upload_.reset();
+    RemoveDirectory cleanup{upload.local_directory};
+    result.handle = upload.uploader->upload(upload.local_directory, upload.target, range_, std::move(upload.states));
+  }
+  return result;
 }
 
-KeyedStateBackend::IncrementalSnapshot KeyedStateBackend::snapshotIncremental(const IncrementalCheckpointTarget& target) {
-  SLUICE_CHECK(db_ != nullptr, "incremental snapshot of a heap keyed state backend");
-  for (const auto& [name, s] : states_) s->flushCache();
-  IncrementalSnapshot out;
-  out.keyed = snapshotGroups(false);
-  std::map<std::string, uint8_t> kinds;
-  for (const auto& [name, s] : states_) {
-    if (s->storedInRocksDB()) kinds.emplace(name, static_cast<uint8_t>(s->kind()));
-  }
-  for (const auto& [name, kind] : database_states_) kinds.emplace(name, static_cast<uint8_t>(kind));
-  if (kinds.empty()) return out;
-  if (!uploader_) uploader_ = std::make_unique<IncrementalSnapshotUploader>(newBackendId());
-  // Next to the working directory: the same file system, so the SST files are hard links.
-  const std::string local = fmt::format("{}.chk-{}", db_->directory(), target.checkpoint_id);
-  std::error_code ec;
-  std::filesystem::remove_all(local, ec);
-  struct Cleanup {
-    const std::string& dir;
-    ~Cleanup() {
-      std::error_code e;
-      std::filesystem::remove_all(dir, e);
-    }
-  } cleanup{local};
-  db_->createCheckpoint(local);
-  out.handle = uploader_->upload(local, target, range_, std::move(kinds));
-  return out;
+namespace internal {
+void SnapshotVersions::add(uint64_t version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.insert(version);
+  highest_.store(*live_.rbegin(), std::memory_order_release);
 }
+
+void SnapshotVersions::release(uint64_t version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(version);
+  if (it != live_.end()) live_.erase(it);
+  highest_.store(live_.empty() ? 0 : *live_.rbegin(), std::memory_order_release);
+}
+}  // namespace internal
 
 }  // namespace sluice::runtime::state

@@ -16,22 +16,29 @@
 /// serializer known. Restored states the operator never registers are written back unchanged.
 ///
 /// The blobs are the same for both backends (canonical savepoints, backend-independent since Flink 1.13):
-/// restore a heap snapshot into RocksDB and back. Snapshots are synchronous; a full one (snapshot())
-/// flushes the write-back caches, takes a RocksDB snapshot and iterates each column family in key-group
-/// order. On RocksDB, snapshotIncremental() instead takes a native RocksDB checkpoint and uploads only
-/// the SST files earlier checkpoints did not (Flink's RocksIncrementalSnapshotStrategy,
-/// incremental_snapshot.h); timers stay canonical blobs. Restoring incremental handles (Flink's
+/// restore a heap snapshot into RocksDB and back. A checkpoint's snapshot has a synchronous part on the
+/// task thread, snapshotAsync(), and an asynchronous one, KeyedStateSnapshot::write() on another thread
+/// while the task goes on (Flink's SnapshotStrategy: syncPrepareResources, then asyncSnapshot):
+/// - heap (HeapSnapshotStrategy): every state frozen copy-on-write in O(key groups) (HeapStateTable),
+///   serialized in write(); timers are serialized in the synchronous part;
+/// - RocksDB incremental (RocksIncrementalSnapshotStrategy, incremental_snapshot.h): the native RocksDB
+///   checkpoint (memtables flushed, SST files hard-linked) is taken in the synchronous part, the upload of
+///   the SST files earlier checkpoints did not upload runs in write(); timers stay canonical blobs;
+/// - RocksDB full (snapshot(), savepoints): the whole snapshot in the synchronous part: flush the
+///   write-back caches, take a RocksDB snapshot and iterate each column family in key-group order.
+/// Restoring incremental handles (Flink's
 /// RocksDBIncrementalRestoreOperation): one handle of exactly this range opens the downloaded database;
 /// otherwise each overlapping old database is opened temporarily and the entries of this range are
 /// copied (key-group prefix range scans); the heap backend converts them into canonical blobs by
 /// iterating. Restored column families no operator registered stay in the database and in snapshots.
-/// Threading: the task thread only.
+/// Threading: the task thread only, except KeyedStateSnapshot (see there).
 ///
 /// Blob format of one key group: u8 version (1), varint number of states, then per state: name
 /// (varint length + bytes), u8 StateKind, varint number of entries, then per entry key, namespace and
 /// value, each varint length + bytes (value in the state's serializer form; a timer's value is its int64
 /// time).
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -49,6 +56,72 @@
 #include "runtime/state/state_backend_options.h"
 
 namespace sluice::runtime::state {
+
+class KeyedStateBackend;
+
+/// The result of a keyed snapshot: canonical blobs (key group -> blob) and, for a RocksDB incremental
+/// checkpoint, the handle of the uploaded database files (none when the database holds no state).
+struct KeyedSnapshotResult {
+  std::map<int32_t, std::string> keyed;
+  std::optional<checkpoint::IncrementalKeyedStateHandle> handle;
+};
+
+/// One keyed snapshot after its synchronous part (Flink's SnapshotResources plus the async part of
+/// FullSnapshotAsyncWriter / RocksDBIncrementalSnapshotOperation): it holds no reference to the backend,
+/// which may go on changing or be destroyed meanwhile (frozen heap versions, restored blobs and the
+/// uploader are shared). write() may run on any thread, once; destroying the object (any thread) releases
+/// the frozen versions, so the backend stops copying on write, and removes a native checkpoint not
+/// uploaded.
+class KeyedStateSnapshot {
+ public:
+  ~KeyedStateSnapshot();
+  KeyedStateSnapshot(const KeyedStateSnapshot&) = delete;
+  KeyedStateSnapshot& operator=(const KeyedStateSnapshot&) = delete;
+
+  /// The state at snapshotAsync() time. Throws what a state's serializer throws; InputError naming the
+  /// paths when an incremental file cannot be uploaded. When `cancelled` becomes true it stops between key
+  /// groups and returns nullopt.
+  std::optional<KeyedSnapshotResult> write(const std::atomic<bool>* cancelled = nullptr);
+
+ private:
+  friend class KeyedStateBackend;
+  struct RestoredEntry {
+    int32_t key_group;
+    std::string_view key;
+    std::string_view ns;
+    std::string_view value;
+  };
+  struct Pending {
+    std::string name;
+    StateKind kind;
+    std::vector<RestoredEntry> entries;  ///< views into the restored blobs, key-group order
+  };
+  struct Part {
+    std::string name;
+    StateKind kind;
+    std::unique_ptr<FrozenKeyedState> state;
+  };
+  /// The owner of restored blobs: the backend until every restored state is registered, and snapshots.
+  struct RestoredBlobs {
+    std::map<int32_t, std::string> blobs;
+    std::list<std::string> converted;  ///< converted from incremental handles (heap backend)
+  };
+  /// A native RocksDB checkpoint to upload in write().
+  struct Upload {
+    std::string local_directory;
+    IncrementalCheckpointTarget target;
+    std::map<std::string, uint8_t> states;
+    std::shared_ptr<IncrementalSnapshotUploader> uploader;
+  };
+  KeyedStateSnapshot() = default;
+
+  KeyGroupRange range_;
+  std::optional<KeyedSnapshotResult> done_;  ///< complete after the synchronous part (RocksDB full)
+  std::vector<Part> parts_;                  ///< by name
+  std::vector<Pending> pending_;             ///< restored states not registered yet
+  std::shared_ptr<const RestoredBlobs> restored_blobs_;
+  std::optional<Upload> upload_;
+};
 
 /// Keyed state and timers of one operator subtask over a KeyGroupRange.
 class KeyedStateBackend {
@@ -122,24 +195,19 @@ class KeyedStateBackend {
 
   /// The canonical snapshot: key group -> blob, only groups holding state. Synchronous, full; the same
   /// bytes on both backends for the same state.
-  std::map<int32_t, std::string> snapshot() const { return snapshotGroups(true); }
+  std::map<int32_t, std::string> snapshot() const;
 
-  /// An incremental snapshot (RocksDB only): the heap parts (timers, restored states not registered yet)
-  /// as canonical blobs, the database as a handle of uploaded files (no handle when the database has no
-  /// state). InputError naming the path when a file cannot be uploaded.
-  struct IncrementalSnapshot {
-    std::map<int32_t, std::string> keyed;
-    std::optional<checkpoint::IncrementalKeyedStateHandle> handle;
-  };
+  /// The synchronous part of a checkpoint's snapshot (see the file comment); the result's write() gives
+  /// the rest on any thread. `incremental` (RocksDB only): a native checkpoint uploaded there by write();
+  /// null: canonical blobs, as snapshot(). InternalError for an incremental snapshot on the heap.
+  std::unique_ptr<KeyedStateSnapshot> snapshotAsync(const IncrementalCheckpointTarget* incremental = nullptr);
+
+  /// snapshotAsync(&target)->write(), on the calling thread.
+  using IncrementalSnapshot = KeyedSnapshotResult;
   IncrementalSnapshot snapshotIncremental(const IncrementalCheckpointTarget& target);
 
  private:
-  struct RestoredEntry {
-    int32_t key_group;
-    std::string_view key;
-    std::string_view ns;
-    std::string_view value;
-  };
+  using RestoredEntry = KeyedStateSnapshot::RestoredEntry;
   struct RestoredState {
     StateKind kind;
     std::vector<RestoredEntry> entries;  ///< in key-group order
@@ -167,8 +235,8 @@ class KeyedStateBackend {
   /// Registers a new state and decodes its restored entries.
   void addState(std::unique_ptr<SnapshotableKeyedState> state);
   void parseRestoredBlob(int32_t key_group, std::string_view blob);
-  /// Canonical blobs of every group; RocksDB-backed states only when `with_rocksdb`.
-  std::map<int32_t, std::string> snapshotGroups(bool with_rocksdb) const;
+  /// A snapshot holding the restored states not registered yet (and their blobs), no part yet.
+  std::unique_ptr<KeyedStateSnapshot> newSnapshot() const;
   /// Opens the RocksDB database, restored from `incremental` when given.
   void openRocksDB(const StateBackendOptions& options,
                    const std::vector<checkpoint::IncrementalKeyedStateHandle>& incremental);
@@ -185,13 +253,14 @@ class KeyedStateBackend {
   std::unique_ptr<RocksDBStore> db_;
   std::map<std::string, std::unique_ptr<SnapshotableKeyedState>> states_;
   std::map<std::string, std::unique_ptr<InternalTimerService>> timer_services_;
-  /// Restored blobs (owned; restored_ views into them) and the restored states not registered yet.
-  std::map<int32_t, std::string> restored_blobs_;
-  std::list<std::string> converted_blobs_;  ///< blobs converted from incremental handles (heap backend)
+  /// Restored blobs (shared with snapshots; restored_ views into them; null once every restored state is
+  /// registered) and the restored states not registered yet.
+  std::shared_ptr<KeyedStateSnapshot::RestoredBlobs> restored_blobs_;
   std::map<std::string, RestoredState> restored_;
   /// Restored column families not registered by the operator yet (snapshotted raw by their kind).
   std::map<std::string, StateKind> database_states_;
-  std::unique_ptr<IncrementalSnapshotUploader> uploader_;
+  /// Used by the snapshots' write(), one at a time (the task's checkpoints are written in order).
+  std::shared_ptr<IncrementalSnapshotUploader> uploader_;
 };
 
 }  // namespace sluice::runtime::state

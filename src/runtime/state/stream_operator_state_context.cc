@@ -56,19 +56,46 @@ OperatorStateBackend& StreamOperatorStateContext::operatorStateBackend() {
 }
 
 checkpoint::OperatorSubtaskState StreamOperatorStateContext::snapshot(int64_t checkpoint_id, bool canonical) {
+  return *snapshotAsync(checkpoint_id, canonical).write();
+}
+
+OperatorSnapshotFutures StreamOperatorStateContext::snapshotAsync(int64_t checkpoint_id, bool canonical) {
   const bool incremental = !canonical && backend_.incremental_checkpoints && !backend_.checkpoint_job_directory.empty() &&
                            backend_.type == StateBackendType::kRocksDB;
-  if (!incremental || (!keyed_ && restored_state_.incremental.empty())) return snapshot();
-  IncrementalCheckpointTarget target;
-  target.shared_directory = (std::filesystem::path(backend_.checkpoint_job_directory) / "shared").string();
-  target.task_owned_directory = (std::filesystem::path(backend_.checkpoint_job_directory) / "taskowned").string();
-  target.checkpoint_id = checkpoint_id;
-  KeyedStateBackend::IncrementalSnapshot snap = keyedStateBackend().snapshotIncremental(target);
-  checkpoint::OperatorSubtaskState out;
-  out.keyed = std::move(snap.keyed);
-  if (snap.handle) out.incremental.push_back(std::move(*snap.handle));
-  out.operator_state = operator_ ? operator_->snapshot() : restored_state_.operator_state;
-  return out;
+  if (!keyed_ && !restored_state_.incremental.empty()) keyedStateBackend();
+  checkpoint::OperatorSubtaskState done;
+  std::unique_ptr<KeyedStateSnapshot> keyed;
+  if (!keyed_) {
+    done.keyed = restored_state_.keyed;
+  } else if (incremental) {
+    IncrementalCheckpointTarget target;
+    target.shared_directory = (std::filesystem::path(backend_.checkpoint_job_directory) / "shared").string();
+    target.task_owned_directory = (std::filesystem::path(backend_.checkpoint_job_directory) / "taskowned").string();
+    target.checkpoint_id = checkpoint_id;
+    keyed = keyed_->snapshotAsync(&target);
+  } else {
+    keyed = keyed_->snapshotAsync();
+  }
+  done.operator_state = operator_ ? operator_->snapshot() : restored_state_.operator_state;
+  return OperatorSnapshotFutures(std::move(done), std::move(keyed));
+}
+
+OperatorSnapshotFutures::OperatorSnapshotFutures(checkpoint::OperatorSubtaskState done,
+                                                 std::unique_ptr<KeyedStateSnapshot> keyed)
+    : done_(std::move(done)), keyed_(std::move(keyed)) {}
+OperatorSnapshotFutures::OperatorSnapshotFutures(OperatorSnapshotFutures&&) noexcept = default;
+OperatorSnapshotFutures& OperatorSnapshotFutures::operator=(OperatorSnapshotFutures&&) noexcept = default;
+OperatorSnapshotFutures::~OperatorSnapshotFutures() = default;
+
+std::optional<checkpoint::OperatorSubtaskState> OperatorSnapshotFutures::write(const std::atomic<bool>* cancelled) {
+  if (keyed_) {
+    std::optional<KeyedSnapshotResult> result = keyed_->write(cancelled);
+    keyed_.reset();  // releases the frozen versions at once
+    if (!result) return std::nullopt;
+    done_.keyed = std::move(result->keyed);
+    if (result->handle) done_.incremental.push_back(std::move(*result->handle));
+  }
+  return std::move(done_);
 }
 
 checkpoint::OperatorSubtaskState StreamOperatorStateContext::snapshot() {

@@ -1,12 +1,15 @@
 #pragma once
 /// The state of one operator instance in one subtask (Flink's StreamOperatorStateContext): its keyed
 /// backend (heap or RocksDB by StateBackendOptions, i.e. `state.backend.type`; created on first use), its
-/// operator state backend (always on the heap, as in Flink), and the synchronous snapshot of
-/// both into the canonical checkpoint form. Copy-on-write asynchronous snapshots are not there yet: a
-/// snapshot serializes everything on the task thread. Threading: the task thread only.
+/// operator state backend (always on the heap, as in Flink), and the snapshot of both: a synchronous part
+/// on the task thread (operator state serialized; keyed state as KeyedStateBackend::snapshotAsync takes
+/// it) and an asynchronous one (OperatorSnapshotFutures::write: heap serialization, RocksDB incremental
+/// upload) on any thread. Threading: the task thread only, except OperatorSnapshotFutures.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "runtime/checkpoint/checkpoint_types.h"
@@ -16,7 +19,25 @@
 namespace sluice::runtime::state {
 
 class KeyedStateBackend;
+class KeyedStateSnapshot;
 class OperatorStateBackend;
+
+/// One operator's checkpoint after its synchronous part (Flink's OperatorSnapshotFutures): holds no
+/// reference to the operator or its backends. write() runs the asynchronous part on any thread, once.
+class OperatorSnapshotFutures {
+ public:
+  OperatorSnapshotFutures(checkpoint::OperatorSubtaskState done, std::unique_ptr<KeyedStateSnapshot> keyed);
+  OperatorSnapshotFutures(OperatorSnapshotFutures&&) noexcept;
+  OperatorSnapshotFutures& operator=(OperatorSnapshotFutures&&) noexcept;
+  ~OperatorSnapshotFutures();
+  /// The operator's state; nullopt when `cancelled` became true meanwhile. Throws what a keyed state's
+  /// serializer throws, InputError naming a path when an incremental upload fails.
+  std::optional<checkpoint::OperatorSubtaskState> write(const std::atomic<bool>* cancelled = nullptr);
+
+ private:
+  checkpoint::OperatorSubtaskState done_;       ///< operator state (and keyed state not in keyed_)
+  std::unique_ptr<KeyedStateSnapshot> keyed_;  ///< null: done_ is complete
+};
 
 /// Owns an operator's state backends, restored from the operator's part of a checkpoint.
 class StreamOperatorStateContext {
@@ -50,6 +71,8 @@ class StreamOperatorStateContext {
   /// (savepoints and final states are canonical); otherwise snapshot(). InputError naming a path when
   /// an upload fails.
   checkpoint::OperatorSubtaskState snapshot(int64_t checkpoint_id, bool canonical);
+  /// The synchronous part of snapshot(checkpoint_id, canonical); its write() gives the same state.
+  OperatorSnapshotFutures snapshotAsync(int64_t checkpoint_id, bool canonical);
 
  private:
   std::string uid_;

@@ -402,10 +402,20 @@ void OperatorChain::prepareSnapshotPreBarrier(int64_t checkpoint_id) {
 
 checkpoint::TaskStateSnapshot OperatorChain::snapshotState(int64_t checkpoint_id, bool canonical) {
   checkpoint::TaskStateSnapshot out;
+  for (auto& [uid, futures] : snapshotStateAsync(checkpoint_id, canonical)) {
+    checkpoint::OperatorSubtaskState s = *futures.write();
+    if (!s.empty()) out.emplace(uid, std::move(s));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, state::OperatorSnapshotFutures>> OperatorChain::snapshotStateAsync(
+    int64_t checkpoint_id, bool canonical) {
+  std::vector<std::pair<std::string, state::OperatorSnapshotFutures>> out;
+  out.reserve(operators_.size());
   for (size_t i = 0; i < operators_.size(); ++i) {
     operators_[i]->snapshotState(checkpoint_id);
-    checkpoint::OperatorSubtaskState s = states_[i]->snapshot(checkpoint_id, canonical);
-    if (!s.empty()) out.emplace(contexts_[i].uid, std::move(s));
+    out.emplace_back(contexts_[i].uid, states_[i]->snapshotAsync(checkpoint_id, canonical));
   }
   return out;
 }

@@ -5,12 +5,15 @@
 /// Built, used and destroyed on the task thread.
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/job_graph.h"
 #include "runtime/checkpoint/checkpoint_types.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
+#include "runtime/state/stream_operator_state_context.h"
 
 namespace sluice::runtime {
 
@@ -87,6 +90,12 @@ class OperatorChain {
   /// operators without state are left out. `canonical` (savepoints, a finished task's final state):
   /// never a RocksDB incremental snapshot.
   checkpoint::TaskStateSnapshot snapshotState(int64_t checkpoint_id, bool canonical = false);
+  /// The synchronous part of snapshotState (Flink's StreamTask.checkpointState up to the
+  /// AsyncCheckpointRunnable): snapshotState on every operator, then the synchronous part of each
+  /// operator's backends, by operator uid; every operator is listed, and the futures' write() may run on
+  /// any thread.
+  std::vector<std::pair<std::string, state::OperatorSnapshotFutures>> snapshotStateAsync(int64_t checkpoint_id,
+                                                                                          bool canonical = false);
   void notifyCheckpointComplete(int64_t checkpoint_id);
   void notifyCheckpointAborted(int64_t checkpoint_id);
   /// Feeds an advanced task watermark to the head.

@@ -182,9 +182,11 @@ void StreamTask::invoke() {
     if (vertex_->is_source) runSource();
     else runInput();
     endOfInput();
+    if (async_checkpoints_) async_checkpoints_->drain();
     chain_->close(false);
     chain_.reset();
   } catch (...) {
+    if (async_checkpoints_) async_checkpoints_->cancel();
     if (chain_) {
       chain_->close(true);
       chain_.reset();
@@ -369,7 +371,9 @@ void StreamTask::endOfInput() {
       if (mailbox_.hasMail()) mailbox_.runAll();
       throwIfCancelled();
     }
-    // From now on this subtask takes part in checkpoints with its final state.
+    // From now on this subtask takes part in checkpoints with its final state; the checkpoints it already
+    // snapshotted are acknowledged first with the state of their barrier.
+    if (async_checkpoints_) async_checkpoints_->drain();
     setup_.checkpoint_responder->reportFinalState(setup_.vertex_index, setup_.subtask_index,
                                                   chain_->snapshotState(last_checkpoint_id_ + 1, /*canonical=*/true));
   }

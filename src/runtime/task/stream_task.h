@@ -22,6 +22,7 @@
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
+#include "runtime/task/async_checkpoint_runner.h"
 #include "runtime/task/mailbox.h"
 #include "runtime/task/operator_chain.h"
 #include "runtime/task/task_io_metrics.h"
@@ -126,13 +127,19 @@ class StreamTask {
   void processBarrier(const InputGate::Entry& entry);
   /// A channel ended during an alignment: it counts as aligned (FLIP-147).
   void checkAlignmentComplete();
-  /// Snapshots the chain and forwards the barrier, then acknowledges (Flink's
-  /// SubtaskCheckpointCoordinatorImpl.checkpointState).
+  /// Snapshots the chain and forwards the barrier, then hands the write-out and the acknowledgement to
+  /// the async thread (Flink's SubtaskCheckpointCoordinatorImpl.checkpointState).
   void performCheckpoint(const CheckpointBarrier& barrier);
   /// prepareSnapshotPreBarrier, the barrier to every output (unaligned: ahead of the queued buffers, the
   /// overtaken records into `channel`), the chain's snapshot; fills the start-delay and sync metrics.
-  checkpoint::TaskStateSnapshot takeSnapshot(const CheckpointBarrier& barrier, checkpoint::CheckpointMetrics& metrics,
-                                             checkpoint::SubtaskChannelState& channel);
+  /// The snapshot is the synchronous part (frozen, to be written out by submitAsyncPart).
+  AsyncCheckpointRunner::Futures takeSnapshot(const CheckpointBarrier& barrier, checkpoint::CheckpointMetrics& metrics,
+                                              checkpoint::SubtaskChannelState& channel);
+  /// Hands checkpoint `id`'s synchronous part to the async thread, which writes it out and acknowledges
+  /// with `metrics` and, for an unaligned checkpoint, `channel` in the head's entry. Nothing without a
+  /// responder.
+  void submitAsyncPart(int64_t id, AsyncCheckpointRunner::Futures futures, const checkpoint::CheckpointMetrics& metrics,
+                       std::optional<checkpoint::SubtaskChannelState> channel);
   /// The barrier for output `k` (Flink's RecordWriterOutput with CheckpointOptions#withUnalignedUnsupported /
   /// withUnalignedSupported): kForcedAligned towards a consumer that cannot take unaligned barriers
   /// (checkpoint::supportsUnalignedCheckpoints), the checkpoint's own alignment back after such an edge.
@@ -140,7 +147,7 @@ class StreamTask {
   /// The pending checkpoint turns unaligned at this task: unblocks the channels, snapshots, forwards the
   /// barrier as unaligned and starts recording the channels whose barrier has not come.
   void startUnaligned();
-  /// Acknowledges the unaligned checkpoint once every open channel delivered its barrier and the records
+  /// Submits the unaligned checkpoint once every open channel delivered its barrier and the records
   /// begun before a barrier are recorded.
   void checkChannelStateComplete();
   /// Gives up the pending checkpoint (a newer barrier overtook it).
@@ -165,6 +172,9 @@ class StreamTask {
   std::unique_ptr<OperatorMetrics[]> metrics_;
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::unique_ptr<OperatorChain> chain_;
+  /// The checkpoints' asynchronous parts (created on the first checkpoint); destroyed before chain_ and
+  /// the setup, it cancels and joins a running write-out.
+  std::unique_ptr<AsyncCheckpointRunner> async_checkpoints_;
   size_t batch_size_ = 1024;
   int64_t buffer_timeout_ms_ = 100;
   std::optional<std::chrono::steady_clock::time_point> flush_deadline_;
@@ -188,7 +198,7 @@ class StreamTask {
   std::vector<char> recording_;  ///< per channel: its records are input channel state
   std::vector<char> one_more_;   ///< per channel: the record its barrier overtook is still to be recorded
   std::vector<std::string> input_state_;  ///< per channel
-  checkpoint::TaskStateSnapshot unaligned_state_;
+  AsyncCheckpointRunner::Futures unaligned_state_;  ///< taken at the first barrier, written out when complete
   checkpoint::SubtaskChannelState unaligned_channel_;
   checkpoint::CheckpointMetrics unaligned_metrics_;
   std::vector<std::pair<int, int>> channel_origin_;  ///< per channel: (input edge index, producer subtask)

@@ -126,7 +126,7 @@ CheckpointBarrier StreamTask::outputBarrier(const CheckpointBarrier& barrier, si
   return out;
 }
 
-checkpoint::TaskStateSnapshot StreamTask::takeSnapshot(const CheckpointBarrier& barrier,
+AsyncCheckpointRunner::Futures StreamTask::takeSnapshot(const CheckpointBarrier& barrier,
                                                        checkpoint::CheckpointMetrics& metrics,
                                                        checkpoint::SubtaskChannelState& channel) {
   last_checkpoint_id_ = barrier.id;
@@ -148,10 +148,28 @@ checkpoint::TaskStateSnapshot StreamTask::takeSnapshot(const CheckpointBarrier& 
           static_cast<int32_t>(k), static_cast<int32_t>(writers_[k]->consumerOf(t)), std::move(overtaken[t])});
     }
   }
-  checkpoint::TaskStateSnapshot state =
-      chain_->snapshotState(barrier.id, barrier.kind == checkpoint::CheckpointKind::kSavepoint);
+  // The synchronous part; the write-out and the acknowledgement run on the task's async thread.
+  AsyncCheckpointRunner::Futures futures =
+      chain_->snapshotStateAsync(barrier.id, barrier.kind == checkpoint::CheckpointKind::kSavepoint);
   metrics.sync_duration_ms = (steadyNanos() - start) / 1000000;
-  return state;
+  return futures;
+}
+
+void StreamTask::submitAsyncPart(int64_t id, AsyncCheckpointRunner::Futures futures,
+                                 const checkpoint::CheckpointMetrics& metrics,
+                                 std::optional<checkpoint::SubtaskChannelState> channel) {
+  if (setup_.checkpoint_responder == nullptr) return;
+  if (!async_checkpoints_) {
+    async_checkpoints_ = std::make_unique<AsyncCheckpointRunner>(setup_.checkpoint_responder, setup_.vertex_index,
+                                                                 setup_.subtask_index);
+  }
+  std::optional<AsyncCheckpointRunner::HeadChannelState> head_channel;
+  if (channel) {
+    // The head's entry is there even without channel state: a restore checks its parallelism.
+    const graph::ChainedOperator& head = vertex_->operators[0];
+    head_channel = AsyncCheckpointRunner::HeadChannelState{head.uid.empty() ? head.name : head.uid, std::move(*channel)};
+  }
+  async_checkpoints_->submit(id, std::move(futures), metrics, std::move(head_channel));
 }
 
 void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
@@ -159,18 +177,14 @@ void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
   if (!vertex_->is_source && alignment_start_ns_ > 0) metrics.alignment_duration_ns = steadyNanos() - alignment_start_ns_;
   alignment_start_ns_ = 0;
   checkpoint::SubtaskChannelState channel;
-  checkpoint::TaskStateSnapshot state = takeSnapshot(barrier, metrics, channel);
+  AsyncCheckpointRunner::Futures futures = takeSnapshot(barrier, metrics, channel);
+  std::optional<checkpoint::SubtaskChannelState> head_channel;
   if (metrics.unaligned || !channel.empty()) {
     // An aligned snapshot may still have sent unaligned barriers (after FORWARD/RESCALE/BROADCAST inputs).
-    // The head's entry is there even without channel state: a restore checks its parallelism.
     metrics.persisted_in_flight_bytes = channel.bytes();
-    const graph::ChainedOperator& head = vertex_->operators[0];
-    state[head.uid.empty() ? head.name : head.uid].channel = std::move(channel);
+    head_channel = std::move(channel);
   }
-  if (setup_.checkpoint_responder != nullptr) {
-    setup_.checkpoint_responder->acknowledgeCheckpoint(setup_.vertex_index, setup_.subtask_index, barrier.id,
-                                                       std::move(state), metrics);
-  }
+  submitAsyncPart(barrier.id, std::move(futures), metrics, std::move(head_channel));
 }
 
 void StreamTask::startUnaligned() {
@@ -207,9 +221,10 @@ void StreamTask::checkChannelStateComplete() {
   checkpoint::CheckpointMetrics metrics = unaligned_metrics_;
   metrics.alignment_duration_ns = steadyNanos() - alignment_start_ns_;
   metrics.persisted_in_flight_bytes = unaligned_channel_.bytes();
-  checkpoint::TaskStateSnapshot state = std::move(unaligned_state_);
-  const graph::ChainedOperator& head = vertex_->operators[0];
-  state[head.uid.empty() ? head.name : head.uid].channel = std::move(unaligned_channel_);
+  // The operators' state was frozen at the first barrier (startUnaligned); its write-out starts now, with
+  // the channel state recorded since on the task thread going into the same acknowledgement.
+  AsyncCheckpointRunner::Futures futures = std::move(unaligned_state_);
+  checkpoint::SubtaskChannelState channel = std::move(unaligned_channel_);
   unaligned_ = false;
   unaligned_state_.clear();
   unaligned_channel_ = {};
@@ -220,10 +235,7 @@ void StreamTask::checkChannelStateComplete() {
   barriers_seen_ = 0;
   alignment_start_ns_ = 0;
   pending_barrier_.reset();
-  if (setup_.checkpoint_responder != nullptr) {
-    setup_.checkpoint_responder->acknowledgeCheckpoint(setup_.vertex_index, setup_.subtask_index, id,
-                                                       std::move(state), metrics);
-  }
+  submitAsyncPart(id, std::move(futures), metrics, std::move(channel));
 }
 
 void StreamTask::computeChannelOrigins() {

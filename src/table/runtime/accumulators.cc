@@ -199,6 +199,26 @@ void AccumulatorsSerializer::serialize(const Accumulators& acc, runtime::DataOut
   }
 }
 
+Accumulators AccumulatorsSerializer::copy(const Accumulators& acc) {
+  Accumulators out;
+  out.record_count = acc.record_count;
+  out.slots = acc.slots;
+  out.counters.reserve(acc.counters.size());
+  for (const auto& c : acc.counters) {
+    if (!c) {
+      out.counters.emplace_back();
+      continue;
+    }
+    // Through the counter's own form: the counter classes are internal to accumulators.cc's helpers.
+    std::string bytes;
+    runtime::DataOutputView w(bytes);
+    c->serialize(w);
+    runtime::DataInputView r(bytes);
+    out.counters.push_back(ValueCounter::deserialize(c->phys(), r));
+  }
+  return out;
+}
+
 Accumulators AccumulatorsSerializer::deserialize(runtime::DataInputView& in) {
   uint8_t version;
   in.readBytes(&version, 1);

@@ -80,6 +80,8 @@ struct AccumulatorsSerializer {
   static void serialize(const Accumulators& acc, runtime::DataOutputView& out);
   /// Throws InputError on malformed bytes (unknown version or Phys, truncation).
   static Accumulators deserialize(runtime::DataInputView& in);
+  /// A deep copy (the heap backend's copy-on-write; Accumulators has no copy constructor).
+  static Accumulators copy(const Accumulators& acc);
 };
 
 /// Evaluates a list of aggregate calls over rows of one input type (Flink's AggsHandleFunction).

@@ -45,6 +45,7 @@ struct WindowAccSerializer {
     v.acc = agg::AccumulatorsSerializer::deserialize(in);
     return v;
   }
+  static WindowAcc copy(const WindowAcc& v) { return WindowAcc{v.seq, agg::AccumulatorsSerializer::copy(v.acc)}; }
 };
 
 using WindowState = runtime::state::ValueState<WindowAcc, WindowAccSerializer>;
