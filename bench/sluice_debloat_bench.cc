@@ -32,9 +32,11 @@
 // Usage: sluice_debloat_bench [--rates R1,R2,...] [--loads steady,bursty] [--seconds S] [--warmup S]
 //                             [--target-ms T] [--columns C] [--batch B] [--starting-size SIZE] [--checkpoints]
 // --checkpoints prints what debloating buys checkpoints instead (FLIP-183 with FLIP-76): per rate the job
-// with checkpoints every 500 ms, aligned and unaligned, debloating off and on (Flink's rule); columns: the
-// checkpoints completed after the warm-up, their mean lastCheckpointDuration, mean largest alignment time
-// and mean persisted in-flight data (channel state; 0 when aligned). Try --seconds 12 --warmup 3.
+// with two source subtasks (two channels into the sink) and checkpoints every 500 ms, aligned and
+// unaligned, debloating off and on (Flink's rule); columns: the checkpoints completed after the warm-up,
+// their mean lastCheckpointDuration, mean largest alignment time (first to last barrier at a subtask), mean
+// largest checkpointStartDelay (trigger to first barrier: the barrier's trip through the queued data) and
+// mean persisted in-flight data (channel state; 0 when aligned). Try --seconds 8 --warmup 3.
 // --starting-size sets taskmanager.memory.starting-segment-size (e.g. 32kb: start at full segments, as
 // before FLINK-36556).
 // Defaults: rates 1000,4000 rows/s, steady load, 5 s per run of which 3 s warm-up, target 100 ms, 32 columns,
@@ -162,13 +164,13 @@ struct RunResult {
   double source_back_pressured = 0;
 };
 
-// fast source -> REBALANCE -> throttled sink.
-graph::JobGraph buildJob(const Options& o, int64_t rate, bool bursty, const Configuration& conf) {
+// fast source (`sources` subtasks) -> REBALANCE -> throttled sink.
+graph::JobGraph buildJob(const Options& o, int64_t rate, bool bursty, const Configuration& conf, int sources = 1) {
   auto source = std::make_shared<graph::Transformation>();
   source->id = 1;
   source->name = "fast source";
   source->kind = graph::TransformationKind::kSource;
-  source->parallelism = 1;
+  source->parallelism = sources;
   const int columns = o.columns;
   const size_t batch = o.batch;
   source->factory =
@@ -268,6 +270,7 @@ struct CheckpointResult {
   int64_t checkpoints = 0;
   double duration_ms = 0;      // lastCheckpointDuration, mean
   double alignment_ms = 0;     // the largest alignment time of a subtask, mean
+  double start_delay_ms = 0;   // the largest checkpointStartDelay of a subtask (barrier travel), mean
   double persisted_bytes = 0;  // persisted in-flight data (channel state), mean
 };
 
@@ -281,7 +284,7 @@ CheckpointResult runCheckpoints(const Options& o, int64_t rate, bool unaligned, 
   conf.set("sluice.network.buffer-debloat.stable-periods", "0");
   conf.set("execution.checkpointing.interval", "500 ms");
   conf.set("execution.checkpointing.unaligned.enabled", unaligned ? "true" : "false");
-  const graph::JobGraph job = buildJob(o, rate, false, conf);
+  const graph::JobGraph job = buildJob(o, rate, false, conf, 2);
   auto handle = cluster::MiniCluster(conf).start(job, conf);
   const auto start = Clock::now();
   const auto warm = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.warmup));
@@ -302,6 +305,7 @@ CheckpointResult runCheckpoints(const Options& o, int64_t rate, bool unaligned, 
     ++res.checkpoints;
     res.duration_ms += static_cast<double>(c.last_checkpoint_duration_ms);
     res.alignment_ms += static_cast<double>(c.last_checkpoint_max_alignment_ns) / 1e6;
+    res.start_delay_ms += static_cast<double>(c.last_checkpoint_max_start_delay_ns) / 1e6;
     res.persisted_bytes += static_cast<double>(c.last_checkpoint_persisted_in_flight_bytes);
   }
   handle->cancel();
@@ -310,25 +314,26 @@ CheckpointResult runCheckpoints(const Options& o, int64_t rate, bool unaligned, 
     const auto n = static_cast<double>(res.checkpoints);
     res.duration_ms /= n;
     res.alignment_ms /= n;
+    res.start_delay_ms /= n;
     res.persisted_bytes /= n;
   }
   return res;
 }
 
 void printCheckpointTable(const Options& o) {
-  fmt::print("\nCheckpoints under backpressure (same job, interval 500 ms, debloat target {} ms; checkpoints "
-             "completed after the warm-up)\n\n",
+  fmt::print("\nCheckpoints under backpressure (2 fast sources -> REBALANCE -> throttled sink, interval 500 ms, "
+             "debloat target {} ms; checkpoints completed after the warm-up)\n\n",
              o.target_ms);
-  fmt::print("{:>11} | {:>9} | {:>7} | {:>5} | {:>11} | {:>12} | {:>13}\n", "sink rows/s", "mode", "debloat",
-             "ckpts", "duration ms", "alignment ms", "in-flight KB");
-  fmt::print("{}\n", std::string(86, '-'));
+  fmt::print("{:>11} | {:>9} | {:>7} | {:>5} | {:>11} | {:>12} | {:>14} | {:>12}\n", "sink rows/s", "mode",
+             "debloat", "ckpts", "duration ms", "alignment ms", "start delay ms", "in-flight KB");
+  fmt::print("{}\n", std::string(103, '-'));
   for (int64_t rate : o.rates) {
     for (bool unaligned : {false, true}) {
       for (bool debloat : {false, true}) {
         const CheckpointResult r = runCheckpoints(o, rate, unaligned, debloat);
-        fmt::print("{:>11} | {:>9} | {:>7} | {:>5} | {:>11.0f} | {:>12.0f} | {:>13.1f}\n", rate,
+        fmt::print("{:>11} | {:>9} | {:>7} | {:>5} | {:>11.0f} | {:>12.0f} | {:>14.0f} | {:>12.1f}\n", rate,
                    unaligned ? "unaligned" : "aligned", debloat ? "on" : "off", r.checkpoints, r.duration_ms,
-                   r.alignment_ms, r.persisted_bytes / 1024.0);
+                   r.alignment_ms, r.start_delay_ms, r.persisted_bytes / 1024.0);
         std::fflush(stdout);
       }
     }

@@ -210,5 +210,92 @@ TEST_P(UnalignedBackpressureTest, AnAlignedCheckpointWaitsForTheWholeBacklog) {
 
 INSTANTIATE_TEST_SUITE_P(TaskManagers, UnalignedBackpressureTest, ::testing::Values(1, 2));
 
+// A source whose output is full still takes the checkpoint (Flink runs mail while it waits for output
+// availability): the sink does not read a single batch before the source's snapshot, so with the source
+// blocked inside a buffer request the checkpoint could never start. Batches of 100 rows (1.6 KB) fit in one
+// buffer, so the source never waits in the middle of one.
+struct FullOutput {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool source_snapshotted = false;
+  bool finish = false;
+  int64_t emitted = 0;  // rows; values 0, 1, 2, ...
+  int64_t sum = 0;
+};
+
+class EndlessSource : public runtime::SourceOperator {
+ public:
+  explicit EndlessSource(FullOutput* f) : f_(f) {}
+  runtime::InputStatus emitNext() override {
+    {
+      std::lock_guard<std::mutex> lock(f_->mu);
+      if (f_->finish) return runtime::InputStatus::kEndOfInput;
+    }
+    types::RowBatch b(bigintRow(2));
+    for (int i = 0; i < 100; ++i, ++next_) {
+      b.column(0).appendLong(next_ % 7);
+      b.column(1).appendLong(next_);
+      b.kinds().push_back(types::RowKind::kInsert);
+    }
+    output_->collect(std::move(b));
+    std::lock_guard<std::mutex> lock(f_->mu);
+    f_->emitted = next_;
+    return runtime::InputStatus::kMoreAvailable;
+  }
+  void snapshotState(int64_t) override {
+    std::lock_guard<std::mutex> lock(f_->mu);
+    f_->source_snapshotted = true;
+    f_->cv.notify_all();
+  }
+
+ private:
+  FullOutput* f_;
+  int64_t next_ = 0;
+};
+
+class WaitingSink : public runtime::StreamOperator {
+ public:
+  explicit WaitingSink(FullOutput* f) : f_(f) {}
+  void processBatch(types::RowBatch&& in) override {
+    std::unique_lock<std::mutex> lock(f_->mu);
+    // Failure guard only: without the fix the source never snapshots.
+    EXPECT_TRUE(f_->cv.wait_for(lock, std::chrono::seconds(20), [&] { return f_->source_snapshotted; }))
+        << "the back pressured source did not take the checkpoint";
+    for (size_t r = 0; r < in.numRows(); ++r) f_->sum += in.column(1).getLong(r);
+  }
+
+ private:
+  FullOutput* f_;
+};
+
+TEST_P(UnalignedBackpressureTest, ASourceWithAFullOutputStillTakesTheCheckpoint) {
+  FullOutput f;
+  Configuration conf;
+  conf.set("execution.checkpointing.interval", "20 ms");
+  conf.set("execution.checkpointing.unaligned.enabled", "true");
+  conf.set("execution.buffer-timeout", "0 ms");
+  conf.set("local.number-taskmanager", std::to_string(GetParam()));
+  auto source = makeTransformation(1, "endless", TransformationKind::kSource, 1,
+                                   runtime::makeOperatorFactory([&f] { return std::make_unique<EndlessSource>(&f); }, true));
+  auto hash = makeHashPartition(2, source, {0});
+  auto sink = makeTransformation(3, "Sink: waiting", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([&f] { return std::make_unique<WaitingSink>(&f); }), {hash});
+  MiniCluster cluster(conf);
+  auto handle = cluster.start(graph::buildJobGraph({sink}, conf, "full-output"), conf);
+  ASSERT_TRUE(testing::waitForProgress(*handle, [](const JobProgress& p) {
+    return p.checkpoints && p.checkpoints->number_of_completed_checkpoints >= 1;
+  }));
+  {
+    std::lock_guard<std::mutex> lock(f.mu);
+    f.finish = true;
+  }
+  const JobExecutionResult r = handle->wait();
+  ASSERT_TRUE(r.checkpoints.has_value());
+  EXPECT_GE(r.checkpoints->number_of_completed_checkpoints, 1);
+  std::lock_guard<std::mutex> lock(f.mu);
+  EXPECT_GT(f.emitted, 0);
+  EXPECT_EQ(f.sum, f.emitted * (f.emitted - 1) / 2);
+}
+
 }  // namespace
 }  // namespace sluice::cluster

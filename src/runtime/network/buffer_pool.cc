@@ -159,6 +159,16 @@ int32_t LocalBufferPool::peakBuffersInUse() const {
   return peak_in_use_;
 }
 
+bool LocalBufferPool::isAvailable(int32_t subpartition) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (destroyed_) return true;
+  if (subpartition >= 0 && static_cast<size_t>(subpartition) < subpartition_buffers_.size() &&
+      subpartition_buffers_[static_cast<size_t>(subpartition)] >= max_per_channel_) {
+    return false;
+  }
+  return !available_.empty() || requested_ < max_;
+}
+
 bool LocalBufferPool::hasWaitingRequester() const {
   std::lock_guard<std::mutex> lock(mu_);
   return blocked_ > 0;

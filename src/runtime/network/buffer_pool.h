@@ -110,6 +110,10 @@ class LocalBufferPool : public BufferRecycler, public std::enable_shared_from_th
   int32_t peakBuffersInUse() const;
   /// True while a thread waits in requestBufferBlocking (the writer is back pressured now).
   bool hasWaitingRequester() const;
+  /// Whether a request for `subpartition` (-1: any) would find a buffer now (Flink's
+  /// LocalBufferPool#isAvailable): the subpartition is below its cap and a segment is free here or may still
+  /// be taken from the NetworkBufferPool. True once destroyed (the request then fails at once).
+  bool isAvailable(int32_t subpartition = -1) const;
 
   /// A buffer of the full segment size, or an empty Buffer when none can be had now.
   Buffer requestBuffer();

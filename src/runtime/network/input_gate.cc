@@ -150,6 +150,16 @@ int64_t ResultPartition::bytesOut() const {
   return n;
 }
 
+bool ResultPartition::isAvailable(int64_t waited_ns) const {
+  for (const auto& sp : subpartitions) {
+    if (sp.pipelined && !sp.pipelined->isAvailable()) {
+      if (waited_ns > 0) sp.pipelined->addBackPressuredNanos(waited_ns);
+      return false;
+    }
+  }
+  return true;
+}
+
 int64_t ResultPartition::backPressuredNanos() const {
   int64_t n = 0;
   for (const auto& sp : subpartitions) {

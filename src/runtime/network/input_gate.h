@@ -117,6 +117,10 @@ struct ResultPartition {
   int64_t bytesOut() const;
   /// Any thread: nanoseconds spent waiting for a free buffer.
   int64_t backPressuredNanos() const;
+  /// Whether every pipelined subpartition can take a record without waiting for a buffer (Flink's
+  /// ResultPartition#isAvailable); the first one that cannot is charged `waited_ns` of backpressure when
+  /// `waited_ns` > 0.
+  bool isAvailable(int64_t waited_ns = 0) const;
 };
 
 }  // namespace sluice::runtime

@@ -80,6 +80,10 @@ class PipelinedSubpartition {
   int64_t bytesOut() const { return bytes_out_.load(std::memory_order_relaxed); }
   /// Any thread: nanoseconds the producer waited for a free buffer (backpressure).
   int64_t backPressuredNanos() const { return back_pressured_ns_.load(std::memory_order_relaxed); }
+  /// Producer: whether the next record can start without waiting for a buffer (LocalBufferPool::isAvailable).
+  bool isAvailable() const { return pool_->isAvailable(index_); }
+  /// Producer: the task waited `ns` for isAvailable outside a buffer request; counted as backpressure.
+  void addBackPressuredNanos(int64_t ns) { back_pressured_ns_.fetch_add(ns, std::memory_order_relaxed); }
 
  private:
   network::Buffer requestBuffer();

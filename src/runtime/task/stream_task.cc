@@ -92,7 +92,8 @@ TaskIOMetrics StreamTask::ioMetrics() const {
       pm.buffers_in_use = p.pool->buffersInUse();
       pm.max_buffers = p.pool->maxBuffers();
       pm.peak_buffers_in_use = p.pool->peakBuffersInUse();
-      m.is_back_pressured = m.is_back_pressured || p.pool->hasWaitingRequester();
+      m.is_back_pressured = m.is_back_pressured || p.pool->hasWaitingRequester() ||
+                            waiting_for_output_.load(std::memory_order_relaxed);
     }
     pool_in_use += pm.buffers_in_use;
     pool_max += pm.max_buffers;
@@ -201,6 +202,16 @@ void StreamTask::runSource() {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
     if (!timers_.empty()) fireTimers();
+    if (!outputsAvailable(0)) {
+      // Flink's mailbox: no record while an output has no buffer, but mail (a checkpoint trigger) still runs,
+      // so a back pressured source takes its checkpoint (its barrier needs no buffer when unaligned).
+      const int64_t start = steadyNanos();
+      waiting_for_output_.store(true, std::memory_order_relaxed);
+      mailbox_.waitForMail(std::chrono::milliseconds(1));
+      waiting_for_output_.store(false, std::memory_order_relaxed);
+      outputsAvailable(steadyNanos() - start);
+      continue;
+    }
     const InputStatus status = source->emitNext();
     if (status == InputStatus::kEndOfInput) break;
     if (status == InputStatus::kNothingAvailable) {
@@ -215,6 +226,13 @@ void StreamTask::runSource() {
   }
   // Flink's final watermark: every event-time window fires before the end.
   chain_->emitFinalWatermark();
+}
+
+bool StreamTask::outputsAvailable(int64_t waited_ns) const {
+  for (const auto& w : writers_) {
+    if (!w->partition().isAvailable(waited_ns)) return false;
+  }
+  return true;
 }
 
 void StreamTask::runInput() {

@@ -103,6 +103,9 @@ class StreamTask {
 
  private:
   void runSource();
+  /// Whether every output can take a record without waiting for a buffer; charges `waited_ns` of
+  /// backpressure to the first that cannot.
+  bool outputsAvailable(int64_t waited_ns) const;
   void runInput();
   void dispatch(InputGate::Entry& entry);
   /// Hands what the valve emitted to the chain head (ACTIVE, watermark, IDLE in that order).
@@ -169,6 +172,7 @@ class StreamTask {
   std::string name_;
   Mailbox mailbox_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> waiting_for_output_{false};  ///< a source waits for an output buffer (isBackPressured)
   std::unique_ptr<OperatorMetrics[]> metrics_;
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::unique_ptr<OperatorChain> chain_;
