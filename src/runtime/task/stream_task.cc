@@ -205,6 +205,9 @@ void StreamTask::runSource() {
     if (!outputsAvailable(0)) {
       // Flink's mailbox: no record while an output has no buffer, but mail (a checkpoint trigger) still runs,
       // so a back pressured source takes its checkpoint (its barrier needs no buffer when unaligned).
+      // Partly filled buffers go to the consumers first: they may hold the pool's last segments.
+      flushAll();
+      if (outputsAvailable(0)) continue;
       const int64_t start = steadyNanos();
       waiting_for_output_.store(true, std::memory_order_relaxed);
       mailbox_.waitForMail(std::chrono::milliseconds(1));
