@@ -31,6 +31,7 @@ bench: build
 	$(BUILD_DIR)/bench/sluice_debloat_bench
 	$(BUILD_DIR)/bench/sluice_exchange_bench
 	$(BUILD_DIR)/bench/sluice_kafka_bench
+	$(BUILD_DIR)/bench/sluice_datastream_bench
 	bash bench/checkpoint_bench.sh $(BUILD_DIR)/src/cli/sluice
 
 clean:
