@@ -12,6 +12,7 @@
 // records/CPU-s = input records / CPU s.
 //
 // Usage: sluice_datastream_bench [--records N] [--keys K] [--ms-per-record M] [--repeat R] [--max-p P]
+//                                [--job sum|window]
 // Defaults: 20,000,000 records, 10,000 keys, 1 ms per record, best of 2 runs (by CPU s), -p 1 and 2.
 
 #include <fmt/format.h>
@@ -283,7 +284,18 @@ int main(int argc, char** argv) {
     int64_t ms_per_record = 1;
     int64_t repeat = 2;
     int64_t max_p = 2;
-    sluice::bench::parseCountOptions(argc, argv,
+    // --job sum|window runs one of the two (for profiling); the rest are counts.
+    std::string only;
+    std::vector<char*> args{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--job" && i + 1 < argc) {
+        only = argv[++i];
+        if (only != "sum" && only != "window") throw std::runtime_error("--job takes sum or window, got " + only);
+      } else {
+        args.push_back(argv[i]);
+      }
+    }
+    sluice::bench::parseCountOptions(static_cast<int>(args.size()), args.data(),
                                      {{"--records", &records},
                                       {"--keys", &keys},
                                       {"--ms-per-record", &ms_per_record},
@@ -303,6 +315,7 @@ int main(int argc, char** argv) {
                "records/CPU-s", "hand loop rec/s");
     fmt::print("{:-<24}-+-{:-<2}-+-{:-<10}-+-{:-<7}-+-{:-<7}-+-{:-<14}-+-{:-<16}\n", "", "", "", "", "", "", "");
     for (Job job : {Job::kKeyedSum, Job::kWindow}) {
+      if (!only.empty() && (only == "sum") != (job == Job::kKeyedSum)) continue;
       const double c0 = sluice::bench::processCpuSeconds();
       const Totals expected = job == Job::kKeyedSum ? baselineSum(*events, keys) : baselineWindow(*events, keys);
       const double loop_s = sluice::bench::processCpuSeconds() - c0;

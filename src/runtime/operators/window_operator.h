@@ -93,6 +93,7 @@ class WindowOperator final : public KeyedOperatorBase<K> {
 
   void processObjects(ObjectBatchPtr&& batch) override {
     const auto& in = batch->template as<IN>();
+    now_.reset();
     for (size_t i = 0; i < in.size(); ++i) processElement(in.value(i), in.timestamp(i));
     afterTimers();
   }
@@ -116,6 +117,7 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   void afterTimers() override {
     this->emit(out_.take());
     this->flushSideOutputs();
+    now_.reset();
   }
 
  private:
@@ -130,7 +132,7 @@ class WindowOperator final : public KeyedOperatorBase<K> {
             this->ctx_.operator_name));
       }
     } else {
-      t = this->processingTime();
+      t = now();
     }
     assigner_.assign(t, windows_);
     bool skipped = true;
@@ -166,9 +168,16 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   }
 
   void fire(const TimeWindow& w, ACC& acc) {
-    context_.set(&w, this->watermark_, this->processingTime(), &this->side_outputs_);
+    context_.set(&w, this->watermark_, now(), &this->side_outputs_);
     out_.setTimestamp(w.maxTimestamp());
     fns_.emit(this->currentKey(), w, acc, context_, out_);
+  }
+
+  /// The processing time of this round (a batch, a round of timers): one clock read per round, not
+  /// per element and firing.
+  int64_t now() {
+    if (!now_) now_ = this->processingTime();
+    return *now_;
   }
 
   KS key_selector_;
@@ -181,6 +190,7 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   std::vector<TimeWindow> windows_;
   BatchCollector<OUT> out_;
   WindowContext<TimeWindow> context_;
+  std::optional<int64_t> now_;
 };
 
 }  // namespace sluice::runtime

@@ -1,7 +1,7 @@
 #include "runtime/state/internal_timer_service.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <cstring>
 #include <utility>
 
 #include "runtime/state/keyed_state_backend.h"
@@ -10,79 +10,186 @@ namespace sluice::runtime::state {
 
 namespace {
 
-struct TimerKey {
-  int64_t time;
-  std::string key;
-  std::string ns;
-};
-struct TimerKeyView {
-  int64_t time;
-  std::string_view key;
-  std::string_view ns;
-};
-TimerKeyView view(const TimerKey& k) { return TimerKeyView{k.time, k.key, k.ns}; }
-TimerKeyView view(const TimerKeyView& k) { return k; }
+/// The bytes of a timer, key then namespace, inline up to kInline bytes (a window timer's 8-byte key and
+/// 16-byte namespace fit), else on the heap: registering a timer allocates nothing in the common case.
+class TimerBytes {
+ public:
+  static constexpr size_t kInline = 32;
+  TimerBytes() = default;
+  TimerBytes(std::string_view key, std::string_view ns) { assign(key, ns); }
+  TimerBytes(TimerBytes&& o) noexcept { *this = std::move(o); }
+  TimerBytes& operator=(TimerBytes&& o) noexcept {
+    key_len_ = o.key_len_;
+    size_ = o.size_;
+    heap_ = std::move(o.heap_);
+    if (!heap_) std::memcpy(inline_, o.inline_, size_);
+    return *this;
+  }
+  void assign(std::string_view key, std::string_view ns) {
+    key_len_ = static_cast<uint32_t>(key.size());
+    size_ = static_cast<uint32_t>(key.size() + ns.size());
+    char* p = inline_;
+    if (size_ > kInline) {
+      heap_ = std::make_unique<char[]>(size_);
+      p = heap_.get();
+    } else {
+      heap_.reset();
+    }
+    if (!key.empty()) std::memcpy(p, key.data(), key.size());
+    if (!ns.empty()) std::memcpy(p + key.size(), ns.data(), ns.size());
+  }
+  std::string_view key() const { return {data(), key_len_}; }
+  std::string_view ns() const { return {data() + key_len_, size_ - key_len_}; }
 
-struct TimerKeyHash {
-  using is_transparent = void;
-  template <typename K>
-  size_t operator()(const K& k) const {
-    const TimerKeyView v = view(k);
-    return hashCombine(hashCombine(mix64(static_cast<uint64_t>(v.time)), hashBytes(v.key)), hashBytes(v.ns));
-  }
+ private:
+  const char* data() const { return heap_ ? heap_.get() : inline_; }
+  char inline_[kInline];
+  std::unique_ptr<char[]> heap_;
+  uint32_t key_len_ = 0;
+  uint32_t size_ = 0;
 };
-struct TimerKeyEq {
-  using is_transparent = void;
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    const TimerKeyView x = view(a);
-    const TimerKeyView y = view(b);
-    return x.time == y.time && x.key == y.key && x.ns == y.ns;
-  }
-};
+
+/// The first 8 key bytes as a big-endian number (zero-padded): comparing two of them orders two keys as
+/// their bytes do whenever they differ, so most ties in time need no byte comparison.
+uint64_t keyPrefix(std::string_view key) {
+  uint64_t p = 0;
+  const size_t n = std::min<size_t>(key.size(), 8);
+  for (size_t i = 0; i < n; ++i) p |= static_cast<uint64_t>(static_cast<unsigned char>(key[i])) << (56 - 8 * i);
+  return p;
+}
+
+uint64_t timerHash(int64_t time, std::string_view key, std::string_view ns) {
+  return hashCombine(hashCombine(mix64(static_cast<uint64_t>(time)), hashBytes(key)), hashBytes(ns));
+}
 
 /// Timer order: time, then key bytes, then namespace bytes (a total order, so firing is deterministic).
-bool timerLess(const TimerKey& a, const TimerKey& b) {
-  if (a.time != b.time) return a.time < b.time;
-  if (a.key != b.key) return a.key < b.key;
-  return a.ns < b.ns;
+/// `pa`/`pb`: the keyPrefix of each key.
+bool timerLess(int64_t ta, uint64_t pa, const TimerBytes& a, int64_t tb, uint64_t pb, const TimerBytes& b) {
+  if (ta != tb) return ta < tb;
+  if (pa != pb) return pa < pb;
+  const int c = a.key().compare(b.key());
+  if (c != 0) return c < 0;
+  return a.ns() < b.ns();
 }
 
 }  // namespace
 
-/// One key group's timers: a binary heap of nodes of a hash map (Flink's HeapPriorityQueueSet). The map
-/// deduplicates and holds each node's heap position, so removal is O(log n).
+/// One key group's timers (Flink's HeapPriorityQueueSet): a binary heap of slot numbers plus an
+/// open-addressing hash set of the same slots, which deduplicates and finds a timer to delete. A timer
+/// is a slot of one flat vector (reused through a free list), so neither structure holds a node per
+/// timer; the slot records its heap position, so removal is O(log n).
 class KeyGroupPartitionedTimerQueue::GroupQueue {
  public:
-  using Index = std::unordered_map<TimerKey, size_t, TimerKeyHash, TimerKeyEq>;
-  using Node = Index::value_type;
-
-  bool add(std::string_view key, std::string_view ns, int64_t time) {
-    if (index_.find(TimerKeyView{time, key, ns}) != index_.end()) return false;
-    auto it = index_.emplace(TimerKey{time, std::string(key), std::string(ns)}, heap_.size()).first;
-    heap_.push_back(&*it);
+  /// Adds a timer; false when it is queued already. `became_head`: the new timer is now the earliest.
+  bool add(std::string_view key, std::string_view ns, int64_t time, bool& became_head) {
+    const uint64_t h = timerHash(time, key, ns);
+    if (findSlot(h, time, key, ns) != kNone) return false;
+    if ((count_ + 1) * 2 > index_.size()) grow();
+    uint32_t s;
+    if (!free_.empty()) {
+      s = free_.back();
+      free_.pop_back();
+      slots_[s].bytes.assign(key, ns);
+    } else {
+      s = static_cast<uint32_t>(slots_.size());
+      slots_.push_back(Slot{time, 0, h, 0, TimerBytes(key, ns)});
+    }
+    Slot& slot = slots_[s];
+    slot.time = time;
+    slot.prefix = keyPrefix(key);
+    slot.hash = h;
+    insertIndex(s);
+    ++count_;
+    heap_.push_back(s);
     siftUp(heap_.size() - 1);
+    became_head = heap_.front() == s;
     return true;
   }
-  bool remove(std::string_view key, std::string_view ns, int64_t time) {
-    auto it = index_.find(TimerKeyView{time, key, ns});
-    if (it == index_.end()) return false;
-    removeAt(it->second);
+  /// Removes a timer; false when it was not queued. `was_head`: it was the earliest.
+  bool remove(std::string_view key, std::string_view ns, int64_t time, bool& was_head) {
+    const uint32_t s = findSlot(timerHash(time, key, ns), time, key, ns);
+    if (s == kNone) return false;
+    was_head = slots_[s].heap_pos == 0;
+    removeSlot(s);
     return true;
   }
-  const TimerKey* head() const { return heap_.empty() ? nullptr : &heap_.front()->first; }
-  TimerKey pollHead() {
-    Node* node = heap_.front();
-    TimerKey out{node->first.time, node->first.key, node->first.ns};
-    removeAt(0);
-    return out;
+  bool empty() const { return heap_.empty(); }
+  /// Time of the earliest timer; the queue must not be empty.
+  int64_t headTime() const { return slots_[heap_.front()].time; }
+  uint64_t headPrefix() const { return slots_[heap_.front()].prefix; }
+  const TimerBytes& headBytes() const { return slots_[heap_.front()].bytes; }
+  /// Removes the earliest timer, copying it into `out` (its strings keep their capacity).
+  void pollHead(TimerEntry& out) {
+    const Slot& slot = slots_[heap_.front()];
+    out.time = slot.time;
+    out.key.assign(slot.bytes.key());
+    out.ns.assign(slot.bytes.ns());
+    removeSlot(heap_.front());
   }
   size_t size() const { return heap_.size(); }
-  const Index& entries() const { return index_; }
+  /// Calls fn(time, key, ns) for every timer, in no particular order.
+  template <typename Fn>
+  void forEach(Fn&& fn) const {
+    for (uint32_t s : heap_) fn(slots_[s].time, slots_[s].bytes.key(), slots_[s].bytes.ns());
+  }
 
  private:
-  void removeAt(size_t pos) {
-    Node* node = heap_[pos];
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Slot {
+    int64_t time = 0;
+    uint64_t prefix = 0;  ///< keyPrefix(key)
+    uint64_t hash = 0;
+    uint32_t heap_pos = 0;
+    TimerBytes bytes;
+  };
+
+  bool less(uint32_t a, uint32_t b) const {
+    const Slot& x = slots_[a];
+    const Slot& y = slots_[b];
+    return timerLess(x.time, x.prefix, x.bytes, y.time, y.prefix, y.bytes);
+  }
+  size_t mask() const { return index_.size() - 1; }
+  // index_ entries: slot + 1, 0 = empty; linear probing, deletion by backward shift (no tombstones).
+  uint32_t findSlot(uint64_t h, int64_t time, std::string_view key, std::string_view ns) const {
+    if (index_.empty()) return kNone;
+    for (size_t i = h & mask();; i = (i + 1) & mask()) {
+      const uint32_t e = index_[i];
+      if (e == 0) return kNone;
+      const Slot& slot = slots_[e - 1];
+      if (slot.hash == h && slot.time == time && slot.bytes.key() == key && slot.bytes.ns() == ns) return e - 1;
+    }
+  }
+  void insertIndex(uint32_t s) {
+    size_t i = slots_[s].hash & mask();
+    while (index_[i] != 0) i = (i + 1) & mask();
+    index_[i] = s + 1;
+  }
+  void eraseIndex(uint32_t s) {
+    size_t i = slots_[s].hash & mask();
+    while (index_[i] != s + 1) i = (i + 1) & mask();
+    // Backward shift: move later entries of the probe run into the hole when their home allows it.
+    for (size_t j = (i + 1) & mask(); index_[j] != 0; j = (j + 1) & mask()) {
+      const size_t home = slots_[index_[j] - 1].hash & mask();
+      const bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+      if (movable) {
+        index_[i] = index_[j];
+        i = j;
+      }
+    }
+    index_[i] = 0;
+  }
+  void grow() {
+    std::vector<uint32_t> old;
+    old.swap(index_);
+    index_.assign(std::max<size_t>(16, old.size() * 2), 0);
+    for (uint32_t e : old) {
+      if (e != 0) insertIndex(e - 1);
+    }
+  }
+  void removeSlot(uint32_t s) {
+    eraseIndex(s);
+    --count_;
+    const size_t pos = slots_[s].heap_pos;
     const size_t last = heap_.size() - 1;
     if (pos != last) {
       place(heap_[last], pos);
@@ -92,39 +199,41 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
     } else {
       heap_.pop_back();
     }
-    // Erase through an iterator: the key argument would live in the node being erased.
-    index_.erase(index_.find(TimerKeyView{node->first.time, node->first.key, node->first.ns}));
+    free_.push_back(s);
   }
-  void place(Node* node, size_t pos) {
-    heap_[pos] = node;
-    node->second = pos;
+  void place(uint32_t s, size_t pos) {
+    heap_[pos] = s;
+    slots_[s].heap_pos = static_cast<uint32_t>(pos);
   }
   void siftUp(size_t pos) {
-    Node* node = heap_[pos];
+    const uint32_t s = heap_[pos];
     while (pos > 0) {
       const size_t parent = (pos - 1) / 2;
-      if (!timerLess(node->first, heap_[parent]->first)) break;
+      if (!less(s, heap_[parent])) break;
       place(heap_[parent], pos);
       pos = parent;
     }
-    place(node, pos);
+    place(s, pos);
   }
   void siftDown(size_t pos) {
-    Node* node = heap_[pos];
+    const uint32_t s = heap_[pos];
     const size_t n = heap_.size();
     while (true) {
       size_t child = 2 * pos + 1;
       if (child >= n) break;
-      if (child + 1 < n && timerLess(heap_[child + 1]->first, heap_[child]->first)) ++child;
-      if (!timerLess(heap_[child]->first, node->first)) break;
+      if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
+      if (!less(heap_[child], s)) break;
       place(heap_[child], pos);
       pos = child;
     }
-    place(node, pos);
+    place(s, pos);
   }
 
-  Index index_;
-  std::vector<Node*> heap_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  std::vector<uint32_t> heap_;
+  std::vector<uint32_t> index_;
+  size_t count_ = 0;
 };
 
 KeyGroupPartitionedTimerQueue::KeyGroupPartitionedTimerQueue(std::string name, StateKind kind, KeyGroupRange range)
@@ -132,7 +241,8 @@ KeyGroupPartitionedTimerQueue::KeyGroupPartitionedTimerQueue(std::string name, S
       range_(range),
       groups_(static_cast<size_t>(range.size())),
       head_heap_(static_cast<size_t>(range.size())),
-      head_pos_(static_cast<size_t>(range.size())) {
+      head_pos_(static_cast<size_t>(range.size())),
+      heads_(static_cast<size_t>(range.size())) {
   // All groups are empty, so any order is a valid heap.
   for (int32_t i = 0; i < range.size(); ++i) {
     head_heap_[i] = i;
@@ -151,16 +261,27 @@ KeyGroupPartitionedTimerQueue::GroupQueue& KeyGroupPartitionedTimerQueue::groupQ
 }
 
 bool KeyGroupPartitionedTimerQueue::headLess(int32_t a, int32_t b) const {
-  const TimerKey* ha = groups_[a] ? groups_[a]->head() : nullptr;
-  const TimerKey* hb = groups_[b] ? groups_[b]->head() : nullptr;
-  if (ha == nullptr) return false;  // an empty group sorts last
-  if (hb == nullptr) return true;
-  if (timerLess(*ha, *hb)) return true;
-  if (timerLess(*hb, *ha)) return false;
+  const Head& ha = heads_[a];
+  const Head& hb = heads_[b];
+  if (ha.empty) return false;  // an empty group sorts last
+  if (hb.empty) return true;
+  if (ha.time != hb.time) return ha.time < hb.time;
+  if (ha.prefix != hb.prefix) return ha.prefix < hb.prefix;
+  const GroupQueue& qa = *groups_[a];
+  const GroupQueue& qb = *groups_[b];
+  if (timerLess(ha.time, ha.prefix, qa.headBytes(), hb.time, hb.prefix, qb.headBytes())) return true;
+  if (timerLess(hb.time, hb.prefix, qb.headBytes(), ha.time, ha.prefix, qa.headBytes())) return false;
   return a < b;
 }
 
 void KeyGroupPartitionedTimerQueue::fixHead(int32_t local_group) {
+  const GroupQueue* q = groups_[local_group].get();
+  Head& head = heads_[local_group];
+  head.empty = q == nullptr || q->empty();
+  if (!head.empty) {
+    head.time = q->headTime();
+    head.prefix = q->headPrefix();
+  }
   size_t pos = static_cast<size_t>(head_pos_[local_group]);
   auto place = [&](int32_t g, size_t p) {
     head_heap_[p] = g;
@@ -186,33 +307,42 @@ void KeyGroupPartitionedTimerQueue::fixHead(int32_t local_group) {
 
 bool KeyGroupPartitionedTimerQueue::add(int32_t key_group, std::string_view key, std::string_view ns, int64_t time) {
   GroupQueue& q = groupQueue(key_group);
-  if (!q.add(key, ns, time)) return false;
+  bool became_head = false;
+  if (!q.add(key, ns, time, became_head)) return false;
   ++size_;
-  fixHead(key_group - range_.start);
+  // The heap of heads changes only when the group's earliest timer does (new timers are mostly later).
+  if (became_head) fixHead(key_group - range_.start);
   return true;
 }
 
 bool KeyGroupPartitionedTimerQueue::remove(int32_t key_group, std::string_view key, std::string_view ns,
                                            int64_t time) {
   GroupQueue& q = groupQueue(key_group);
-  if (!q.remove(key, ns, time)) return false;
+  bool was_head = false;
+  if (!q.remove(key, ns, time, was_head)) return false;
   --size_;
-  fixHead(key_group - range_.start);
+  if (was_head) fixHead(key_group - range_.start);
   return true;
 }
 
 std::optional<int64_t> KeyGroupPartitionedTimerQueue::peekTime() const {
   if (size_ == 0) return std::nullopt;
-  return groups_[head_heap_.front()]->head()->time;
+  return groups_[head_heap_.front()]->headTime();
+}
+
+void KeyGroupPartitionedTimerQueue::poll(TimerEntry& out) {
+  SLUICE_CHECK(size_ > 0, "poll of the empty timer queue '{}'", name());
+  const int32_t local = head_heap_.front();
+  groups_[local]->pollHead(out);
+  out.key_group = local + range_.start;
+  --size_;
+  fixHead(local);
 }
 
 TimerEntry KeyGroupPartitionedTimerQueue::poll() {
-  SLUICE_CHECK(size_ > 0, "poll of the empty timer queue '{}'", name());
-  const int32_t local = head_heap_.front();
-  TimerKey k = groups_[local]->pollHead();
-  --size_;
-  fixHead(local);
-  return TimerEntry{k.time, std::move(k.key), std::move(k.ns), local + range_.start};
+  TimerEntry out;
+  poll(out);
+  return out;
 }
 
 size_t KeyGroupPartitionedTimerQueue::groupSize(int32_t key_group) const {
@@ -223,19 +353,24 @@ size_t KeyGroupPartitionedTimerQueue::groupSize(int32_t key_group) const {
 void KeyGroupPartitionedTimerQueue::writeGroup(int32_t key_group, DataOutputView& out) const {
   const auto& q = groups_[key_group - range_.start];
   if (!q) return;
-  std::vector<const TimerKey*> timers;
+  struct View {
+    int64_t time;
+    std::string_view key;
+    std::string_view ns;
+  };
+  std::vector<View> timers;
   timers.reserve(q->size());
-  for (const auto& [k, pos] : q->entries()) timers.push_back(&k);
-  std::sort(timers.begin(), timers.end(), [](const TimerKey* a, const TimerKey* b) {
-    if (a->key != b->key) return a->key < b->key;
-    if (a->ns != b->ns) return a->ns < b->ns;
-    return a->time < b->time;
+  q->forEach([&](int64_t time, std::string_view key, std::string_view ns) { timers.push_back(View{time, key, ns}); });
+  std::sort(timers.begin(), timers.end(), [](const View& a, const View& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.ns != b.ns) return a.ns < b.ns;
+    return a.time < b.time;
   });
-  for (const TimerKey* k : timers) {
-    internal::writeBytesField(out, k->key);
-    internal::writeBytesField(out, k->ns);
+  for (const View& k : timers) {
+    internal::writeBytesField(out, k.key);
+    internal::writeBytesField(out, k.ns);
     out.writeVarUint(sizeof(int64_t));
-    TypeSerializer<int64_t>::serialize(k->time, out);
+    TypeSerializer<int64_t>::serialize(k.time, out);
   }
 }
 
@@ -276,10 +411,13 @@ void InternalTimerService::deleteProcessingTimeTimer(std::string_view ns, int64_
 }
 
 void InternalTimerService::fireUpTo(KeyGroupPartitionedTimerQueue& queue, int64_t time, const Callback& fn) {
+  // One entry reused for every timer of the round: its strings keep their capacity. A copy, not a view
+  // into the queue: fn may register timers, which moves the queue's slots.
+  TimerEntry t;
   while (true) {
     const std::optional<int64_t> next = queue.peekTime();
     if (!next || *next > time) return;
-    TimerEntry t = queue.poll();
+    queue.poll(t);
     backend_->setCurrentKey(t.key, t.key_group);
     fn(t.key, t.key_group, t.ns, t.time);
   }

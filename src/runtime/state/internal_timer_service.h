@@ -42,6 +42,8 @@ class KeyGroupPartitionedTimerQueue : public SnapshotableKeyedState {
   std::optional<int64_t> peekTime() const;
   /// Removes and returns the earliest timer. The queue must not be empty.
   TimerEntry poll();
+  /// poll() into `out`, reusing its strings' capacity.
+  void poll(TimerEntry& out);
   size_t size() const { return size_; }
 
   size_t groupSize(int32_t key_group) const override;
@@ -58,6 +60,13 @@ class KeyGroupPartitionedTimerQueue : public SnapshotableKeyedState {
   std::vector<std::unique_ptr<GroupQueue>> groups_;  ///< by key group - range.start; null when never used
   std::vector<int32_t> head_heap_;                   ///< local group indices, earliest head first
   std::vector<int32_t> head_pos_;                    ///< position of each local group in head_heap_
+  /// Each local group's earliest timer as head_heap_ compares it (time and key prefix; set by fixHead).
+  struct Head {
+    bool empty = true;
+    int64_t time = 0;
+    uint64_t prefix = 0;
+  };
+  std::vector<Head> heads_;
   size_t size_ = 0;
 };
 
