@@ -207,6 +207,7 @@ Json jobJson(const JobExecutionResult& r) {
     m["outPoolUsage"] = v.out_pool_usage;
     m["debloatedBufferSize"] = v.debloated_buffer_size;
     m["estimatedTimeToConsumeBuffersMs"] = v.estimated_time_to_consume_buffers_ms;
+    m["numConnectionOutages"] = v.connection_outages;
     vj["metrics"] = std::move(m);
     Json subtasks = Json::array();
     for (const SubtaskProgress& s : v.subtasks) subtasks.push_back(subtaskJson(s));

@@ -801,6 +801,9 @@ class JobHandle::State {
           const runtime::OperatorMetrics& m = t->operatorMetrics(i);
           vp.operators[i].records_in += m.num_records_in.load(std::memory_order_relaxed);
           vp.operators[i].records_out += m.num_records_out.load(std::memory_order_relaxed);
+          const int64_t outages = m.num_connection_outages.load(std::memory_order_relaxed);
+          vp.operators[i].connection_outages += outages;
+          vp.connection_outages += outages;
         }
         SubtaskProgress sp;
         sp.subtask = t->subtaskIndex();

@@ -42,6 +42,7 @@ struct OperatorProgress {
   std::string name;
   int64_t records_in = 0;
   int64_t records_out = 0;
+  int64_t connection_outages = 0;  ///< sum over subtasks of OperatorMetrics::num_connection_outages
 };
 
 /// Metrics of one subtask (Flink's task IO metrics). `io` holds cumulative values; the rates are averages
@@ -73,6 +74,9 @@ struct VertexProgress {
   int64_t records_in = 0;   ///< `numRecordsIn`: sum over subtasks
   int64_t records_out = 0;  ///< `numRecordsOut`: sum over subtasks
   int finished_subtasks = 0;
+  /// `numConnectionOutages`: outages of external systems (Kafka brokers) its connectors reported, summed
+  /// over operators and subtasks.
+  int64_t connection_outages = 0;
   std::vector<OperatorProgress> operators;  ///< chain order
   std::vector<SubtaskProgress> subtasks;    ///< subtask index order
   // Network metrics (Flink's names), over the subtasks' channels through network buffers only.

@@ -67,6 +67,7 @@ void BrokerOutage::failed(const std::string& reason) {
   if (since_) return;
   since_ = std::chrono::steady_clock::now();
   ++count_;
+  if (counter_ != nullptr) counter_->fetch_add(1, std::memory_order_relaxed);
   std::fprintf(stderr, "%s: the brokers cannot be reached (%s); retrying for up to %d ms (%s)\n", client_.c_str(),
                reason.c_str(), timeout_ms_, timeout_key_.c_str());
 }

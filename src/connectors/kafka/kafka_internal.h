@@ -4,6 +4,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -56,6 +57,8 @@ class BrokerOutage {
   [[noreturn]] void fail() const;
   /// Outages seen so far.
   int64_t count() const { return count_; }
+  /// Also counts every new outage into `counter` (an operator's num_connection_outages; not owned).
+  void setCounter(std::atomic<int64_t>* counter) { counter_ = counter; }
 
  private:
   std::string client_;
@@ -64,6 +67,7 @@ class BrokerOutage {
   std::optional<std::chrono::steady_clock::time_point> since_;
   std::string reason_;
   int64_t count_ = 0;
+  std::atomic<int64_t>* counter_ = nullptr;
 };
 
 /// Callbacks a new handle gets.

@@ -150,6 +150,7 @@ void KafkaSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Outpu
   cb.dr_msg_cb = &Impl::onDelivery;
   cb.error_cb = &Impl::onError;
   cb.opaque = &m;
+  if (ctx.metrics != nullptr) m.outage.setCounter(&ctx.metrics->num_connection_outages);
   m.producer = newHandle(RD_KAFKA_PRODUCER, props, spec.table_name, cb);
   if (spec.key_format) m.key_encoder = FormatEncoder::create(*spec.key_format, spec.keyRowType());
   m.value_encoder = FormatEncoder::create(spec.value_format, spec.valueRowType());

@@ -535,6 +535,11 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
 
   std::shared_ptr<const KafkaTableSpec> spec_;
   RecordDecoder decoder_;
+
+ public:
+  BrokerOutage outage_;
+
+ private:
   size_t batch_size_ = 1024;
   RdKafkaPtr rk_;
   rd_kafka_queue_t* queue_ = nullptr;
@@ -543,7 +548,6 @@ class KafkaSourceReader final : public runtime::SourceReader<types::RowBatch, Ka
   std::vector<std::string> created_;   // splits added since the last pollNext (announced to the output)
   std::vector<std::string> finished_;  // splits finished during the current pollNext
   std::vector<rd_kafka_message_t*> messages_;
-  BrokerOutage outage_;
   std::chrono::steady_clock::time_point last_check_{};  ///< last broker probe, or last records while healthy
   std::unique_ptr<OffsetCommitter> committer_;          ///< properties.enable.auto.commit only
   std::chrono::steady_clock::time_point next_commit_{};  ///< when the next periodic commit is due
@@ -662,6 +666,12 @@ std::vector<KafkaPartitionSplit> discoverKafkaSplits(const KafkaTableSpec& spec,
     }
   }
   return out;
+}
+
+void KafkaSourceOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
+  RowSourceReaderOperator::open(ctx, output);
+  if (ctx.metrics != nullptr)
+    static_cast<KafkaSourceReader*>(reader())->outage_.setCounter(&ctx.metrics->num_connection_outages);
 }
 
 std::unique_ptr<runtime::SplitEnumerator<KafkaPartitionSplit>> KafkaSource::createEnumerator(int parallelism) const {

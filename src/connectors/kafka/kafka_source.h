@@ -98,6 +98,8 @@ class KafkaSourceOperator final : public runtime::RowSourceReaderOperator<KafkaP
   explicit KafkaSourceOperator(std::shared_ptr<const KafkaTableSpec> spec,
                                std::shared_ptr<const runtime::BatchWatermarkGenerator> watermarks = nullptr)
       : RowSourceReaderOperator(std::make_shared<KafkaSource>(std::move(spec)), 0, nullptr, std::move(watermarks)) {}
+  /// Opens as RowSourceReaderOperator; broker outages count into ctx.metrics->num_connection_outages.
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
 };
 
 /// The source the planner gets for a `kafka` / `upsert-kafka` table.

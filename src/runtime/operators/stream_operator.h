@@ -49,6 +49,8 @@ class ProcessingTimeService;
 struct OperatorMetrics {
   std::atomic<int64_t> num_records_in{0};
   std::atomic<int64_t> num_records_out{0};
+  /// Times a connector lost its external system (e.g. every Kafka broker) and reported it on stderr.
+  std::atomic<int64_t> num_connection_outages{0};
 };
 
 /// Facts about the running subtask, fixed for its lifetime.

@@ -137,8 +137,17 @@ TEST(KafkaFaultTest, SourceReportsABrokerOutageAndReadsOnWhenItEnds) {
   EXPECT_TRUE(waitFor([&] { return tap.contains(client + ": the brokers answer again"); })) << tap.text();
   std::multiset<int64_t> expected;
   for (int i = 0; i < 10; ++i) expected.insert(i);
-  std::lock_guard<std::mutex> lock(job.mu);
-  EXPECT_EQ(job.values, expected);
+  {
+    std::lock_guard<std::mutex> lock(job.mu);
+    EXPECT_EQ(job.values, expected);
+  }
+  // The outage is in the job's metrics (`numConnectionOutages` of --metrics).
+  job.env->cancel();
+  job.job.get();
+  ASSERT_EQ(job.env->jobs().size(), 1u);
+  int64_t outages = 0;
+  for (const auto& v : job.env->jobs()[0].execution->vertices) outages += v.connection_outages;
+  EXPECT_EQ(outages, 1);
 }
 
 TEST(KafkaFaultTest, SourceFailsWithARetryableErrorAfterTheApiTimeout) {
