@@ -281,7 +281,7 @@ struct TempDir {
 // a checkpoint holding the whole first half completed; source subtask 0 (two partitions, ten records of
 // the first half) fails after `fail_after` records, so the failure hits while it reads the second half
 // and the restart resumes from checkpointed offsets in the middle of the partitions. Each record once in
-// the committed files, one restart, and the group at the end of every partition.
+// the committed files, one restart, and the group's offsets those of completed checkpoints (see below).
 void checkJobRecovery(int64_t fail_after) {
   SCOPED_TRACE(fmt::format("failure after {} records", fail_after));
   MockKafkaCluster c(1);
@@ -325,7 +325,29 @@ void checkJobRecovery(int64_t fail_after) {
   EXPECT_EQ(committedLines(dir.path), expected);
   ASSERT_EQ(env->jobs().size(), 1u);
   EXPECT_EQ(env->jobs()[0].execution->num_restarts, 1);
-  EXPECT_EQ(committedOnly(c, group), offsetsAfter(allIds()));
+  // Flink commits a completed checkpoint's offsets on its notification, and a split that finished before
+  // the restored checkpoint is in no later checkpoint (KafkaSourceReader's offsetsOfFinishedSplits are not
+  // state): when the failed attempt read a partition to its end and failed before that checkpoint's
+  // notification ran, the group keeps the partition's earlier commit. Committed offsets are for
+  // monitoring; recovery uses the checkpointed ones (checked above: each record once). So: subtask 1
+  // (never failed; its own region) ends at the end of partitions 1 and 3; a partition of subtask 0
+  // (0 and 2: Flink's getSplitOwner for "numbers" at p = 2, from String.hashCode by hand) may lag only when
+  // subtask 0 delivered all 5 of its second-half records before failing (fail_after >= 10 + 5), at most
+  // one of them (7 < 10), and never below the first half's commit seen above.
+  const std::map<int, int64_t> end = offsetsAfter(allIds());
+  const std::map<int, int64_t> committed = committedOnly(c, group);
+  ASSERT_EQ(committed.size(), end.size());
+  int lagging = 0;
+  for (const auto& [p, offset] : committed) {
+    SCOPED_TRACE(fmt::format("partition {}", p));
+    if (offset == end.at(p)) continue;
+    ++lagging;
+    EXPECT_EQ(p % 2, 0) << "a partition of the subtask that never failed lags";
+    EXPECT_GE(offset, half.at(p));
+    EXPECT_LT(offset, end.at(p));
+  }
+  const int64_t subtask0_first_half = kRecords / 4, partition_second_half = kRecords / kPartitions / 2;
+  EXPECT_LE(lagging, fail_after >= subtask0_first_half + partition_second_half ? 1 : 0);
 }
 
 TEST(KafkaCheckpointTest, JobRecoversFromTheCheckpointedOffsetsEachRecordOnce) {
