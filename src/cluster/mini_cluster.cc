@@ -30,6 +30,7 @@
 #include "runtime/checkpoint/checkpoint_coordinator.h"
 #include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/checkpoint/state_assignment.h"
+#include "runtime/state/state_backend_options.h"
 #include "runtime/task/operator_chain.h"
 #include "runtime/task/stream_task.h"
 #include "scheduler/failover_strategy.h"
@@ -1005,6 +1006,9 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
   // (BlockingSubpartition, read back by a SpilledInputChannel once the producer finished). A pipelined channel within one TaskManager (placement below) is a
   // LocalInputChannel, a channel between two a RemoteInputChannel over loopback TCP (each TaskManager has its
   // own transport and partitions).
+  // The state backend's keys are read again by every task; checking them here fails the submission with the
+  // key named instead of every task at open.
+  (void)runtime::state::StateBackendOptions::fromConfiguration(st->config, 0);
   const runtime::network::NetworkBufferConfiguration net = runtime::network::NetworkBufferConfiguration::fromConfiguration(st->config);
   const int task_managers = std::max(1, cluster_config.get(options::kNumberOfTaskManagers));
   auto blocking = [](const graph::JobEdge& edge) { return edge.exchange_mode == graph::ExchangeMode::kBatch; };

@@ -284,6 +284,17 @@ TEST(NetworkBuffersTest, TooLittleNetworkMemoryForRemoteChannelsNamesTheOptions)
   EXPECT_NE(msg.find("taskmanager.memory.network.max"), std::string::npos) << msg;
 }
 
+TEST(NetworkBuffersTest, ABadStateBackendKeyFailsTheSubmissionNamingTheKey) {
+  // Checked when the job is submitted, whatever the backend (the tasks would read it at open).
+  Configuration conf = gatedConf(1, "");
+  conf.set("state.backend.rocksdb.memory.write-buffer-ratio", "2");
+  const std::string msg = configErrorOfGatedJob(conf);
+  EXPECT_NE(msg.find("state.backend.rocksdb.memory.write-buffer-ratio"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("outside (0, 1)"), std::string::npos) << msg;
+  // Before any task: no subtask is named as having failed.
+  EXPECT_EQ(msg.find("Sink: gated"), std::string::npos) << msg;
+}
+
 TEST(NetworkBuffersTest, AGateWithRemoteChannelsRequiresOneFloatingBuffer) {
   // Flink's GateBuffersSpec: a gate with remote channels requires buffers-per-channel buffers per remote
   // channel plus one floating buffer. 3 segments of 32 kb per TaskManager: TaskManager index 0 holds the
