@@ -59,7 +59,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {ScalarOp::kHex, "HEX"}, {ScalarOp::kBin, "BIN"}, {ScalarOp::kIsAlpha, "IS_ALPHA"},
     {ScalarOp::kIsDigit, "IS_DIGIT"}, {ScalarOp::kIsDecimal, "IS_DECIMAL"}, {ScalarOp::kOverlay, "OVERLAY"},
     {ScalarOp::kParseUrl, "PARSE_URL"}, {ScalarOp::kTypeOf, "TYPEOF"},
-    {ScalarOp::kCurrentTimestamp, "CURRENT_ROW_TIMESTAMP"},
+    {ScalarOp::kCurrentTimestamp, "CURRENT_ROW_TIMESTAMP"}, {ScalarOp::kProctime, "PROCTIME"},
 };
 
 bool isDoubleMath(ScalarOp op) {
@@ -283,7 +283,7 @@ bool isNonDeterministic(ScalarOp op) {
     case ScalarOp::kRand: case ScalarOp::kRandInteger: case ScalarOp::kUuid: case ScalarOp::kCurrentTimestamp:
     case ScalarOp::kCurrentDate:
     case ScalarOp::kCurrentTime: case ScalarOp::kLocalTimestamp: case ScalarOp::kLocalTime: case ScalarOp::kNow:
-    case ScalarOp::kUnixTimestamp:
+    case ScalarOp::kUnixTimestamp: case ScalarOp::kProctime:
       return true;
     default:
       return false;

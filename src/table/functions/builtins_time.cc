@@ -67,6 +67,7 @@ TimeUnit unitArg(ScalarOp op, const ExprPtr& e) {
 
 bool isTemporal(ScalarOp op, size_t num_args) {
   if (op == ScalarOp::kFloor || op == ScalarOp::kCeil) return num_args == 2;
+  if (op == ScalarOp::kProctime) return true;
   return static_cast<int>(op) >= static_cast<int>(ScalarOp::kExtract) &&
          static_cast<int>(op) <= static_cast<int>(ScalarOp::kConvertTz);
 }
@@ -131,7 +132,7 @@ LogicalType inferTemporalType(ScalarOp op, std::vector<ExprPtr>& args) {
         throw UserError(fmt::format("'{}' is not a valid time unit for TIMESTAMPDIFF", unitName(u)));
       return LogicalType::integer(args[1]->type.nullable || args[2]->type.nullable);
     }
-    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow: case ScalarOp::kLocalTimestamp:
+    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow: case ScalarOp::kLocalTimestamp: case ScalarOp::kProctime:
       checkArity(op, n, 0, 0);
       return LogicalType::timestamp(3, false);
     case ScalarOp::kCurrentDate:
@@ -175,7 +176,7 @@ bool usesSessionTimeZone(ScalarOp op) {
   switch (op) {
     case ScalarOp::kCurrentTimestamp: case ScalarOp::kCurrentDate: case ScalarOp::kCurrentTime:
     case ScalarOp::kLocalTimestamp: case ScalarOp::kLocalTime: case ScalarOp::kNow: case ScalarOp::kUnixTimestamp:
-    case ScalarOp::kFromUnixtime:
+    case ScalarOp::kFromUnixtime: case ScalarOp::kProctime:
       return true;
     default:
       return false;

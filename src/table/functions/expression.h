@@ -55,6 +55,9 @@ enum class ScalarOp {
   kJsonValue, kJsonQuery, kJsonExists, kJsonObject, kJsonArray,
   kUuid, kHex, kBin, kIsAlpha, kIsDigit, kIsDecimal, kOverlay, kParseUrl,  ///< kernels_text.cc
   kTypeOf,  ///< TYPEOF(x [, force_serializable]): the argument's type summary, a constant
+  /// PROCTIME(): the processing-time attribute of a computed column, the wall clock in the session zone when
+  /// the row is computed (Flink's TIMESTAMP_LTZ(3) *PROCTIME*; TIMESTAMP(3) until TIMESTAMP_LTZ exists).
+  kProctime,
 };
 
 struct Expr;

@@ -214,7 +214,7 @@ class FormatArg {
 RowFn zoneKernel(ScalarOp op, const std::vector<NodePtr>& args, const ZoneRules& zone) {
   const size_t n = args.size() - 1;  // without the zone
   switch (op) {
-    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow: case ScalarOp::kLocalTimestamp:
+    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow: case ScalarOp::kLocalTimestamp: case ScalarOp::kProctime:
       return [zone](const RowArgs&, Column& out, size_t i) { out.longs()[i] = zone.toLocal(nowMillis()); return true; };
     case ScalarOp::kCurrentDate:
       return [zone](const RowArgs&, Column& out, size_t i) {

@@ -138,6 +138,8 @@ class ColumnPruner {
       case RelKind::kSink:
       case RelKind::kUnion:
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
+      case RelKind::kRank:                // keep, compare and emit whole input rows
+      case RelKind::kDeduplicate:
         for (const auto& in : rel.inputs) n.in_needed.push_back(every(in));
         return;
       case RelKind::kCalc: {
@@ -202,7 +204,9 @@ class ColumnPruner {
         for (auto& in : copy->inputs) in = build(in).rel;
         return identity(copy);
       }
-      case RelKind::kChangelogNormalize: {
+      case RelKind::kChangelogNormalize:
+      case RelKind::kRank:
+      case RelKind::kDeduplicate: {
         const Pruned& child = build(rel->inputs[0]);
         if (child.rel == rel->inputs[0]) return identity(rel);
         auto copy = std::make_shared<RelNode>(*rel);

@@ -11,7 +11,9 @@
 #include "table/runtime/calc_operator.h"
 #include "table/runtime/changelog_normalize.h"
 #include "table/runtime/group_aggregate.h"
+#include "table/runtime/deduplicate_operator.h"
 #include "table/runtime/not_null_enforcer.h"
+#include "table/runtime/rank_operator.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
 
@@ -131,6 +133,22 @@ class Translator {
         ex->parallelism = -1;
         auto t = make(graph::TransformationKind::kOneInput, "ChangelogNormalize", rel, {ex}, -1);
         t->factory = makeChangelogNormalizeFactory(rel.row_type, rel.group_keys);
+        return t;
+      }
+      case RelKind::kRank:
+      case RelKind::kDeduplicate: {
+        // Flink's StreamExecRank / StreamExecDeduplicate: HASH on the partition keys, or one subtask
+        // behind a GLOBAL exchange when there are none.
+        auto in = input(rel, 0);
+        const auto& in_type = rel.inputs[0]->row_type;
+        bool global = rel.rank.partition_keys.empty();
+        auto ex = global ? partition(in, graph::ShipStrategy::kGlobal)
+                         : partition(in, graph::ShipStrategy::kHash, rel.rank.partition_keys);
+        const bool dedup = rel.kind == RelKind::kDeduplicate;
+        std::string name = dedup ? "Deduplicate" : rel.rank.form == RankForm::kRank ? "Rank"
+                                               : rel.rank.form == RankForm::kSortLimit ? "SortLimit" : "Limit";
+        auto t = make(graph::TransformationKind::kOneInput, name, rel, {ex}, global ? 1 : -1);
+        t->factory = dedup ? makeDeduplicateFactory(in_type, rel.rank) : makeRankFactory(in_type, rel.rank);
         return t;
       }
       case RelKind::kUnion: {

@@ -88,6 +88,9 @@ std::string RelNode::describe() const {
       return fmt::format("ChangelogNormalize(key=[{}])", fmt::join(keys, ", "));
     }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
+    case RelKind::kRank:
+    case RelKind::kDeduplicate:
+      return describeRank(*this);
     case RelKind::kSink:
       if (!sink) return fmt::format("Collect(fields=[{}])", fmt::join(row_type.names, ", "));
       return fmt::format("Sink(table=[default_catalog.default_database.{}], fields=[{}])", sink_name,

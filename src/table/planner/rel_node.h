@@ -10,6 +10,7 @@
 #include "table/catalog/table_factory.h"
 #include "table/functions/expression.h"
 #include "table/runtime/aggregate_call.h"
+#include "table/runtime/rank_spec.h"
 #include "types/logical_type.h"
 
 namespace sluice::table {
@@ -23,6 +24,8 @@ enum class RelKind {
   kUnion,             ///< UNION ALL
   kChangelogNormalize,  ///< last row per primary key (group_keys) after a changelog source: +I/-U/+U/-D
   kSink,              ///< a connector sink, or the collect sink of a bare SELECT
+  kRank,              ///< Top-N per partition (`rank`): ROW_NUMBER filter, ORDER BY ... LIMIT, LIMIT
+  kDeduplicate,       ///< first/last row per key on a time attribute (`rank`)
 };
 
 struct RelNode;
@@ -66,6 +69,8 @@ struct RelNode {
   std::vector<int> group_keys;
   std::vector<AggregateCall> aggregates;
   WindowSpec window;
+  // kRank / kDeduplicate (sql_to_rel_rank.cc)
+  RankSpec rank;
   // kSink
   std::shared_ptr<DynamicTableSink> sink;  ///< null for the collect sink
   std::string sink_name;
@@ -73,6 +78,13 @@ struct RelNode {
   /// Flink-like one-line description: "Calc(select=[a, +(b, 1) AS c], where=[>(b, 0)])".
   std::string describe() const;
 };
+
+/// describe() of a kRank / kDeduplicate node (rel_node_rank.cc), as Flink's explain prints them:
+/// "Rank(strategy=[AppendFastStrategy], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=3],
+/// partitionBy=[k], orderBy=[v DESC], select=[k, v, w0$o0])", "SortLimit(orderBy=[v DESC], offset=[0],
+/// fetch=[3], strategy=[AppendFastStrategy])", "Limit(offset=[0], fetch=[3])",
+/// "Deduplicate(keep=[FirstRow], key=[k], order=[PROCTIME])".
+std::string describeRank(const RelNode& rel);
 
 /// Multi-line tree text, as Flink's EXPLAIN "Optimized Physical Plan" ("+- " children). A node read by
 /// several consumers (a reused sub-plan) is printed in full once with "(reuse_id=[N])" after its

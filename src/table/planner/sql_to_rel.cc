@@ -29,7 +29,10 @@ RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr co
   // A Calc over a scan is pushed into it (projection/filter push-down): it runs in the source
   // block, at the source's parallelism, before any exchange.
   bool fused_into_source_block = input->in_source_block;
-  if (in->kind == RelKind::kCalc && isMergeable(*in, projections, condition)) {
+  // A Calc right above a Rank still waiting for its range always fuses, so the filter on the rank reaches it.
+  const bool over_pending_rank =
+      in->kind == RelKind::kCalc && in->inputs[0]->kind == RelKind::kRank && in->inputs[0]->rank.rank_end < 0;
+  if (in->kind == RelKind::kCalc && (over_pending_rank || isMergeable(*in, projections, condition))) {
     for (auto& p : projections) p = substitute(p, in->projections);
     if (condition) condition = substitute(condition, in->projections);
     if (in->condition) {
@@ -61,6 +64,7 @@ RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr co
     rel->in_source_block = true;
     rel->parallelism = in->parallelism;
   }
+  if (rel->condition && in->kind == RelKind::kRank && in->rank.rank_end < 0) return pushRankRange(rel);
   return rel;
 }
 
@@ -413,6 +417,7 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
     where = convert(*s.where, from.scope);
     checkBoolean(where, *s.where, "WHERE");
   }
+  if (selectHasOver(s)) return convertOverSelect(s, from, where);
   bool has_agg = !s.group_by.empty() || s.distinct || (s.having != nullptr);
   for (const auto& item : s.select_list)
     if (item.expr && containsAggregate(*item.expr)) has_agg = true;
@@ -422,18 +427,24 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
   if (!has_agg) {
     std::vector<ExprPtr> projections;
     std::vector<std::string> names;
-    for (size_t i = 0; i < s.select_list.size(); ++i) {
-      const auto& item = s.select_list[i];
-      if (item.is_star) {
-        expandStar(item, from.scope, projections, names);
-        continue;
-      }
-      projections.push_back(convert(*item.expr, from.scope));
-      names.push_back(itemName(item, i));
-    }
+    convertSelectList(s, from.scope, nullptr, projections, names);
     return makeCalc(from.rel, where, projections, names);
   }
   return convertAggregate(s, from, where);
+}
+
+void SqlToRelConverter::Impl::convertSelectList(const sql::SelectStmt& s, const Scope& scope,
+                                                const NodeResolver* resolver, std::vector<ExprPtr>& projections,
+                                                std::vector<std::string>& names) const {
+  for (size_t i = 0; i < s.select_list.size(); ++i) {
+    const auto& item = s.select_list[i];
+    if (item.is_star) {
+      expandStar(item, scope, projections, names);
+      continue;
+    }
+    projections.push_back(convert(*item.expr, scope, resolver));
+    names.push_back(itemName(item, i));
+  }
 }
 
 void SqlToRelConverter::Impl::expandStar(const sql::SelectItem& item, const Scope& scope,
@@ -452,7 +463,7 @@ void SqlToRelConverter::Impl::expandStar(const sql::SelectItem& item, const Scop
 RelNodePtr SqlToRelConverter::Impl::convertQueryRel(const sql::Query& q) {
   std::vector<RelNodePtr> branches;
   for (const auto& sel : q.selects) branches.push_back(convertSelect(sel));
-  if (branches.size() == 1) return branches[0];
+  if (branches.size() == 1) return applyOrderByLimit(q, branches[0]);
   // UNION ALL: same arity; column types unified to the least restrictive type (casts where needed).
   const RelNodePtr& first = branches[0];
   std::vector<LogicalType> common = first->row_type.types;
@@ -490,7 +501,7 @@ RelNodePtr SqlToRelConverter::Impl::convertQueryRel(const sql::Query& q) {
     if (br->producesUpdates() && u->changelog != ChangelogMode::kAll) u->changelog = br->changelog;
     u->inputs.push_back(br);
   }
-  return u;
+  return applyOrderByLimit(q, u);
 }
 
 RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::InsertStmt& insert) {
@@ -582,7 +593,7 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   if (input->producesUpdates() && !sink->acceptsUpdates()) {
     const RelNode* producer = input.get();
     while (producer->kind != RelKind::kGroupAggregate && producer->kind != RelKind::kChangelogNormalize &&
-           !producer->inputs.empty())
+           producer->kind != RelKind::kRank && producer->kind != RelKind::kDeduplicate && !producer->inputs.empty())
       producer = producer->inputs[0].get();
     fail(insert.pos, fmt::format("Table sink 'default_catalog.default_database.{}' doesn't support consuming update "
                                  "changes which is produced by node {}",
@@ -616,17 +627,22 @@ void SqlToRelConverter::validateCreateTable(const sql::CreateTableStmt& def) {
 
 RelNodePtr SqlToRelConverter::convertQuery(const sql::Query& query) {
   Impl impl{catalog_, factories_, config_, script_};
-  return impl.convertQueryRel(query);
+  RelNodePtr rel = impl.convertQueryRel(query);
+  impl.checkRanks(rel);
+  return rel;
 }
 
 RelNodePtr SqlToRelConverter::convertInsert(const sql::InsertStmt& insert) {
   Impl impl{catalog_, factories_, config_, script_};
-  return impl.makeSink(impl.convertQueryRel(*insert.query), insert);
+  RelNodePtr rel = impl.convertQueryRel(*insert.query);
+  impl.checkRanks(rel);
+  return impl.makeSink(rel, insert);
 }
 
 RelNodePtr SqlToRelConverter::convertQueryForCollect(const sql::Query& query) {
   Impl impl{catalog_, factories_, config_, script_};
   RelNodePtr input = impl.convertQueryRel(query);
+  impl.checkRanks(input);
   auto rel = std::make_shared<RelNode>();
   rel->kind = RelKind::kSink;
   rel->inputs = {input};

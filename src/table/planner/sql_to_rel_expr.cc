@@ -312,6 +312,9 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
     case sql::ExprKind::kDescriptor:
     case sql::ExprKind::kTableArg:
       fail(e.pos, "DESCRIPTOR and TABLE arguments are only allowed in window functions");
+    case sql::ExprKind::kOver:
+      // Ranking functions as whole SELECT items are planned by sql_to_rel_rank.cc before this.
+      fail(e.pos, overNotHere(e));
   }
   fail(e.pos, "unsupported expression");
 }

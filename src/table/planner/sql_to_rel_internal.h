@@ -105,6 +105,9 @@ inline bool isIdentity(const std::vector<ExprPtr>& projections, size_t input_wid
   return true;
 }
 
+/// The error for an OVER window where it cannot be planned (sql_to_rel_rank.cc).
+std::string overNotHere(const sql::Expr& e);
+
 struct SqlToRelConverter::Impl {
   const Catalog& catalog;
   const FactoryRegistry& factories;
@@ -174,10 +177,27 @@ struct SqlToRelConverter::Impl {
 
   RelNodePtr convertSelect(const sql::SelectStmt& s);
 
+  /// The SELECT items (stars expanded) converted in `scope`, with their output names.
+  void convertSelectList(const sql::SelectStmt& s, const Scope& scope, const NodeResolver* resolver,
+                         std::vector<ExprPtr>& projections, std::vector<std::string>& names) const;
+
   void expandStar(const sql::SelectItem& item, const Scope& scope, std::vector<ExprPtr>& projections,
                   std::vector<std::string>& names) const;
 
   RelNodePtr convertAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where);
+
+  // ---- ranking (sql_to_rel_rank.cc) ----------------------------------------------------------
+
+  static bool selectHasOver(const sql::SelectStmt& s);
+  /// A SELECT with a ranking function: Calc over a pending Rank (its range comes from a filter above).
+  RelNodePtr convertOverSelect(const sql::SelectStmt& s, FromResult& from, ExprPtr where);
+  /// `calc` (with a condition) over a pending Rank: the Rank with the range its filter gives, maybe turned
+  /// into a Deduplicate, under the rest of the Calc; `calc` itself when the filter gives no upper bound.
+  RelNodePtr pushRankRange(const RelNodePtr& calc);
+  /// Fails at the ranking function of a Rank under `rel` still without a range.
+  void checkRanks(const RelNodePtr& rel) const;
+  /// The query's ORDER BY ... LIMIT / OFFSET over `rel` (SortLimit, Limit), or `rel`.
+  RelNodePtr applyOrderByLimit(const sql::Query& q, RelNodePtr rel);
   RelNodePtr convertQueryRel(const sql::Query& q);
   RelNodePtr makeSink(RelNodePtr input, const sql::InsertStmt& insert);
 };

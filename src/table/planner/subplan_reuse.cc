@@ -158,6 +158,10 @@ class SubplanReuser {
       case RelKind::kChangelogNormalize:
         appendInts(d, n.group_keys);
         break;
+      case RelKind::kRank:
+      case RelKind::kDeduplicate:
+        d += describeRank(n);
+        break;
       case RelKind::kUnion:
       case RelKind::kSink:
         break;

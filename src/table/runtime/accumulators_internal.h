@@ -160,6 +160,13 @@ class KeyCodec {
   std::vector<Phys> phys_;
 };
 
+/// A KeyCodec over every column of `t`: a whole row as bytes (kept in state, compared, decoded to emit).
+inline KeyCodec rowCodec(const types::RowType& t) {
+  std::vector<int> all;
+  for (size_t i = 0; i < t.size(); ++i) all.push_back(static_cast<int>(i));
+  return KeyCodec(t, std::move(all));
+}
+
 /// The output row of an aggregation: the group key columns of `input_type` (names kept), then one
 /// column per call named after it (or EXPR$i) with its result type. Validates like AggsHandler.
 types::RowType keysAndAggregatesType(const types::RowType& input_type, const std::vector<int>& group_keys,

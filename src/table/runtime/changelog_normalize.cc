@@ -17,16 +17,10 @@ namespace {
 using RowState = runtime::state::ValueState<std::string>;
 // ProcTimeDeduplicateKeepLastRowFunction's state of the last row.
 constexpr const char* kRowStateName = "deduplicate-state";
-
-std::vector<int> allColumns(const RowType& t) {
-  std::vector<int> out;
-  for (size_t i = 0; i < t.size(); ++i) out.push_back(static_cast<int>(i));
-  return out;
-}
 }  // namespace
 
 struct ChangelogNormalizeOperator::Impl {
-  Impl(const RowType& type, std::vector<int> key_columns) : keys(type, std::move(key_columns)), rows(type, allColumns(type)) {}
+  Impl(const RowType& type, std::vector<int> key_columns) : keys(type, std::move(key_columns)), rows(agg::rowCodec(type)) {}
 
   agg::KeyCodec keys;
   agg::KeyCodec rows;  // the whole row, encoded: stored per key, compared for duplicates, decoded to emit

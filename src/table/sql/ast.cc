@@ -72,6 +72,7 @@ ExprPtr Expr::clone() const {
   out->distinct = distinct;
   out->star = star;
   out->trim_mode = trim_mode;
+  out->over = over;
   return out;
 }
 
@@ -98,6 +99,9 @@ bool Expr::equals(const Expr& o) const {
       break;
     case ExprKind::kCall:
       if (distinct != o.distinct || star != o.star || trim_mode != o.trim_mode) return false;
+      break;
+    case ExprKind::kOver:
+      if ((over == nullptr) != (o.over == nullptr) || (over && over->toString() != o.over->toString())) return false;
       break;
     default:
       break;
@@ -212,6 +216,7 @@ std::string Expr::toString() const {
       return out + ")";
     }
     case ExprKind::kTableArg: return "TABLE " + qualifiedNameToString(names);
+    case ExprKind::kOver: return fmt::format("{} OVER {}", childText(*this, 0), over ? over->toString() : "?");
   }
   return "?";
 }
@@ -356,6 +361,7 @@ SelectStmt SelectStmt::clone() const {
   if (where) out.where = where->clone();
   for (const auto& g : group_by) out.group_by.push_back(g->clone());
   if (having) out.having = having->clone();
+  out.windows = windows;
   return out;
 }
 
@@ -363,6 +369,10 @@ std::unique_ptr<Query> Query::clone() const {
   auto out = std::make_unique<Query>();
   out->pos = pos;
   for (const auto& s : selects) out->selects.push_back(s.clone());
+  for (const auto& o : order_by) out->order_by.push_back(o.clone());
+  out->order_pos = order_pos;
+  if (limit) out->limit = limit->clone();
+  if (offset) out->offset = offset->clone();
   return out;
 }
 

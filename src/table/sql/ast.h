@@ -81,6 +81,7 @@ enum class ExprKind : uint8_t {
                 ///<    {kTableArg, kDescriptor, interval...}.
   kDescriptor,  ///< DESCRIPTOR(a, b): `names` = the column names (unqualified)
   kTableArg,    ///< TABLE t (a window TVF's table argument): `names` = the table name parts
+  kOver,        ///< fn(...) OVER window: children = {the kCall}; `over` = the window (ast_window.cc)
 };
 
 /// Kinds of literal. `text` holds the literal as needed to evaluate it exactly.
@@ -121,6 +122,7 @@ const char* intervalUnitToString(IntervalUnit unit);
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
+struct OverWindow;
 
 /// One expression node; see ExprKind for which fields each kind uses.
 struct Expr {
@@ -146,6 +148,8 @@ struct Expr {
   bool distinct = false;                 ///< kCall: f(DISTINCT x)
   bool star = false;                     ///< kCall: COUNT(*)
   TrimMode trim_mode = TrimMode::kBoth;  ///< kCall TRIM
+  /// kOver: the window, immutable once parsed (clones share it).
+  std::shared_ptr<const OverWindow> over;
 
   /// Deep copy.
   ExprPtr clone() const;
@@ -170,6 +174,60 @@ int64_t intervalMillis(const Expr& interval_literal);
 int64_t intervalMonths(const Expr& interval_literal);
 /// True for INTERVAL ... MONTH / YEAR literals.
 bool isYearMonthInterval(const Expr& e);
+
+// ---------------------------------------------------------------------------------------------
+// Windows of OVER and ORDER BY items (ast_window.cc)
+// ---------------------------------------------------------------------------------------------
+
+/// One ORDER BY item: `expr [ASC|DESC] [NULLS FIRST|LAST]`.
+struct OrderItem {
+  SourcePos pos;
+  ExprPtr expr;
+  bool descending = false;
+  /// As written; unset = Flink's default (NullCollation.LOW: ASC puts NULLs first, DESC last).
+  std::optional<bool> nulls_first;
+
+  bool nullsFirst() const { return nulls_first.value_or(!descending); }
+  OrderItem clone() const;
+  /// "b DESC", "a NULLS LAST" (ASC and the default null order are not printed).
+  std::string toString() const;
+};
+
+enum class FrameBoundKind : uint8_t { kUnboundedPreceding, kPreceding, kCurrentRow, kFollowing, kUnboundedFollowing };
+
+/// One end of a window frame: UNBOUNDED PRECEDING, `offset` PRECEDING, CURRENT ROW, `offset` FOLLOWING, ...
+struct FrameBound {
+  SourcePos pos;
+  FrameBoundKind kind = FrameBoundKind::kCurrentRow;
+  std::shared_ptr<const Expr> offset;  ///< kPreceding / kFollowing: a literal (number or INTERVAL)
+};
+
+/// The window of `fn(...) OVER (...)` or of `WINDOW name AS (...)`:
+/// `[ref] [PARTITION BY e, ...] [ORDER BY item, ...] [ROWS|RANGE frame]`. A frame written with one bound
+/// `ROWS b` means `ROWS BETWEEN b AND CURRENT ROW`. `OVER w` is parsed as a window with only `ref`; the
+/// parser replaces it by the named window of the SELECT (a local ORDER BY / frame added to it).
+struct OverWindow {
+  SourcePos pos;            ///< OVER (or the name of a WINDOW item)
+  std::string ref;          ///< a named window this one extends; empty after resolution
+  SourcePos ref_pos;
+  std::vector<ExprPtr> partition_by;
+  std::vector<OrderItem> order_by;
+  bool has_frame = false;
+  bool rows = false;        ///< ROWS (true) or RANGE (false); only with has_frame
+  SourcePos frame_pos;
+  FrameBound lower;
+  FrameBound upper;
+
+  std::shared_ptr<OverWindow> clone() const;
+  /// "(PARTITION BY a ORDER BY b DESC ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)"
+  std::string toString() const;
+};
+
+/// `WINDOW name AS (...)` of a SELECT.
+struct NamedWindow {
+  std::string name;
+  std::shared_ptr<const OverWindow> window;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Queries
@@ -220,14 +278,21 @@ struct SelectStmt {
   ExprPtr where;                   ///< null when absent
   std::vector<ExprPtr> group_by;
   ExprPtr having;                  ///< null when absent
+  /// WINDOW w AS (...), in order; OVER w references are already resolved against them.
+  std::vector<NamedWindow> windows;
 
   SelectStmt clone() const;
 };
 
-/// A query: one or more SELECTs joined by UNION ALL (plain UNION, ORDER BY, LIMIT are parse errors).
+/// A query: one or more SELECTs joined by UNION ALL (plain UNION is a parse error), then an optional
+/// `ORDER BY ...` and `LIMIT n` / `OFFSET m [ROWS]` / `FETCH FIRST|NEXT n ROWS ONLY` over the whole.
 struct Query {
   SourcePos pos;
   std::vector<SelectStmt> selects;  ///< size >= 1
+  std::vector<OrderItem> order_by;
+  SourcePos order_pos;              ///< ORDER
+  ExprPtr limit;                    ///< LIMIT n / FETCH n; null when absent
+  ExprPtr offset;                   ///< OFFSET m; null when absent
 
   std::unique_ptr<Query> clone() const;
 };

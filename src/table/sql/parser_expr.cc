@@ -388,9 +388,9 @@ ExprPtr Parser::parseFunctionCall(const Token& name_tok) {
     if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
     next();
   }
-  if (peek().isWord("OVER")) unsupported(peek(), "OVER (window aggregation)");
   if (peek().isWord("FILTER") && peek(1).isSymbol("(")) unsupported(peek(), "FILTER (WHERE ...)");
   if (peek().isWord("WITHIN") && peek(1).isWord("GROUP")) unsupported(peek(), "WITHIN GROUP");
+  if (peek().isWord("OVER")) return parseOver(std::move(call));
   return call;
 }
 

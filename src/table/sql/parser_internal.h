@@ -43,6 +43,21 @@ class Parser {
   std::unique_ptr<TableRef> parseTableRefPrimary();
   std::optional<std::string> parseOptionalAlias(const std::vector<std::string>& follow);
   bool startsQuery(size_t ahead) const;
+  void parseOrderByAndLimit(Query& q);
+
+  // OVER windows, WINDOW clauses, ORDER BY items (parser_window.cc).
+  OrderItem parseOrderItem();
+  FrameBound parseFrameBound();
+  void parseWindowSpecBody(OverWindow& w);
+  /// `call` OVER w / OVER (...), with OVER the next token.
+  ExprPtr parseOver(ExprPtr call);
+  /// WINDOW name AS (...), ...; resolves the OVER name references of the select list.
+  void parseWindowClause(SelectStmt& s);
+  /// `w` with its reference to one of the first `visible` named windows of `s` resolved.
+  std::shared_ptr<const OverWindow> resolveWindow(const OverWindow& w, const SelectStmt& s, size_t visible) const;
+  void resolveWindowRefs(Expr& e, const SelectStmt& s) const;
+  /// Fails at the first OVER name reference left in `e` (a SELECT without a matching WINDOW clause).
+  void checkNoWindowRefs(const Expr& e) const;
 
   // Expressions and types (parser_expr.cc).
   ExprPtr parseExpr();

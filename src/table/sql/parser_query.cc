@@ -20,6 +20,8 @@ std::unique_ptr<Query> Parser::parseQuery() {
   for (;;) {
     const Token& t = peek();
     if (t.isWord("UNION")) {
+      if (!q->order_by.empty() || q->limit || q->offset)
+        fail("ORDER BY / LIMIT / OFFSET are only allowed at the end of a UNION ALL (or inside a subquery)", t.pos);
       next();
       if (!acceptWord("ALL")) fail("UNION without ALL is not supported yet", t.pos);
       parseQueryTerm(*q);
@@ -29,11 +31,41 @@ std::unique_ptr<Query> Parser::parseQuery() {
       break;
     }
   }
-  const Token& t = peek();
-  if (t.isWord("ORDER")) unsupported(t, "ORDER BY");
-  if (t.isWord("LIMIT")) unsupported(t, "LIMIT");
-  if (t.isWord("OFFSET") || t.isWord("FETCH")) unsupported(t, t.upper);
+  parseOrderByAndLimit(*q);
   return q;
+}
+
+void Parser::parseOrderByAndLimit(Query& q) {
+  if (peek().isWord("ORDER")) {
+    if (!q.order_by.empty()) unexpected(peek(), follow_);
+    q.order_pos = next().pos;
+    expectWord("BY");
+    do {
+      q.order_by.push_back(parseOrderItem());
+    } while (acceptSymbol(","));
+    follow_ = {",", "LIMIT", "OFFSET", "FETCH"};
+  }
+  if (acceptWord("LIMIT")) {
+    if (q.limit) fail("LIMIT given twice", peek().pos);
+    if (peek().isWord("ALL")) unsupported(peek(), "LIMIT ALL");
+    q.limit = parseAdditive();
+    if (peek().isSymbol(",")) unsupported(peek(), "LIMIT offset, count (write LIMIT count OFFSET offset)");
+    follow_ = {"OFFSET"};
+  }
+  if (acceptWord("OFFSET")) {
+    q.offset = parseAdditive();
+    if (!acceptWord("ROWS")) acceptWord("ROW");
+    follow_ = {"FETCH"};
+  }
+  if (peek().isWord("FETCH")) {
+    const Token& t = next();
+    if (q.limit) fail("FETCH and LIMIT cannot both be given", t.pos);
+    if (!acceptWord("FIRST")) expectWord("NEXT");
+    q.limit = parseAdditive();
+    if (!acceptWord("ROWS")) expectWord("ROW");
+    expectWord("ONLY");
+    follow_ = {};
+  }
 }
 
 void Parser::parseQueryTerm(Query& q) {
@@ -43,7 +75,19 @@ void Parser::parseQueryTerm(Query& q) {
   } else if (t.isSymbol("(")) {
     next();
     auto inner = parseQuery();
+    const bool ordered = !inner->order_by.empty() || inner->limit || inner->offset;
+    // (SELECT ... ORDER BY ... LIMIT n) as the whole query keeps its ORDER BY / LIMIT; inside a UNION ALL
+    // a branch of its own would need a subquery.
+    if (ordered && !q.selects.empty())
+      fail("ORDER BY / LIMIT inside a parenthesized UNION ALL branch is not supported; use a subquery in FROM",
+           inner->pos);
     for (auto& s : inner->selects) q.selects.push_back(std::move(s));
+    if (ordered) {
+      q.order_by = std::move(inner->order_by);
+      q.order_pos = inner->order_pos;
+      q.limit = std::move(inner->limit);
+      q.offset = std::move(inner->offset);
+    }
     if (!peek().isSymbol(")")) {
       std::vector<std::string> expected = follow_;
       expected.push_back(")");
@@ -97,7 +141,13 @@ SelectStmt Parser::parseSelect() {
     s.having = parseExpr();
     follow_ = {"UNION"};
   }
-  if (peek().isWord("WINDOW")) unsupported(peek(), "WINDOW clause");
+  if (peek().isWord("WINDOW")) {
+    parseWindowClause(s);
+    follow_ = {",", "UNION", "ORDER", "LIMIT"};
+  } else {
+    for (const auto& item : s.select_list)
+      if (item.expr) checkNoWindowRefs(*item.expr);
+  }
   return s;
 }
 

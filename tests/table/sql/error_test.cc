@@ -84,21 +84,25 @@ TEST(SqlErrorTest, UnsupportedConstructs) {
   EXPECT_EQ(c.column, 17);
   EXPECT_TRUE(contains(c.message, "UNION without ALL is not supported yet")) << c.message;
 
-  // "SELECT a FROM t ORDER BY a": ORDER at 17.
-  c = parseError("SELECT a FROM t ORDER BY a");
-  EXPECT_EQ(c.column, 17);
-  EXPECT_TRUE(contains(c.message, "ORDER BY is not supported yet")) << c.message;
+  // "SELECT a FROM t ORDER BY a NULLS MIDDLE": MIDDLE at 34, FIRST or LAST expected.
+  c = parseError("SELECT a FROM t ORDER BY a NULLS MIDDLE");
+  EXPECT_EQ(c.column, 34);
+  EXPECT_TRUE(contains(c.message, "FIRST")) << c.message;
 
-  // "SELECT a FROM t LIMIT 1": LIMIT at 17.
-  EXPECT_EQ(parseError("SELECT a FROM t LIMIT 1").column, 17);
+  // MySQL's "LIMIT 1, 2": the comma at 24.
+  c = parseError("SELECT a FROM t LIMIT 1, 2");
+  EXPECT_EQ(c.column, 24);
+  EXPECT_TRUE(contains(c.message, "LIMIT offset, count")) << c.message;
 
   // "CREATE TABLE t (d BYTES)": BYTES at column 19.
   c = parseError("CREATE TABLE t (d BYTES)");
   EXPECT_EQ(c.column, 19);
   EXPECT_TRUE(contains(c.message, "type BYTES is not supported yet")) << c.message;
 
-  // "SELECT COUNT(*) OVER (w) FROM t": OVER at column 17.
-  EXPECT_EQ(parseError("SELECT COUNT(*) OVER (w) FROM t").column, 17);
+  // "SELECT COUNT(*) OVER (w) FROM t": no WINDOW w; the name at column 23.
+  c = parseError("SELECT COUNT(*) OVER (w) FROM t");
+  EXPECT_EQ(c.column, 23);
+  EXPECT_TRUE(contains(c.message, "Window 'w' not found")) << c.message;
 
   // "SELECT a FROM t WHERE a IN (SELECT b FROM u)": SELECT inside IN at column 29.
   EXPECT_EQ(parseError("SELECT a FROM t WHERE a IN (SELECT b FROM u)").column, 29);
