@@ -13,6 +13,7 @@
 #include "runtime/checkpoint/checkpoint_types.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/operators/stream_operator.h"
+#include "runtime/operators/two_input_row_operator.h"
 #include "runtime/state/stream_operator_state_context.h"
 
 namespace sluice::runtime {
@@ -68,6 +69,13 @@ class OperatorChain {
   void processBatch(types::RowBatch&& batch) {
     countHeadInput(static_cast<int64_t>(batch.numRows()));
     head_->processBatch(std::move(batch));
+  }
+  /// Feeds a batch to the head's second input (two-input SQL heads, e.g. a join).
+  void processBatch2(types::RowBatch&& batch) {
+    countHeadInput(static_cast<int64_t>(batch.numRows()));
+    auto* two_input = dynamic_cast<TwoInputRowOperator*>(head_);
+    SLUICE_CHECK(two_input != nullptr, "the head operator has no second input for rows");
+    two_input->processBatch2(std::move(batch));
   }
   /// Feeds a batch of DataStream records to the head's first (or only) input.
   void processObjects(ObjectBatchPtr&& batch) {

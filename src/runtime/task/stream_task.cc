@@ -302,7 +302,13 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
     }
   }
   if (auto* batch = std::get_if<types::RowBatch>(&entry.element)) {
-    if (!batch->empty()) chain_->processBatch(std::move(*batch));
+    if (!batch->empty()) {
+      if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {
+        chain_->processBatch(std::move(*batch));
+      } else {
+        chain_->processBatch2(std::move(*batch));
+      }
+    }
   } else if (auto* objects = std::get_if<ObjectBatchPtr>(&entry.element)) {
     if (*objects && !(*objects)->empty()) {
       if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {

@@ -4,8 +4,9 @@
 /// feed batches, advanced watermarks and watermark status changes (StatusWatermarkValve: idle channels
 /// do not hold event time back) to the chain head. Mails and due processing-time timers run between two
 /// default actions. A two-input head (StreamOperatorFactory::
-/// numFirstInputEdges() >= 0) gets the batches of its first input edges through processObjects and the
-/// rest through processObjects2; its watermark is the minimum over the channels of both inputs.
+/// numFirstInputEdges() >= 0) gets the batches of its first input edges through processBatch /
+/// processObjects and the rest through processBatch2 (runtime::TwoInputRowOperator) / processObjects2;
+/// its watermark is the minimum over the channels of both inputs.
 
 #include <atomic>
 #include <chrono>

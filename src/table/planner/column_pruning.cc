@@ -137,6 +137,7 @@ class ColumnPruner {
     switch (rel.kind) {
       case RelKind::kSink:
       case RelKind::kUnion:
+      case RelKind::kJoin:  // stores and emits whole input rows; its specs index them
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
@@ -199,7 +200,8 @@ class ColumnPruner {
     const Node& n = nodes_.at(rel.get());
     switch (rel->kind) {
       case RelKind::kSink:
-      case RelKind::kUnion: {
+      case RelKind::kUnion:
+      case RelKind::kJoin: {
         auto copy = std::make_shared<RelNode>(*rel);
         for (auto& in : copy->inputs) in = build(in).rel;
         return identity(copy);

@@ -14,6 +14,7 @@
 #include "table/runtime/deduplicate_operator.h"
 #include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/rank_operator.h"
+#include "table/runtime/streaming_join.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
 
@@ -151,6 +152,23 @@ class Translator {
         t->factory = dedup ? makeDeduplicateFactory(in_type, rel.rank) : makeRankFactory(in_type, rel.rank);
         return t;
       }
+      case RelKind::kJoin: {
+        // Flink's StreamExecJoin: both inputs hash-partitioned on their join keys into one two-input operator
+        // at the default parallelism; the left input's edges come first.
+        // An input that already ends in an exchange (leaving a source block) is re-partitioned instead.
+        auto unexchanged = [&](size_t i) {
+          graph::TransformationPtr in = input(rel, i);
+          return in->kind == graph::TransformationKind::kPartition ? in->inputs[0] : in;
+        };
+        auto left = partition(unexchanged(0), graph::ShipStrategy::kHash, rel.join.left_keys);
+        auto right = partition(unexchanged(1), graph::ShipStrategy::kHash, rel.join.right_keys);
+        left->parallelism = -1;
+        right->parallelism = -1;
+        auto t = make(graph::TransformationKind::kOneInput, "Join", rel, {left, right}, -1);
+        t->factory = makeStreamingJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
+                                              countProducers(left));
+        return t;
+      }
       case RelKind::kUnion: {
         std::vector<graph::TransformationPtr> ins;
         for (size_t i = 0; i < rel.inputs.size(); ++i) ins.push_back(input(rel, i));
@@ -195,6 +213,15 @@ class Translator {
     }
     SLUICE_CHECK(false, "unknown RelKind");
     return nullptr;
+  }
+
+  /// The input edges a transformation stands for at its consumer (a union: one per input).
+  static int countProducers(const graph::TransformationPtr& t) {
+    if (t->kind == graph::TransformationKind::kPartition) return countProducers(t->inputs[0]);
+    if (t->kind != graph::TransformationKind::kUnion) return 1;
+    int n = 0;
+    for (const auto& in : t->inputs) n += countProducers(in);
+    return n;
   }
 
   int resolve(int parallelism) const { return parallelism > 0 ? parallelism : default_parallelism_; }

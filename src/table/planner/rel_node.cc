@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <map>
+#include <set>
 
 namespace sluice::table {
 
@@ -37,6 +38,20 @@ std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_n
 }
 
 }  // namespace
+
+void uniquifyNames(std::vector<std::string>& names) {
+  std::set<std::string> seen;
+  for (auto& n : names) {
+    if (seen.insert(n).second) continue;
+    for (int i = 0;; ++i) {
+      std::string candidate = n + std::to_string(i);
+      if (seen.insert(candidate).second) {
+        n = candidate;
+        break;
+      }
+    }
+  }
+}
 
 std::string RelNode::describe() const {
   const std::vector<std::string>* in_names = inputs.empty() ? nullptr : &inputs[0]->row_type.names;
@@ -87,6 +102,28 @@ std::string RelNode::describe() const {
       for (int k : group_keys) keys.push_back(row_type.names[static_cast<size_t>(k)]);
       return fmt::format("ChangelogNormalize(key=[{}])", fmt::join(keys, ", "));
     }
+    case RelKind::kJoin: {
+      // Flink prints the whole join condition: the key equalities, then the non-equi part.
+      std::vector<std::string> conj;
+      const size_t nl = inputs[0]->row_type.size();
+      std::vector<std::string> names = row_type.names;  // a rename above may have reused the names
+      uniquifyNames(names);
+      for (size_t i = 0; i < join.left_keys.size(); ++i)
+        conj.push_back(fmt::format("=({}, {})", names[static_cast<size_t>(join.left_keys[i])],
+                                   names[nl + static_cast<size_t>(join.right_keys[i])]));
+      if (join.non_equi_condition) {
+        const Expr& c = *join.non_equi_condition;
+        if (c.kind == ExprKind::kCall && c.op == ScalarOp::kAnd) {
+          for (const auto& a : c.args) conj.push_back(a->toString(&names));
+        } else {
+          conj.push_back(c.toString(&names));
+        }
+      }
+      std::string where = conj.size() == 1 ? conj[0] : fmt::format("AND({})", fmt::join(conj, ", "));
+      return fmt::format("Join(joinType=[{}], where=[{}], select=[{}], leftInputSpec=[{}], rightInputSpec=[{}])",
+                         joinTypeName(join.type), where, fmt::join(names, ", "), join.left_spec.toString(),
+                         join.right_spec.toString());
+    }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
     case RelKind::kRank:
     case RelKind::kDeduplicate:
@@ -131,8 +168,20 @@ void explainInto(const RelNode& n, const std::string& prefix, bool root, bool la
   if (n.changelog == ChangelogMode::kUpsert) out += "  [changelog: +I,+U,-D]";
   out += '\n';
   std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    explainInto(*n.inputs[i], child_prefix, false, i + 1 == n.inputs.size(), reuse, out);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const bool last_input = i + 1 == n.inputs.size();
+    if (n.kind == RelKind::kJoin) {
+      // Both join inputs are hash-partitioned on their keys, as Flink's plan shows them.
+      const std::vector<int>& keys = i == 0 ? n.join.left_keys : n.join.right_keys;
+      std::vector<std::string> names;
+      for (int k : keys) names.push_back(n.inputs[i]->row_type.names[static_cast<size_t>(k)]);
+      out += child_prefix + (last_input ? "+- " : ":- ") +
+             fmt::format("Exchange(distribution=[hash[{}]])\n", fmt::join(names, ", "));
+      explainInto(*n.inputs[i], child_prefix + (last_input ? "   " : ":  "), false, true, reuse, out);
+      continue;
+    }
+    explainInto(*n.inputs[i], child_prefix, false, last_input, reuse, out);
+  }
 }
 
 std::string explainRoots(const std::vector<const RelNode*>& roots) {

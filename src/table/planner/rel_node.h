@@ -11,6 +11,7 @@
 #include "table/functions/expression.h"
 #include "table/runtime/aggregate_call.h"
 #include "table/runtime/rank_spec.h"
+#include "table/runtime/join_spec.h"
 #include "types/logical_type.h"
 
 namespace sluice::table {
@@ -23,6 +24,7 @@ enum class RelKind {
   kWindowAggregate,   ///< GROUP BY window_start, window_end over TUMBLE/HOP: +I per fired window
   kUnion,             ///< UNION ALL
   kChangelogNormalize,  ///< last row per primary key (group_keys) after a changelog source: +I/-U/+U/-D
+  kJoin,              ///< regular join of inputs[0] (left) and inputs[1] (right): left ++ right columns
   kSink,              ///< a connector sink, or the collect sink of a bare SELECT
   kRank,              ///< Top-N per partition (`rank`): ROW_NUMBER filter, ORDER BY ... LIMIT, LIMIT
   kDeduplicate,       ///< first/last row per key on a time attribute (`rank`)
@@ -37,7 +39,8 @@ struct RelNode {
   types::RowType row_type;          ///< output schema (names are the SQL names)
   std::vector<bool> rowtime;        ///< per output column: an event-time attribute (watermarked)
   /// The changelog this node emits (Flink's ChangelogMode trait, inferred bottom-up): scans take their
-  /// source's, Calc/Union/sinks their inputs', GroupAggregate always a retract changelog.
+  /// source's, Calc/Union/sinks their inputs', GroupAggregate always a retract changelog, a Join insert-only
+  /// for an inner join of insert-only inputs and a retract changelog otherwise.
   ChangelogMode changelog = ChangelogMode::kInsertOnly;
   /// True when the node emits -U/+U/-D rows (any mode but insert-only).
   bool producesUpdates() const { return changelog != ChangelogMode::kInsertOnly; }
@@ -71,6 +74,8 @@ struct RelNode {
   WindowSpec window;
   // kRank / kDeduplicate (sql_to_rel_rank.cc)
   RankSpec rank;
+  // kJoin: keys and input specs index the inputs' rows; the condition reads the output row
+  JoinSpec join;
   // kSink
   std::shared_ptr<DynamicTableSink> sink;  ///< null for the collect sink
   std::string sink_name;
@@ -85,6 +90,9 @@ struct RelNode {
 /// fetch=[3], strategy=[AppendFastStrategy])", "Limit(offset=[0], fetch=[3])",
 /// "Deduplicate(keep=[FirstRow], key=[k], order=[PROCTIME])".
 std::string describeRank(const RelNode& rel);
+/// Calcite's uniquify, as a join names its output: a name seen before gets the first free suffix 0, 1, ...
+/// ("id", "id" -> "id", "id0").
+void uniquifyNames(std::vector<std::string>& names);
 
 /// Multi-line tree text, as Flink's EXPLAIN "Optimized Physical Plan" ("+- " children). A node read by
 /// several consumers (a reused sub-plan) is printed in full once with "(reuse_id=[N])" after its

@@ -391,8 +391,10 @@ FromResult SqlToRelConverter::Impl::convertFrom(const sql::TableRef& ref) {
     }
     case sql::TableRefKind::kTableFunction:
       return convertWindowTvf(ref);
-    case sql::TableRefKind::kJoin:
-      fail(ref.pos, "JOIN is not supported yet");
+    case sql::TableRefKind::kJoin: {
+      ExprPtr no_where;
+      return convertJoinFrom(ref, nullptr, no_where);
+    }
   }
   fail(ref.pos, "unsupported FROM clause");
 }
@@ -410,10 +412,12 @@ void SqlToRelConverter::Impl::checkBoolean(const ExprPtr& e, const sql::Expr& at
 
 RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
   if (!s.from) fail(s.pos, "SELECT without FROM is not supported yet");
-  FromResult from = convertFrom(*s.from);
-  ExprPtr where;
-  if (s.where) {
+  if (s.where)
     if (const sql::Expr* a = findAggregate(*s.where)) fail(a->pos, "Aggregate functions are not allowed in WHERE");
+  ExprPtr where;
+  const bool join = s.from->kind == sql::TableRefKind::kJoin;  // the joins take their WHERE conjuncts
+  FromResult from = join ? convertJoinFrom(*s.from, s.where.get(), where) : convertFrom(*s.from);
+  if (s.where && !join) {
     where = convert(*s.where, from.scope);
     checkBoolean(where, *s.where, "WHERE");
   }
@@ -593,7 +597,8 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   if (input->producesUpdates() && !sink->acceptsUpdates()) {
     const RelNode* producer = input.get();
     while (producer->kind != RelKind::kGroupAggregate && producer->kind != RelKind::kChangelogNormalize &&
-           producer->kind != RelKind::kRank && producer->kind != RelKind::kDeduplicate && !producer->inputs.empty())
+           producer->kind != RelKind::kRank && producer->kind != RelKind::kDeduplicate &&
+           !(producer->kind == RelKind::kJoin && producer->producesUpdates()) && !producer->inputs.empty())
       producer = producer->inputs[0].get();
     fail(insert.pos, fmt::format("Table sink 'default_catalog.default_database.{}' doesn't support consuming update "
                                  "changes which is produced by node {}",

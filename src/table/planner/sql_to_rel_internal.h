@@ -1,7 +1,7 @@
 #pragma once
 /// Internal to the planner: the state and steps of SqlToRelConverter, split over
-/// sql_to_rel.cc (FROM, SELECT, UNION, INSERT), sql_to_rel_expr.cc (expressions) and
-/// sql_to_rel_aggregate.cc (GROUP BY and window aggregation).
+/// sql_to_rel.cc (FROM, SELECT, UNION, INSERT), sql_to_rel_expr.cc (expressions),
+/// sql_to_rel_aggregate.cc (GROUP BY and window aggregation) and sql_to_rel_join.cc (joins).
 
 #include <functional>
 #include <optional>
@@ -107,6 +107,9 @@ inline bool isIdentity(const std::vector<ExprPtr>& projections, size_t input_wid
 
 /// The error for an OVER window where it cannot be planned (sql_to_rel_rank.cc).
 std::string overNotHere(const sql::Expr& e);
+/// The unique keys of `rel`'s rows (Flink's FlinkRelMdUniqueKeys, for the join input specs): a table's
+/// primary key, the group keys of an aggregation or ChangelogNormalize, kept through projections.
+std::vector<std::vector<int>> uniqueKeysOf(const RelNode& rel);
 
 struct SqlToRelConverter::Impl {
   const Catalog& catalog;
@@ -168,6 +171,11 @@ struct SqlToRelConverter::Impl {
   FromResult convertWindowTvf(const sql::TableRef& ref);
 
   FromResult convertFrom(const sql::TableRef& ref);
+
+  /// A FROM clause with joins (sql_to_rel_join.cc): the Join nodes over its tables, with the scope of
+  /// all their columns. `where_ast` (may be null): the WHERE clause; the conjuncts the joins take are
+  /// removed and the rest is returned in `where` (over the scope; null when none is left).
+  FromResult convertJoinFrom(const sql::TableRef& from, const sql::Expr* where_ast, ExprPtr& where);
 
   // ---- SELECT ------------------------------------------------------------------------------
 

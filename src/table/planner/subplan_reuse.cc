@@ -162,6 +162,16 @@ class SubplanReuser {
       case RelKind::kDeduplicate:
         d += describeRank(n);
         break;
+      case RelKind::kJoin:
+        d += fmt::format("j{}|", static_cast<int>(n.join.type));
+        appendInts(d, n.join.left_keys);
+        appendInts(d, n.join.right_keys);
+        appendInts(d, n.join.left_spec.unique_key);
+        appendInts(d, n.join.right_spec.unique_key);
+        d += fmt::format("{}{}|", n.join.left_spec.join_key_contains_unique_key ? 1 : 0,
+                         n.join.right_spec.join_key_contains_unique_key ? 1 : 0);
+        appendExpr(d, n.join.non_equi_condition);
+        break;
       case RelKind::kUnion:
       case RelKind::kSink:
         break;

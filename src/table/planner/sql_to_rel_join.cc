@@ -1,0 +1,348 @@
+// FROM clauses with joins: INNER / LEFT / RIGHT / FULL [OUTER] JOIN ... ON, CROSS JOIN and `FROM a, b`
+// turned into regular streaming joins (Flink's StreamPhysicalJoin / StreamExecJoin).
+//
+// Rules, as Flink's planner:
+//  - the ON condition (and, for inner and cross joins not below an outer join, the WHERE conjuncts that
+//    read both sides, as Flink's FilterJoinRule pushes them) is split into equi-join keys (`l = r`, each
+//    side reading one input only) and a non-equi rest evaluated per matching pair; a WHERE conjunct over
+//    one table below inner joins only filters that table before the join;
+//  - a join without equi keys is refused at its SQL position: without a key both inputs would have to be
+//    broadcast into unbounded state (Flink would run it at parallelism 1);
+//  - key pairs of different types are cast to their least restrictive type in a Calc below the join, so
+//    both sides hash and encode equal values alike;
+//  - the input specs follow Flink's JoinUtil/JoinInputSideSpec from the inputs' unique keys
+//    (FlinkRelMdUniqueKeys: a table's primary key, the group keys of an aggregation, the key of a
+//    ChangelogNormalize, kept through projections);
+//  - the output has no time attributes (a regular join materializes them) and its changelog is
+//    insert-only for an inner join of insert-only inputs, a retract changelog otherwise.
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "table/planner/sql_to_rel_internal.h"
+#include "table/planner/type_coercion.h"
+#include "table/runtime/streaming_join.h"
+
+namespace sluice::table {
+
+namespace {
+
+void splitConjuncts(const ExprPtr& e, std::vector<ExprPtr>& out) {
+  if (e->kind == ExprKind::kCall && e->op == ScalarOp::kAnd) {
+    for (const auto& a : e->args) splitConjuncts(a, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+ExprPtr andOf(const std::vector<ExprPtr>& conjuncts) {
+  if (conjuncts.empty()) return nullptr;
+  ExprPtr out = conjuncts[0];
+  for (size_t i = 1; i < conjuncts.size(); ++i) out = makeCall(ScalarOp::kAnd, {out, conjuncts[i]});
+  return out;
+}
+
+/// The smallest and largest input column `e` reads; {INT_MAX, -1} when none.
+void refRange(const ExprPtr& e, int& lo, int& hi) {
+  if (e->kind == ExprKind::kInputRef) {
+    lo = std::min(lo, e->input_index);
+    hi = std::max(hi, e->input_index);
+  } else if (e->kind == ExprKind::kCall) {
+    for (const auto& a : e->args) refRange(a, lo, hi);
+  }
+}
+
+/// `e` with every input reference i >= from moved by `delta` (and those below `from` unchanged).
+ExprPtr shiftRefs(const ExprPtr& e, int from, int delta) {
+  if (e->kind == ExprKind::kInputRef) {
+    if (e->input_index < from || delta == 0) return e;
+    return makeInputRef(e->input_index + delta, e->type);
+  }
+  if (e->kind != ExprKind::kCall) return e;
+  auto n = std::make_shared<Expr>(*e);
+  for (auto& a : n->args) a = shiftRefs(a, from, delta);
+  return n;
+}
+
+/// Both sides of a key pair hash and encode a value alike (runtime::hashKey, KeyCodec).
+bool sameKeyForm(const LogicalType& a, const LogicalType& b) {
+  if (a.isIntegral() && b.isIntegral()) return true;
+  if (a.isString() && b.isString()) return true;
+  return a.withNullable(true) == b.withNullable(true);
+}
+
+/// A subtree of the FROM clause: a leaf table reference or a join of two subtrees, covering the columns
+/// [lo, hi) of the whole FROM clause's row.
+struct JoinTree {
+  const sql::TableRef* ref = nullptr;
+  FromResult leaf;  ///< leaves only
+  std::unique_ptr<JoinTree> left, right;
+  int lo = 0, hi = 0;
+};
+
+}  // namespace
+
+std::vector<std::vector<int>> uniqueKeysOf(const RelNode& rel) {
+  switch (rel.kind) {
+    case RelKind::kTableSourceScan:
+      if (rel.primary_key.empty()) return {};
+      return {rel.primary_key};
+    case RelKind::kChangelogNormalize:
+      return {rel.group_keys};
+    case RelKind::kGroupAggregate: {
+      if (rel.group_keys.empty()) return {};
+      std::vector<int> k;
+      for (size_t i = 0; i < rel.group_keys.size(); ++i) k.push_back(static_cast<int>(i));
+      return {k};
+    }
+    case RelKind::kWatermarkAssigner:
+      return uniqueKeysOf(*rel.inputs[0]);
+    case RelKind::kCalc: {
+      std::vector<std::vector<int>> out;
+      for (const auto& uk : uniqueKeysOf(*rel.inputs[0])) {
+        std::vector<int> mapped;
+        for (int c : uk) {
+          for (size_t i = 0; i < rel.projections.size(); ++i) {
+            const Expr& p = *rel.projections[i];
+            if (p.kind == ExprKind::kInputRef && p.input_index == c) {
+              mapped.push_back(static_cast<int>(i));
+              break;
+            }
+          }
+        }
+        if (mapped.size() == uk.size()) out.push_back(mapped);
+      }
+      return out;
+    }
+    default:
+      return {};
+  }
+}
+
+namespace {
+
+/// Flink's JoinInputSideSpec of an input with join keys `keys`: a unique key inside the join key wins,
+/// else the shortest unique key.
+JoinInputSideSpec inputSideSpec(const RelNode& input, const std::vector<int>& keys) {
+  JoinInputSideSpec spec;
+  std::vector<std::vector<int>> uks = uniqueKeysOf(input);
+  std::sort(uks.begin(), uks.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+  for (const auto& uk : uks) {
+    bool contained = std::all_of(uk.begin(), uk.end(),
+                                 [&](int c) { return std::find(keys.begin(), keys.end(), c) != keys.end(); });
+    if (contained) {
+      spec.unique_key = uk;
+      spec.join_key_contains_unique_key = true;
+      return spec;
+    }
+  }
+  if (!uks.empty()) spec.unique_key = uks[0];
+  return spec;
+}
+
+}  // namespace
+
+FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from, const sql::Expr* where_ast,
+                                                     ExprPtr& where) {
+  // The leaves left to right; the whole FROM row is their columns in that order.
+  FromResult whole;
+  std::function<std::unique_ptr<JoinTree>(const sql::TableRef&)> leaves = [&](const sql::TableRef& ref) {
+    auto t = std::make_unique<JoinTree>();
+    t->ref = &ref;
+    t->lo = static_cast<int>(whole.scope.columns.size());
+    if (ref.kind == sql::TableRefKind::kJoin) {
+      t->left = leaves(*ref.left);
+      t->right = leaves(*ref.right);
+    } else {
+      t->leaf = convertFrom(ref);
+      if (t->leaf.windowed)
+        fail(t->leaf.window_pos, "Window table functions are not supported as an input of a regular join");
+      for (ScopeColumn c : t->leaf.scope.columns) {
+        c.index += t->lo;
+        c.rowtime = false;  // a regular join's output has no time attributes
+        whole.scope.columns.push_back(c);
+      }
+    }
+    t->hi = static_cast<int>(whole.scope.columns.size());
+    return t;
+  };
+  std::unique_ptr<JoinTree> root = leaves(from);
+
+  // WHERE conjuncts, over the whole row; the joins take those that read both of their sides.
+  std::vector<ExprPtr> pending;
+  std::vector<bool> taken;
+  if (where_ast != nullptr) {
+    ExprPtr w = convert(*where_ast, whole.scope);
+    checkBoolean(w, *where_ast, "WHERE");
+    splitConjuncts(w, pending);
+    taken.assign(pending.size(), false);
+  }
+
+  std::function<RelNodePtr(const JoinTree&, bool)> build = [&](const JoinTree& t, bool inner_path) -> RelNodePtr {
+    if (!t.left) {
+      if (!inner_path) return t.leaf.rel;
+      // Below inner joins only, a WHERE conjunct over one table filters that table before the join.
+      std::vector<ExprPtr> filters;
+      for (size_t i = 0; i < pending.size(); ++i) {
+        if (taken[i]) continue;
+        int lo = INT32_MAX, hi = -1;
+        refRange(pending[i], lo, hi);
+        if (hi < 0 || lo < t.lo || hi >= t.hi) continue;
+        taken[i] = true;
+        filters.push_back(shiftRefs(pending[i], 0, -t.lo));
+      }
+      if (filters.empty()) return t.leaf.rel;
+      const RelNodePtr& in = t.leaf.rel;
+      std::vector<ExprPtr> all;
+      for (size_t i = 0; i < in->row_type.size(); ++i) all.push_back(makeInputRef(static_cast<int>(i), in->row_type.types[i]));
+      return makeCalc(in, andOf(filters), all, in->row_type.names);
+    }
+    const sql::TableRef& ref = *t.ref;
+    const bool inner = ref.join_type == sql::JoinType::kInner || ref.join_type == sql::JoinType::kCross;
+    RelNodePtr left = build(*t.left, inner_path && inner);
+    RelNodePtr right = build(*t.right, inner_path && inner);
+    const int nl = t.left->hi - t.left->lo;
+    const int nr = t.right->hi - t.right->lo;
+
+    // Conjuncts over this join's row (columns relative to lo).
+    std::vector<ExprPtr> conjuncts;
+    if (ref.condition) {
+      Scope scope;
+      for (const auto& c : whole.scope.columns)
+        if (c.index >= t.lo && c.index < t.hi) {
+          ScopeColumn local = c;
+          local.index -= t.lo;
+          scope.columns.push_back(local);
+        }
+      ExprPtr on = convert(*ref.condition, scope);
+      checkBoolean(on, *ref.condition, "ON");
+      splitConjuncts(on, conjuncts);
+    }
+    if (inner_path && inner) {
+      for (size_t i = 0; i < pending.size(); ++i) {
+        if (taken[i]) continue;
+        int lo = INT32_MAX, hi = -1;
+        refRange(pending[i], lo, hi);
+        if (hi < 0 || lo < t.lo || hi >= t.hi || lo >= t.lo + nl || hi < t.lo + nl) continue;
+        taken[i] = true;
+        conjuncts.push_back(shiftRefs(pending[i], 0, -t.lo));
+      }
+    }
+
+    // Equi-join keys: `l = r` with l reading only the left side and r only the right one.
+    std::vector<ExprPtr> left_keys, right_keys, rest;
+    for (const auto& c : conjuncts) {
+      if (c->kind == ExprKind::kCall && c->op == ScalarOp::kEquals && c->args.size() == 2) {
+        int alo = INT32_MAX, ahi = -1, blo = INT32_MAX, bhi = -1;
+        refRange(c->args[0], alo, ahi);
+        refRange(c->args[1], blo, bhi);
+        auto leftOnly = [&](int, int hi) { return hi >= 0 && hi < nl; };
+        auto rightOnly = [&](int lo, int hi) { return hi >= 0 && lo >= nl; };
+        if (leftOnly(alo, ahi) && rightOnly(blo, bhi)) {
+          left_keys.push_back(c->args[0]);
+          right_keys.push_back(shiftRefs(c->args[1], 0, -nl));
+          continue;
+        }
+        if (rightOnly(alo, ahi) && leftOnly(blo, bhi)) {
+          left_keys.push_back(c->args[1]);
+          right_keys.push_back(shiftRefs(c->args[0], 0, -nl));
+          continue;
+        }
+      }
+      rest.push_back(c);
+    }
+    if (left_keys.empty()) {
+      if (ref.join_type == sql::JoinType::kCross)
+        fail(ref.pos,
+             "Cross join without an equi-join condition is not supported: it would need unbounded broadcast state; "
+             "add an equality between columns of both inputs (a.x = b.y) to the WHERE clause");
+      fail(ref.pos,
+           "Join without an equi-join condition is not supported: the ON clause needs an equality between columns "
+           "of both inputs (a.x = b.y)");
+    }
+
+    // Keys that are not bare columns of one key form become extra columns of a Calc below the join.
+    auto keyColumns = [&](RelNodePtr& input, std::vector<ExprPtr>& keys, const std::vector<LogicalType>& want) {
+      std::vector<int> cols;
+      std::vector<ExprPtr> projections;
+      std::vector<std::string> names = input->row_type.names;
+      for (size_t i = 0; i < input->row_type.size(); ++i)
+        projections.push_back(makeInputRef(static_cast<int>(i), input->row_type.types[i]));
+      for (size_t k = 0; k < keys.size(); ++k) {
+        if (keys[k]->kind == ExprKind::kInputRef && keys[k]->type.withNullable(want[k].nullable) == want[k]) {
+          cols.push_back(keys[k]->input_index);
+          continue;
+        }
+        ExprPtr e = keys[k]->type.withNullable(want[k].nullable) == want[k] ? keys[k] : makeCast(keys[k], want[k]);
+        cols.push_back(static_cast<int>(projections.size()));
+        projections.push_back(e);
+        names.push_back(fmt::format("$f{}", projections.size() - 1));
+      }
+      const size_t extra = projections.size() - input->row_type.size();
+      if (extra > 0) input = makeCalc(input, nullptr, projections, names);
+      return std::make_pair(cols, static_cast<int>(extra));
+    };
+    std::vector<LogicalType> lwant, rwant;
+    for (size_t k = 0; k < left_keys.size(); ++k) {
+      const LogicalType& a = left_keys[k]->type;
+      const LogicalType& b = right_keys[k]->type;
+      if (sameKeyForm(a, b) && left_keys[k]->kind == ExprKind::kInputRef &&
+          right_keys[k]->kind == ExprKind::kInputRef) {
+        lwant.push_back(a);
+        rwant.push_back(b);
+        continue;
+      }
+      std::optional<LogicalType> common = leastRestrictive(a, b);
+      if (!common)
+        fail(ref.pos, fmt::format("Cannot join on keys of types {} and {}", a.toString(), b.toString()));
+      lwant.push_back(common->withNullable(a.nullable));
+      rwant.push_back(common->withNullable(b.nullable));
+    }
+    auto [lcols, lextra] = keyColumns(left, left_keys, lwant);
+    auto [rcols, rextra] = keyColumns(right, right_keys, rwant);
+
+    auto join = std::make_shared<RelNode>();
+    join->kind = RelKind::kJoin;
+    join->inputs = {left, right};
+    switch (ref.join_type) {
+      case sql::JoinType::kLeft: join->join.type = FlinkJoinType::kLeft; break;
+      case sql::JoinType::kRight: join->join.type = FlinkJoinType::kRight; break;
+      case sql::JoinType::kFull: join->join.type = FlinkJoinType::kFull; break;
+      default: join->join.type = FlinkJoinType::kInner; break;
+    }
+    join->join.left_keys = lcols;
+    join->join.right_keys = rcols;
+    // The rest reads the join's row: right columns move behind the left side's extra key columns.
+    ExprPtr cond = andOf(rest);
+    if (cond) join->join.non_equi_condition = shiftRefs(cond, nl, lextra);
+    join->join.left_spec = inputSideSpec(*left, lcols);
+    join->join.right_spec = inputSideSpec(*right, rcols);
+    join->row_type = StreamingJoinOperator::outputType(left->row_type, right->row_type, join->join.type);
+    uniquifyNames(join->row_type.names);
+    join->rowtime.assign(join->row_type.size(), false);
+    join->changelog = join->join.type == FlinkJoinType::kInner && !left->producesUpdates() && !right->producesUpdates()
+                          ? ChangelogMode::kInsertOnly
+                          : ChangelogMode::kAll;
+    if (lextra == 0 && rextra == 0) return join;
+    // Drop the extra key columns again: the FROM row keeps its layout.
+    std::vector<ExprPtr> keep;
+    std::vector<std::string> names;
+    for (int i = 0; i < nl + nr; ++i) {
+      const int from_col = i < nl ? i : i + lextra;
+      keep.push_back(makeInputRef(from_col, join->row_type.types[static_cast<size_t>(from_col)]));
+      names.push_back(join->row_type.names[static_cast<size_t>(from_col)]);
+    }
+    return makeCalc(join, nullptr, keep, names);
+  };
+  whole.rel = build(*root, true);
+
+  std::vector<ExprPtr> left_over;
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (!taken[i]) left_over.push_back(pending[i]);
+  where = andOf(left_over);
+  return whole;
+}
+
+}  // namespace sluice::table

@@ -1,0 +1,45 @@
+#pragma once
+/// The description of a regular (unbounded) streaming join as plain data, shared by the planner's Join
+/// node and the StreamingJoinOperator it becomes (Flink's FlinkJoinType, JoinSpec and JoinInputSideSpec).
+/// Plain values; any thread.
+
+#include <string>
+#include <vector>
+
+#include "table/functions/expression.h"
+
+namespace sluice::table {
+
+/// Flink's FlinkJoinType for regular joins.
+enum class FlinkJoinType { kInner, kLeft, kRight, kFull };
+
+/// "InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin" as Flink's explain prints joinType.
+const char* joinTypeName(FlinkJoinType t);
+
+/// How one input's rows are identified, which decides the shape of its join state (Flink's
+/// JoinInputSideSpec): a unique key of the input (a primary key, or the group keys of an aggregation)
+/// as column indexes of that input, and whether the join key contains it.
+struct JoinInputSideSpec {
+  std::vector<int> unique_key;  ///< empty: the input has no unique key
+  bool join_key_contains_unique_key = false;
+
+  bool hasUniqueKey() const { return !unique_key.empty(); }
+  /// "JoinKeyContainsUniqueKey", "HasUniqueKey", "NoUniqueKey" as Flink's explain prints an input spec.
+  std::string toString() const;
+};
+
+/// A regular join: equi-join keys (pairwise, left column i = right column i, NULL never equal) and an
+/// optional non-equi condition over the joined row (left columns, then right columns).
+struct JoinSpec {
+  FlinkJoinType type = FlinkJoinType::kInner;
+  std::vector<int> left_keys;
+  std::vector<int> right_keys;
+  ExprPtr non_equi_condition;  ///< may be null; BOOLEAN over left ++ right columns
+  JoinInputSideSpec left_spec;
+  JoinInputSideSpec right_spec;
+
+  bool leftIsOuter() const { return type == FlinkJoinType::kLeft || type == FlinkJoinType::kFull; }
+  bool rightIsOuter() const { return type == FlinkJoinType::kRight || type == FlinkJoinType::kFull; }
+};
+
+}  // namespace sluice::table
