@@ -106,7 +106,9 @@ std::string RelNode::describe() const {
       // Flink prints the whole join condition: the key equalities, then the non-equi part.
       std::vector<std::string> conj;
       const size_t nl = inputs[0]->row_type.size();
-      std::vector<std::string> names = row_type.names;  // a rename above may have reused the names
+      // The joined row's names (a rename above may have relabelled this node's own).
+      std::vector<std::string> names = inputs[0]->row_type.names;
+      for (const auto& n : inputs[1]->row_type.names) names.push_back(n);
       uniquifyNames(names);
       for (size_t i = 0; i < join.left_keys.size(); ++i)
         conj.push_back(fmt::format("=({}, {})", names[static_cast<size_t>(join.left_keys[i])],
@@ -121,7 +123,9 @@ std::string RelNode::describe() const {
       }
       std::string where = conj.size() == 1 ? conj[0] : fmt::format("AND({})", fmt::join(conj, ", "));
       return fmt::format("Join(joinType=[{}], where=[{}], select=[{}], leftInputSpec=[{}], rightInputSpec=[{}])",
-                         joinTypeName(join.type), where, fmt::join(names, ", "), join.left_spec.toString(),
+                         joinTypeName(join.type), where,
+                         fmt::join(names.begin(), join.isSemiOrAnti() ? names.begin() + static_cast<long>(nl) : names.end(), ", "),
+                         join.left_spec.toString(),
                          join.right_spec.toString());
     }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));

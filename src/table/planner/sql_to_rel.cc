@@ -393,7 +393,7 @@ FromResult SqlToRelConverter::Impl::convertFrom(const sql::TableRef& ref) {
       return convertWindowTvf(ref);
     case sql::TableRefKind::kJoin: {
       ExprPtr no_where;
-      return convertJoinFrom(ref, nullptr, no_where);
+      return convertJoinFrom(ref, {}, no_where);
     }
   }
   fail(ref.pos, "unsupported FROM clause");
@@ -414,12 +414,39 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
   if (!s.from) fail(s.pos, "SELECT without FROM is not supported yet");
   if (s.where)
     if (const sql::Expr* a = findAggregate(*s.where)) fail(a->pos, "Aggregate functions are not allowed in WHERE");
+  // WHERE conjuncts x [NOT] IN (SELECT ...) become semi / anti joins (sql_to_rel_join.cc).
+  std::vector<const sql::Expr*> conjuncts, in_subqueries;
+  std::function<void(const sql::Expr&)> split = [&](const sql::Expr& e) {
+    if (e.kind == sql::ExprKind::kBinary && e.binary_op == sql::BinaryOp::kAnd) {
+      split(*e.children[0]);
+      split(*e.children[1]);
+    } else {
+      (e.kind == sql::ExprKind::kIn && e.subquery ? in_subqueries : conjuncts).push_back(&e);
+    }
+  };
+  if (s.where) split(*s.where);
+  if (in_subqueries.empty() && s.where) conjuncts = {s.where.get()};  // the clause as it is written
   ExprPtr where;
   const bool join = s.from->kind == sql::TableRefKind::kJoin;  // the joins take their WHERE conjuncts
-  FromResult from = join ? convertJoinFrom(*s.from, s.where.get(), where) : convertFrom(*s.from);
-  if (s.where && !join) {
-    where = convert(*s.where, from.scope);
-    checkBoolean(where, *s.where, "WHERE");
+  FromResult from = join ? convertJoinFrom(*s.from, conjuncts, where) : convertFrom(*s.from);
+  if (!join) {
+    for (const sql::Expr* c : conjuncts) {
+      ExprPtr w = convert(*c, from.scope);
+      checkBoolean(w, *c, "WHERE");
+      where = where ? makeCall(ScalarOp::kAnd, {where, w}) : w;
+    }
+  }
+  if (!in_subqueries.empty()) {
+    if (from.windowed) fail(in_subqueries[0]->pos, "IN (subquery) over a window table function is not supported");
+    if (where) {
+      std::vector<ExprPtr> all;
+      for (size_t i = 0; i < from.rel->row_type.size(); ++i)
+        all.push_back(makeInputRef(static_cast<int>(i), from.rel->row_type.types[i]));
+      from.rel = makeCalc(from.rel, where, all, from.rel->row_type.names);
+      where = nullptr;
+    }
+    for (const sql::Expr* in : in_subqueries) from.rel = convertInSubquery(from.rel, from.scope, *in);
+    for (auto& c : from.scope.columns) c.rowtime = false;  // a join's output has no time attributes
   }
   if (selectHasOver(s)) return convertOverSelect(s, from, where);
   bool has_agg = !s.group_by.empty() || s.distinct || (s.having != nullptr);

@@ -240,6 +240,8 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
     case sql::ExprKind::kBetween:
       return call(e, e.negated ? ScalarOp::kNotBetween : ScalarOp::kBetween, {sub(0), sub(1), sub(2)});
     case sql::ExprKind::kIn: {
+      if (e.subquery)
+        fail(e.pos, "IN (subquery) is supported only as a conjunct of a WHERE clause (a semi or anti join)");
       std::vector<ExprPtr> args;
       for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
       return call(e, e.negated ? ScalarOp::kNotIn : ScalarOp::kIn, std::move(args));

@@ -173,9 +173,16 @@ struct SqlToRelConverter::Impl {
   FromResult convertFrom(const sql::TableRef& ref);
 
   /// A FROM clause with joins (sql_to_rel_join.cc): the Join nodes over its tables, with the scope of
-  /// all their columns. `where_ast` (may be null): the WHERE clause; the conjuncts the joins take are
-  /// removed and the rest is returned in `where` (over the scope; null when none is left).
-  FromResult convertJoinFrom(const sql::TableRef& from, const sql::Expr* where_ast, ExprPtr& where);
+  /// all their columns. `where_conjuncts`: the WHERE clause (its AND parts); the conjuncts the joins take
+  /// are removed and the rest is returned in `where` (over the scope; null when none is left).
+  FromResult convertJoinFrom(const sql::TableRef& from, const std::vector<const sql::Expr*>& where_conjuncts,
+                             ExprPtr& where);
+  /// A Join node of `type` on left_keys[i] = right_keys[i] (over each input) and the non-equi `rest` (over
+  /// left ++ right columns, may be null); keys of different types are cast below. Fails at `pos`.
+  RelNodePtr makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right, const std::vector<ExprPtr>& left_keys,
+                      const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos);
+  /// `input` semi / anti joined with the subquery of `in` (x [NOT] IN (SELECT ...)), x over `scope`.
+  RelNodePtr convertInSubquery(const RelNodePtr& input, const Scope& scope, const sql::Expr& in);
 
   // ---- SELECT ------------------------------------------------------------------------------
 

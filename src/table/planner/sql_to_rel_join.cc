@@ -14,7 +14,11 @@
 //    (FlinkRelMdUniqueKeys: a table's primary key, the group keys of an aggregation, the key of a
 //    ChangelogNormalize, kept through projections);
 //  - the output has no time attributes (a regular join materializes them) and its changelog is
-//    insert-only for an inner join of insert-only inputs, a retract changelog otherwise.
+//    insert-only for an inner join of insert-only inputs, a retract changelog otherwise;
+//  - a WHERE conjunct `x [NOT] IN (SELECT y ...)` (uncorrelated) is a semi / anti join on x = y of the
+//    FROM clause (filtered by the rest of the WHERE) with the subquery (Flink's
+//    StreamingSemiAntiJoinOperator); NOT IN only over NOT NULL values (SQL's NULL rules make it a join
+//    without keys).
 
 #include <algorithm>
 
@@ -144,7 +148,107 @@ JoinInputSideSpec inputSideSpec(const RelNode& input, const std::vector<int>& ke
 
 }  // namespace
 
-FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from, const sql::Expr* where_ast,
+RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right,
+                                             const std::vector<ExprPtr>& left_keys,
+                                             const std::vector<ExprPtr>& right_keys, ExprPtr rest,
+                                             sql::SourcePos pos) {
+  const int nl = static_cast<int>(left->row_type.size());
+  const int nr = static_cast<int>(right->row_type.size());
+  // Keys that are not bare columns of one key form become extra columns of a Calc below the join.
+  auto keyColumns = [&](RelNodePtr& input, const std::vector<ExprPtr>& keys, const std::vector<LogicalType>& want) {
+    std::vector<int> cols;
+    std::vector<ExprPtr> projections;
+    std::vector<std::string> names = input->row_type.names;
+    for (size_t i = 0; i < input->row_type.size(); ++i)
+      projections.push_back(makeInputRef(static_cast<int>(i), input->row_type.types[i]));
+    for (size_t k = 0; k < keys.size(); ++k) {
+      if (keys[k]->kind == ExprKind::kInputRef && keys[k]->type.withNullable(want[k].nullable) == want[k]) {
+        cols.push_back(keys[k]->input_index);
+        continue;
+      }
+      ExprPtr e = keys[k]->type.withNullable(want[k].nullable) == want[k] ? keys[k] : makeCast(keys[k], want[k]);
+      cols.push_back(static_cast<int>(projections.size()));
+      projections.push_back(e);
+      names.push_back(fmt::format("$f{}", projections.size() - 1));
+    }
+    const size_t extra = projections.size() - input->row_type.size();
+    if (extra > 0) input = makeCalc(input, nullptr, projections, names);
+    return std::make_pair(cols, static_cast<int>(extra));
+  };
+  std::vector<LogicalType> lwant, rwant;
+  for (size_t k = 0; k < left_keys.size(); ++k) {
+    const LogicalType& a = left_keys[k]->type;
+    const LogicalType& b = right_keys[k]->type;
+    if (sameKeyForm(a, b) && left_keys[k]->kind == ExprKind::kInputRef && right_keys[k]->kind == ExprKind::kInputRef) {
+      lwant.push_back(a);
+      rwant.push_back(b);
+      continue;
+    }
+    std::optional<LogicalType> common = leastRestrictive(a, b);
+    if (!common) fail(pos, fmt::format("Cannot join on keys of types {} and {}", a.toString(), b.toString()));
+    lwant.push_back(common->withNullable(a.nullable));
+    rwant.push_back(common->withNullable(b.nullable));
+  }
+  auto [lcols, lextra] = keyColumns(left, left_keys, lwant);
+  auto [rcols, rextra] = keyColumns(right, right_keys, rwant);
+
+  auto join = std::make_shared<RelNode>();
+  join->kind = RelKind::kJoin;
+  join->inputs = {left, right};
+  join->join.type = type;
+  join->join.left_keys = lcols;
+  join->join.right_keys = rcols;
+  // The rest reads the joined row: right columns move behind the left side's extra key columns.
+  if (rest) join->join.non_equi_condition = shiftRefs(rest, nl, lextra);
+  join->join.left_spec = inputSideSpec(*left, lcols);
+  join->join.right_spec = inputSideSpec(*right, rcols);
+  join->row_type = StreamingJoinOperator::outputType(left->row_type, right->row_type, type);
+  uniquifyNames(join->row_type.names);
+  join->rowtime.assign(join->row_type.size(), false);
+  // Insert-only: an inner or semi join of insert-only inputs (a semi join's row passes at its first match
+  // and stays); an anti join retracts a row when its first match comes.
+  const bool insert_only_inputs = !left->producesUpdates() && !right->producesUpdates();
+  join->changelog = (type == FlinkJoinType::kInner || type == FlinkJoinType::kSemi) && insert_only_inputs
+                        ? ChangelogMode::kInsertOnly
+                        : ChangelogMode::kAll;
+  if (lextra == 0 && rextra == 0) return join;
+  // Drop the extra key columns again: the row keeps its layout.
+  const int width = join->join.isSemiOrAnti() ? nl : nl + nr;
+  std::vector<ExprPtr> keep;
+  std::vector<std::string> names;
+  for (int i = 0; i < width; ++i) {
+    const int from_col = i < nl ? i : i + lextra;
+    keep.push_back(makeInputRef(from_col, join->row_type.types[static_cast<size_t>(from_col)]));
+    names.push_back(join->row_type.names[static_cast<size_t>(from_col)]);
+  }
+  return makeCalc(join, nullptr, keep, names);
+}
+
+RelNodePtr SqlToRelConverter::Impl::convertInSubquery(const RelNodePtr& input, const Scope& scope,
+                                                      const sql::Expr& in) {
+  SLUICE_CHECK(in.kind == sql::ExprKind::kIn && in.subquery != nullptr, "not an IN subquery");
+  ExprPtr value = convert(*in.children[0], scope);
+  RelNodePtr sub = convertQueryRel(*in.subquery);
+  if (sub->row_type.size() != 1)
+    fail(in.pos, fmt::format("The subquery of IN must return exactly one column, not {}", sub->row_type.size()));
+  const LogicalType& b = sub->row_type.types[0];
+  if (!leastRestrictive(value->type, b))
+    fail(in.pos, fmt::format("Values passed to IN operator must have compatible types: {} and {}",
+                             value->type.toString(), b.toString()));
+  // SQL's NOT IN is FALSE/UNKNOWN for every row once the subquery holds a NULL, and UNKNOWN for a NULL value:
+  // a null-aware anti join would need every key's state at once (Flink runs it without keys).
+  if (in.negated && (value->type.nullable || b.nullable))
+    fail(in.pos, fmt::format("NOT IN over nullable values is not supported (a null-aware anti join has no join key): "
+                             "the value is {} and the subquery returns {}; declare the columns NOT NULL",
+                             value->type.toString(), b.toString()));
+  std::vector<ExprPtr> left_keys = {value};
+  std::vector<ExprPtr> right_keys = {makeInputRef(0, b)};
+  return makeJoin(in.negated ? FlinkJoinType::kAnti : FlinkJoinType::kSemi, input, sub, left_keys, right_keys,
+                  nullptr, in.pos);
+}
+
+FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
+                                                     const std::vector<const sql::Expr*>& where_conjuncts,
                                                      ExprPtr& where) {
   // The leaves left to right; the whole FROM row is their columns in that order.
   FromResult whole;
@@ -173,12 +277,12 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from, c
   // WHERE conjuncts, over the whole row; the joins take those that read both of their sides.
   std::vector<ExprPtr> pending;
   std::vector<bool> taken;
-  if (where_ast != nullptr) {
-    ExprPtr w = convert(*where_ast, whole.scope);
-    checkBoolean(w, *where_ast, "WHERE");
+  for (const sql::Expr* c : where_conjuncts) {
+    ExprPtr w = convert(*c, whole.scope);
+    checkBoolean(w, *c, "WHERE");
     splitConjuncts(w, pending);
-    taken.assign(pending.size(), false);
   }
+  taken.assign(pending.size(), false);
 
   std::function<RelNodePtr(const JoinTree&, bool)> build = [&](const JoinTree& t, bool inner_path) -> RelNodePtr {
     if (!t.left) {
@@ -204,7 +308,6 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from, c
     RelNodePtr left = build(*t.left, inner_path && inner);
     RelNodePtr right = build(*t.right, inner_path && inner);
     const int nl = t.left->hi - t.left->lo;
-    const int nr = t.right->hi - t.right->lo;
 
     // Conjuncts over this join's row (columns relative to lo).
     std::vector<ExprPtr> conjuncts;
@@ -263,78 +366,11 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from, c
            "of both inputs (a.x = b.y)");
     }
 
-    // Keys that are not bare columns of one key form become extra columns of a Calc below the join.
-    auto keyColumns = [&](RelNodePtr& input, std::vector<ExprPtr>& keys, const std::vector<LogicalType>& want) {
-      std::vector<int> cols;
-      std::vector<ExprPtr> projections;
-      std::vector<std::string> names = input->row_type.names;
-      for (size_t i = 0; i < input->row_type.size(); ++i)
-        projections.push_back(makeInputRef(static_cast<int>(i), input->row_type.types[i]));
-      for (size_t k = 0; k < keys.size(); ++k) {
-        if (keys[k]->kind == ExprKind::kInputRef && keys[k]->type.withNullable(want[k].nullable) == want[k]) {
-          cols.push_back(keys[k]->input_index);
-          continue;
-        }
-        ExprPtr e = keys[k]->type.withNullable(want[k].nullable) == want[k] ? keys[k] : makeCast(keys[k], want[k]);
-        cols.push_back(static_cast<int>(projections.size()));
-        projections.push_back(e);
-        names.push_back(fmt::format("$f{}", projections.size() - 1));
-      }
-      const size_t extra = projections.size() - input->row_type.size();
-      if (extra > 0) input = makeCalc(input, nullptr, projections, names);
-      return std::make_pair(cols, static_cast<int>(extra));
-    };
-    std::vector<LogicalType> lwant, rwant;
-    for (size_t k = 0; k < left_keys.size(); ++k) {
-      const LogicalType& a = left_keys[k]->type;
-      const LogicalType& b = right_keys[k]->type;
-      if (sameKeyForm(a, b) && left_keys[k]->kind == ExprKind::kInputRef &&
-          right_keys[k]->kind == ExprKind::kInputRef) {
-        lwant.push_back(a);
-        rwant.push_back(b);
-        continue;
-      }
-      std::optional<LogicalType> common = leastRestrictive(a, b);
-      if (!common)
-        fail(ref.pos, fmt::format("Cannot join on keys of types {} and {}", a.toString(), b.toString()));
-      lwant.push_back(common->withNullable(a.nullable));
-      rwant.push_back(common->withNullable(b.nullable));
-    }
-    auto [lcols, lextra] = keyColumns(left, left_keys, lwant);
-    auto [rcols, rextra] = keyColumns(right, right_keys, rwant);
-
-    auto join = std::make_shared<RelNode>();
-    join->kind = RelKind::kJoin;
-    join->inputs = {left, right};
-    switch (ref.join_type) {
-      case sql::JoinType::kLeft: join->join.type = FlinkJoinType::kLeft; break;
-      case sql::JoinType::kRight: join->join.type = FlinkJoinType::kRight; break;
-      case sql::JoinType::kFull: join->join.type = FlinkJoinType::kFull; break;
-      default: join->join.type = FlinkJoinType::kInner; break;
-    }
-    join->join.left_keys = lcols;
-    join->join.right_keys = rcols;
-    // The rest reads the join's row: right columns move behind the left side's extra key columns.
-    ExprPtr cond = andOf(rest);
-    if (cond) join->join.non_equi_condition = shiftRefs(cond, nl, lextra);
-    join->join.left_spec = inputSideSpec(*left, lcols);
-    join->join.right_spec = inputSideSpec(*right, rcols);
-    join->row_type = StreamingJoinOperator::outputType(left->row_type, right->row_type, join->join.type);
-    uniquifyNames(join->row_type.names);
-    join->rowtime.assign(join->row_type.size(), false);
-    join->changelog = join->join.type == FlinkJoinType::kInner && !left->producesUpdates() && !right->producesUpdates()
-                          ? ChangelogMode::kInsertOnly
-                          : ChangelogMode::kAll;
-    if (lextra == 0 && rextra == 0) return join;
-    // Drop the extra key columns again: the FROM row keeps its layout.
-    std::vector<ExprPtr> keep;
-    std::vector<std::string> names;
-    for (int i = 0; i < nl + nr; ++i) {
-      const int from_col = i < nl ? i : i + lextra;
-      keep.push_back(makeInputRef(from_col, join->row_type.types[static_cast<size_t>(from_col)]));
-      names.push_back(join->row_type.names[static_cast<size_t>(from_col)]);
-    }
-    return makeCalc(join, nullptr, keep, names);
+    FlinkJoinType type = FlinkJoinType::kInner;
+    if (ref.join_type == sql::JoinType::kLeft) type = FlinkJoinType::kLeft;
+    if (ref.join_type == sql::JoinType::kRight) type = FlinkJoinType::kRight;
+    if (ref.join_type == sql::JoinType::kFull) type = FlinkJoinType::kFull;
+    return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos);
   };
   whole.rel = build(*root, true);
 

@@ -10,10 +10,12 @@
 
 namespace sluice::table {
 
-/// Flink's FlinkJoinType for regular joins.
-enum class FlinkJoinType { kInner, kLeft, kRight, kFull };
+/// Flink's FlinkJoinType for regular joins; kSemi / kAnti keep the left rows with / without a match (the
+/// joins of `x IN (SELECT ...)` and `x NOT IN (SELECT ...)`).
+enum class FlinkJoinType { kInner, kLeft, kRight, kFull, kSemi, kAnti };
 
-/// "InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin" as Flink's explain prints joinType.
+/// "InnerJoin", "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin", "LeftSemiJoin", "LeftAntiJoin" as Flink's
+/// explain prints joinType.
 const char* joinTypeName(FlinkJoinType t);
 
 /// How one input's rows are identified, which decides the shape of its join state (Flink's
@@ -40,6 +42,7 @@ struct JoinSpec {
 
   bool leftIsOuter() const { return type == FlinkJoinType::kLeft || type == FlinkJoinType::kFull; }
   bool rightIsOuter() const { return type == FlinkJoinType::kRight || type == FlinkJoinType::kFull; }
+  bool isSemiOrAnti() const { return type == FlinkJoinType::kSemi || type == FlinkJoinType::kAnti; }
 };
 
 }  // namespace sluice::table

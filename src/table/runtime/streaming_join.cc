@@ -33,6 +33,8 @@ const char* joinTypeName(FlinkJoinType t) {
     case FlinkJoinType::kLeft: return "LeftOuterJoin";
     case FlinkJoinType::kRight: return "RightOuterJoin";
     case FlinkJoinType::kFull: return "FullOuterJoin";
+    case FlinkJoinType::kSemi: return "LeftSemiJoin";
+    case FlinkJoinType::kAnti: return "LeftAntiJoin";
   }
   return "?";
 }
@@ -208,7 +210,7 @@ void checkSpec(const RowType& left, const RowType& right, const JoinSpec& spec) 
 struct StreamingJoinOperator::Impl {
   Impl(const RowType& left_type, const RowType& right_type, JoinSpec s)
       : spec(std::move(s)),
-        left(left_type, spec.left_keys, spec.left_spec, spec.leftIsOuter(), "left-records"),
+        left(left_type, spec.left_keys, spec.left_spec, spec.leftIsOuter() || spec.isSemiOrAnti(), "left-records"),
         right(right_type, spec.right_keys, spec.right_spec, spec.rightIsOuter(), "right-records"),
         output_type(outputType(left_type, right_type, spec.type)) {
     if (spec.non_equi_condition) {
@@ -220,6 +222,8 @@ struct StreamingJoinOperator::Impl {
   }
 
   void process(RowBatch& batch, bool input_is_left);
+  /// StreamingSemiAntiJoinOperator.processElement1 / processElement2.
+  void processSemiAnti(RowBatch& batch, bool input_is_left);
   /// The stored copies of the other side matching row `row` of `batch` (same join key, not NULL, and the
   /// non-equi condition TRUE).
   void associated(const RowBatch& batch, size_t row, bool input_is_left, Side& other, std::vector<Stored>& out);
@@ -247,6 +251,7 @@ struct StreamingJoinOperator::Impl {
 };
 
 RowType StreamingJoinOperator::outputType(const RowType& left, const RowType& right, FlinkJoinType type) {
+  if (type == FlinkJoinType::kSemi || type == FlinkJoinType::kAnti) return left;
   RowType out;
   const bool pad_left = type == FlinkJoinType::kRight || type == FlinkJoinType::kFull;
   const bool pad_right = type == FlinkJoinType::kLeft || type == FlinkJoinType::kFull;
@@ -339,8 +344,51 @@ void StreamingJoinOperator::Impl::emitPaddedOther(bool input_is_left, const Side
   other.rows.decodeAppend(match.row, out, other_first);
 }
 
+void StreamingJoinOperator::Impl::processSemiAnti(RowBatch& batch, bool input_is_left) {
+  const bool anti = spec.type == FlinkJoinType::kAnti;
+  Side& self = input_is_left ? left : right;
+  Side& other = input_is_left ? right : left;
+  RowBatch out(output_type);
+  runtime::hashKeys(batch, self.keys.keyColumns(), hashes);
+  for (size_t row = 0; row < batch.numRows(); ++row) {
+    const RowKind kind = batch.kind(row);
+    const bool accumulate = types::isAccumulate(kind);
+    self.keys.encode(batch, row, key_buf);
+    backend->setCurrentKey(key_buf, internal::keyGroupOf(hashes[row], *backend));
+    self.rows.encode(batch, row, row_buf);
+    if (self.unique_key) self.unique_key->encode(batch, row, uk_buf);
+    associated(batch, row, input_is_left, other, matches);
+    if (input_is_left) {
+      // A left row passes with its own kind when it has a match (semi) or none (anti).
+      if (matches.empty() == anti) out.appendRow(batch, row, kind);
+      if (accumulate) self.add(row_buf, uk_buf, static_cast<int32_t>(matches.size()));
+      else self.retract(row_buf, uk_buf);
+      continue;
+    }
+    if (accumulate) self.add(row_buf, uk_buf, -1);
+    else self.retract(row_buf, uk_buf);
+    for (const Stored& m : matches) {
+      // The first match of a left row lets it pass (semi, with the right row's kind) or retracts it
+      // (anti, -D); losing the last match does the opposite (semi: the right row's kind, anti: +I).
+      if (accumulate && m.associations == 0) {
+        other.rows.decodeAppend(m.row, out, 0);
+        out.kinds().push_back(anti ? RowKind::kDelete : kind);
+      } else if (!accumulate && m.associations == 1) {
+        other.rows.decodeAppend(m.row, out, 0);
+        out.kinds().push_back(anti ? RowKind::kInsert : kind);
+      }
+      other.setAssociations(m, m.associations + (accumulate ? 1 : -1));
+    }
+  }
+  if (!out.empty()) output->collect(std::move(out));
+}
+
 void StreamingJoinOperator::Impl::process(RowBatch& batch, bool input_is_left) {
   SLUICE_CHECK(backend != nullptr, "StreamingJoin used before open()");
+  if (spec.isSemiOrAnti()) {
+    processSemiAnti(batch, input_is_left);
+    return;
+  }
   Side& self = input_is_left ? left : right;
   Side& other = input_is_left ? right : left;
   RowBatch out(output_type);

@@ -1,7 +1,7 @@
 #pragma once
-/// Regular (unbounded) INNER / LEFT / RIGHT / FULL OUTER joins over two changelogs (Flink's
-/// StreamingJoinOperator with AbstractStreamingJoinOperator, JoinRecordStateViews and
-/// OuterJoinRecordStateViews; no state TTL, no mini-batch).
+/// Regular (unbounded) INNER / LEFT / RIGHT / FULL OUTER, semi and anti joins over two changelogs (Flink's
+/// StreamingJoinOperator and StreamingSemiAntiJoinOperator with AbstractStreamingJoinOperator,
+/// JoinRecordStateViews and OuterJoinRecordStateViews; no state TTL, no mini-batch).
 
 #include <memory>
 #include <vector>
@@ -29,6 +29,11 @@ namespace sluice::table {
 ///  - retract (-U/-D): removed from the state first; no match → -D[row + nulls] when the input side is
 ///    outer; else per match -D[row + other] (outer input side) or -U/-D (the input's kind); an outer other
 ///    side whose count was 1 then emits +I[nulls + other], and its count goes down by one.
+/// Semi / anti joins (FlinkJoinType kSemi / kAnti, Flink's StreamingSemiAntiJoinOperator) output left rows
+/// only: a left row passes with its own kind when it has a match (semi) or none (anti) and is stored with
+/// its number of matches; a right row changes that count of each matching left row, and the first match
+/// lets it pass (semi: with the right row's kind) or retracts it (anti: -D), losing the last match
+/// retracts it (semi: the right row's kind) or lets it pass again (anti: +I).
 /// "Additional match" (Flink's isAdditionalMatch): the other side is outer, the join key does not contain
 /// the input's unique key, and no row with the same unique key is stored (an input without unique key:
 /// always), so replacing a row of a unique key without retracting it first does not count twice.
@@ -42,8 +47,9 @@ namespace sluice::table {
 ///  - the join key contains a unique key: ValueState of one JoinRecord (the row; its associations);
 ///  - a unique key not in the join key: MapState unique key bytes → JoinRecord;
 ///  - no unique key: MapState row bytes → JoinRecord (appearance count; associations per copy).
-/// The count of associations is kept only for outer sides (-1 otherwise). Nothing is kept outside the
-/// backend, so a snapshot at any batch boundary restores, also at another parallelism.
+/// The count of associations is kept only for outer sides and the left side of a semi / anti join (-1
+/// otherwise). Nothing is kept outside the backend, so a snapshot at any batch boundary restores, also at
+/// another parallelism.
 /// Threading: task thread only.
 class StreamingJoinOperator : public runtime::StreamOperator, public runtime::TwoInputRowOperator {
  public:
@@ -52,7 +58,8 @@ class StreamingJoinOperator : public runtime::StreamOperator, public runtime::Tw
   StreamingJoinOperator(types::RowType left_type, types::RowType right_type, JoinSpec spec);
   ~StreamingJoinOperator() override;
 
-  /// Left columns then right columns; the padded side of an outer join is nullable.
+  /// Left columns then right columns; the padded side of an outer join is nullable; a semi / anti join:
+  /// the left columns.
   static types::RowType outputType(const types::RowType& left, const types::RowType& right, FlinkJoinType type);
 
   /// Registers the two states in `ctx.state` (or a private context when null, see

@@ -73,6 +73,7 @@ ExprPtr Expr::clone() const {
   out->star = star;
   out->trim_mode = trim_mode;
   out->over = over;
+  out->subquery = subquery;
   return out;
 }
 
@@ -106,7 +107,7 @@ bool Expr::equals(const Expr& o) const {
     default:
       break;
   }
-  if (negated != o.negated) return false;
+  if (negated != o.negated || subquery != o.subquery) return false;
   for (size_t i = 0; i < children.size(); ++i) {
     const Expr* a = children[i].get();
     const Expr* b = o.children[i].get();
@@ -182,6 +183,7 @@ std::string Expr::toString() const {
       return fmt::format("({} {}BETWEEN {} AND {})", childText(*this, 0), negated ? "NOT " : "",
                          childText(*this, 1), childText(*this, 2));
     case ExprKind::kIn: {
+      if (subquery) return fmt::format("({} {}IN (subquery))", childText(*this, 0), negated ? "NOT " : "");
       std::string items;
       for (size_t i = 1; i < children.size(); ++i) items += (i > 1 ? ", " : "") + childText(*this, i);
       return fmt::format("({} {}IN ({}))", childText(*this, 0), negated ? "NOT " : "", items);

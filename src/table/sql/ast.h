@@ -48,7 +48,8 @@ enum class ExprKind : uint8_t {
   kUnary,       ///< `unary_op`; children = {operand}
   kBinary,      ///< `binary_op`; children = {left, right}
   kBetween,     ///< `negated` (NOT BETWEEN); children = {value, low, high}
-  kIn,          ///< `negated` (NOT IN); children = {value, item1, item2, ...} (list form only)
+  kIn,          ///< `negated` (NOT IN); children = {value, item1, item2, ...}, or {value} and `subquery`
+                ///<  for x [NOT] IN (SELECT ...)
   kLike,        ///< `negated` (NOT LIKE); children = {value, pattern} or {value, pattern, escape}
   kIsNull,      ///< `negated` (IS NOT NULL); children = {value}
   kIsTrue,      ///< `negated` (IS NOT TRUE); children = {value}
@@ -123,6 +124,7 @@ const char* intervalUnitToString(IntervalUnit unit);
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 struct OverWindow;
+struct Query;
 
 /// One expression node; see ExprKind for which fields each kind uses.
 struct Expr {
@@ -150,6 +152,7 @@ struct Expr {
   TrimMode trim_mode = TrimMode::kBoth;  ///< kCall TRIM
   /// kOver: the window, immutable once parsed (clones share it).
   std::shared_ptr<const OverWindow> over;
+  std::shared_ptr<const Query> subquery;  ///< kIn: the subquery of x IN (SELECT ...), else null (shared by clones)
 
   /// Deep copy.
   ExprPtr clone() const;

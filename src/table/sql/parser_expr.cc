@@ -139,9 +139,16 @@ ExprPtr Parser::parsePredicate() {
       left = std::move(e);
     } else if (op.upper == "IN") {
       expectSymbol("(");
-      if (startsQuery(0)) unsupported(peek(), "IN (subquery)");
       auto e = makeNode(ExprKind::kIn, left->pos, negated);
       e->children.push_back(std::move(left));
+      if (startsQuery(0)) {
+        // x [NOT] IN (SELECT ...): the planner turns it into a semi / anti join.
+        e->subquery = parseQuery();
+        if (!peek().isSymbol(")")) unexpected(peek(), {")"});
+        next();
+        left = std::move(e);
+        continue;
+      }
       do {
         e->children.push_back(parseExpr());
       } while (acceptSymbol(","));

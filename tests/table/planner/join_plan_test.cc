@@ -105,6 +105,15 @@ TEST_F(JoinPlanTest, InputSpecsFollowTheUniqueKeys) {
       << t;
 }
 
+TEST_F(JoinPlanTest, InSubqueryIsASemiJoin) {
+  std::string t = text("SELECT v FROM a WHERE v > 0 AND x IN (SELECT y FROM b);");
+  EXPECT_NE(t.find("Join(joinType=[LeftSemiJoin], where=[=(x, y)], select=[x, v], leftInputSpec=[NoUniqueKey], "
+                   "rightInputSpec=[NoUniqueKey])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Calc(select=[x, v], where=[>(v, 0)])"), std::string::npos) << t;
+}
+
 TEST_F(JoinPlanTest, JobGraphHasATwoInputVertexWithTwoHashEdges) {
   nlohmann::json doc = graph("SELECT x, w FROM a JOIN b ON a.x = b.y;");
   int joins = 0;

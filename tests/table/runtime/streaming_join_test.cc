@@ -228,6 +228,28 @@ TEST(StreamingJoinTest, ReplacingARowOfAUniqueKeyIsNoAdditionalMatch) {
                                               "+I[1, a, null, null, null]"}));
 }
 
+// Semi and anti joins (StreamingSemiAntiJoinOperator) of the same rows: the left rows, by their count of
+// matches (no unique keys: the left side keeps row -> count, associations).
+const std::vector<SideRow> kSemiAntiRows = {
+    L(ins({int64_t{1}, int64_t{10}})),   // no match: anti lets it pass; 0 associations
+    R(ins({int64_t{1}, int64_t{100}})),  // [1,10]'s first match: semi +I (the right row's kind), anti -D
+    R(ins({int64_t{1}, int64_t{200}})),  // a second match: nothing
+    L(ins({int64_t{1}, int64_t{20}})),   // two matches: semi lets it pass; 2 associations
+    R(del({int64_t{1}, int64_t{100}})),  // both left rows keep one match: nothing
+    R(del({int64_t{1}, int64_t{200}})),  // both lose their last match: semi -D (the right row's kind), anti +I
+    L(del({int64_t{1}, int64_t{10}})),   // no match: anti retracts it, semi had retracted it already
+};
+
+TEST(StreamingJoinTest, SemiJoinPassesLeftRowsWithAMatch) {
+  EXPECT_THAT(run(simpleCase(FlinkJoinType::kSemi), kSemiAntiRows),
+              ElementsAreArray({"+I[1, 10]", "+I[1, 20]", "-D[1, 10]", "-D[1, 20]"}));
+}
+
+TEST(StreamingJoinTest, AntiJoinPassesLeftRowsWithoutAMatch) {
+  EXPECT_THAT(run(simpleCase(FlinkJoinType::kAnti), kSemiAntiRows),
+              ElementsAreArray({"+I[1, 10]", "-D[1, 10]", "+I[1, 10]", "+I[1, 20]", "-D[1, 10]"}));
+}
+
 TEST(StreamingJoinTest, RejectsAJoinWithoutKeys) {
   JoinCase c = simpleCase(FlinkJoinType::kInner);
   c.spec.left_keys.clear();
