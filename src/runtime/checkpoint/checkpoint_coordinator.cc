@@ -202,13 +202,18 @@ void CheckpointCoordinator::acknowledgeCheckpoint(int vertex, int subtask, int64
   auto it = pending_.find(id);
   if (it == pending_.end()) return;  // expired, aborted or from an earlier attempt: discarded
   Pending& p = *it->second;
+  if (p.acks[taskIndex(vertex, subtask)]) return;  // acknowledged by its final state already
+  noteMetricsLocked(p, vertex, subtask, metrics);
+  ackLocked(p, vertex, subtask, std::move(state));
+}
+
+void CheckpointCoordinator::noteMetricsLocked(Pending& p, int vertex, int subtask, const CheckpointMetrics& metrics) {
   p.max_alignment_ns = std::max(p.max_alignment_ns, metrics.alignment_duration_ns);
   p.max_start_delay_ns = std::max(p.max_start_delay_ns, metrics.checkpoint_start_delay_ns);
   if (p.metrics.empty()) p.metrics.resize(static_cast<size_t>(num_tasks_));
   p.metrics[taskIndex(vertex, subtask)] = metrics;
   p.max_sync_ms = std::max(p.max_sync_ms, metrics.sync_duration_ms);
   p.max_async_ms = std::max(p.max_async_ms, metrics.async_duration_ms);
-  ackLocked(p, vertex, subtask, std::move(state));
 }
 
 void CheckpointCoordinator::declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) {
@@ -223,12 +228,17 @@ void CheckpointCoordinator::declineCheckpoint(int vertex, int subtask, int64_t i
   cv_.notify_all();
 }
 
-void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateSnapshot state) {
+void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateSnapshot state,
+                                             const CheckpointMetrics& metrics) {
   std::vector<std::tuple<int, int, CheckpointBarrier>> to_trigger;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const size_t idx = taskIndex(vertex, subtask);
-    for (auto& [id, p] : pending_) ackLocked(*p, vertex, subtask, state);
+    for (auto& [id, p] : pending_) {
+      // The final state stands for this subtask's snapshot of the pending checkpoints: so do its figures.
+      if (!p->acks[idx]) noteMetricsLocked(*p, vertex, subtask, metrics);
+      ackLocked(*p, vertex, subtask, state);
+    }
     final_states_[idx] = std::move(state);
     // A pending checkpoint started while this task ran; its consumers that now have no running producer
     // will never see its barrier from it: trigger them (FLIP-147), or the checkpoint would wait for them

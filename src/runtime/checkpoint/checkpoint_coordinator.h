@@ -133,7 +133,8 @@ class CheckpointCoordinator final : public CheckpointResponder {
   void acknowledgeCheckpoint(int vertex, int subtask, int64_t id, TaskStateSnapshot state,
                              const CheckpointMetrics& metrics) override;
   void declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) override;
-  void reportFinalState(int vertex, int subtask, TaskStateSnapshot state) override;
+  void reportFinalState(int vertex, int subtask, TaskStateSnapshot state,
+                        const CheckpointMetrics& metrics = {}) override;
   void requestCheckpoint() override;
 
  private:
@@ -146,6 +147,8 @@ class CheckpointCoordinator final : public CheckpointResponder {
                                      std::vector<std::pair<int, int>>& to_trigger, CheckpointBarrier& barrier);
   /// Caller holds mu_. Records one subtask's state for a pending checkpoint.
   void ackLocked(Pending& p, int vertex, int subtask, TaskStateSnapshot state);
+  /// Records a subtask's figures for checkpoint `p` (the slowest sync/async part over its subtasks).
+  void noteMetricsLocked(Pending& p, int vertex, int subtask, const CheckpointMetrics& metrics);
   /// Caller holds mu_. Aborts a pending checkpoint; counts it as a failure when `count`.
   void abortLocked(int64_t id, const std::string& reason, bool count);
   CompletedCheckpoint assemble(const Pending& p) const;

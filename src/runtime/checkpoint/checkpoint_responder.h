@@ -30,8 +30,10 @@ class CheckpointResponder {
   virtual void declineCheckpoint(int vertex, int subtask, int64_t id, const std::string& reason) = 0;
   /// The subtask consumed all its input and finished; `state` is its state from then on, which every
   /// checkpoint still pending or triggered later uses for it (FLIP-147: finished tasks take part in
-  /// checkpoints with their final state).
-  virtual void reportFinalState(int vertex, int subtask, TaskStateSnapshot state) = 0;
+  /// checkpoints with their final state). `metrics`: what taking the final state cost (its synchronous
+  /// snapshot), the subtask's figures in the checkpoints still pending that it acknowledges.
+  virtual void reportFinalState(int vertex, int subtask, TaskStateSnapshot state,
+                                const CheckpointMetrics& metrics = {}) = 0;
   /// The subtask reached the end of its input and waits for a checkpoint to complete (its final one): a
   /// checkpoint should start as soon as min-pause and the concurrency limit allow. Default: none.
   virtual void requestCheckpoint() {}

@@ -32,6 +32,7 @@
 #include "common/error.h"
 #include "common/hash.h"
 #include "runtime/serialization/type_serializer.h"
+#include "runtime/state/heap_state_table.h"
 #include "runtime/state/key_group.h"
 #include "runtime/state/keyed_state_internal.h"
 #include "runtime/state/rocksdb_state_table.h"
@@ -89,8 +90,10 @@ class SnapshotableKeyedState {
   virtual bool storedInRocksDB() const { return false; }
   /// The synchronous part of an asynchronous snapshot (task thread): the entries of the groups in `range`
   /// as they are now. Heap tables freeze copy-on-write in O(key groups) and serialize later, in
-  /// FrozenKeyedState::writeGroup; this default serializes every group now (timers).
-  virtual std::unique_ptr<FrozenKeyedState> freeze(const KeyGroupRange& range) const;
+  /// FrozenKeyedState::writeGroup; this default serializes every group now (timers). `sorted` false: a
+  /// heap table writes a group's entries in table order, not sorted (checkpoints: restore reads any
+  /// order; savepoints and final states stay canonical).
+  virtual std::unique_ptr<FrozenKeyedState> freeze(const KeyGroupRange& range, bool sorted = true) const;
 
  private:
   std::string name_;
@@ -98,22 +101,6 @@ class SnapshotableKeyedState {
 };
 
 namespace internal {
-
-/// The snapshot versions of one heap table still being written out (Flink's CopyOnWriteStateMap
-/// snapshotVersions). add() on the task thread; release() on the thread that drops the snapshot;
-/// highestLive() on the task thread, acquire, so a node it then changes in place is one no live snapshot
-/// reads any more.
-class SnapshotVersions {
- public:
-  uint64_t highestLive() const { return highest_.load(std::memory_order_acquire); }
-  void add(uint64_t version);
-  void release(uint64_t version);
-
- private:
-  std::mutex mu_;
-  std::multiset<uint64_t> live_;
-  std::atomic<uint64_t> highest_{0};
-};
 
 /// Copies a state value for copy-on-write: SSer::copy(v) when the serializer has one (values without a
 /// copy constructor, Flink's TypeSerializer.copy), else the copy constructor. Either must copy deep
@@ -130,233 +117,6 @@ struct StateCopy {
 };
 
 }  // namespace internal
-
-/// The heap table of one state: (key, namespace) -> S per key group, copy-on-write for asynchronous
-/// snapshots (flink-checkpointing.md §3.5, the role of Flink's CopyOnWriteStateMap with another layout).
-///
-/// Layout: each key group is a node holding 2^k shards (hash maps of about kShardTarget entries; a group
-/// doubles its shards as it grows); groups and shards are held by shared_ptr and carry the table version
-/// they were created at. freeze() (the synchronous part) copies the group pointers — O(key groups), no
-/// entry is touched — registers the snapshot version and bumps the table's. A write (find, findOrInsert,
-/// erase, forEachMutable) to a node whose version is not newer than the highest snapshot still live first
-/// replaces the node by a copy (a group node: its shard pointers; a shard: its entries, values copied with
-/// Copy); nodes no snapshot shares are changed in place. So the extra memory of a snapshot is the shards
-/// written while it is being written out (each copied once), and a released snapshot costs nothing more.
-/// Every accessor handing out a mutable S& or S* counts as a write. Threading: the task thread, except
-/// Frozen (below).
-template <typename S, typename Copy = internal::StateCopy<S, void>>
-class HeapStateTable {
- public:
-  using Map = std::unordered_map<internal::StateKey, S, internal::StateKeyHash, internal::StateKeyEq>;
-  /// Average entries per shard above which a group doubles its shards.
-  static constexpr size_t kShardTarget = 64;
-
-  struct Shard {
-    uint64_t version = 0;
-    Map map;
-  };
-  struct Group {
-    uint64_t version = 0;
-    size_t size = 0;
-    std::vector<std::shared_ptr<Shard>> shards;  ///< a power of two; null: no entry there yet
-  };
-
-  /// The table as of one freeze(): read on any one thread while the task goes on; destroying it releases
-  /// the snapshot version (after dropping the nodes, so the task may then change them in place).
-  class Frozen {
-   public:
-    Frozen(KeyGroupRange range, std::vector<std::shared_ptr<const Group>> groups,
-           std::shared_ptr<internal::SnapshotVersions> versions, uint64_t version)
-        : range_(range), groups_(std::move(groups)), versions_(std::move(versions)), version_(version) {}
-    ~Frozen() {
-      groups_.clear();
-      versions_->release(version_);
-    }
-    Frozen(const Frozen&) = delete;
-    Frozen& operator=(const Frozen&) = delete;
-    size_t groupSize(int32_t key_group) const {
-      const Group* g = group(key_group);
-      return g == nullptr ? 0 : g->size;
-    }
-    /// Calls fn(const StateKey&, const S&) for every entry of the group, in no particular order.
-    template <typename Fn>
-    void forEach(int32_t key_group, Fn&& fn) const {
-      const Group* g = group(key_group);
-      if (g == nullptr) return;
-      for (const auto& shard : g->shards) {
-        if (shard) {
-          for (const auto& [k, v] : shard->map) fn(k, v);
-        }
-      }
-    }
-
-   private:
-    const Group* group(int32_t key_group) const {
-      if (!range_.contains(key_group)) return nullptr;
-      return groups_[static_cast<size_t>(key_group - range_.start)].get();
-    }
-    KeyGroupRange range_;
-    std::vector<std::shared_ptr<const Group>> groups_;
-    std::shared_ptr<internal::SnapshotVersions> versions_;
-    uint64_t version_;
-  };
-
-  explicit HeapStateTable(KeyGroupRange range)
-      : range_(range), groups_(static_cast<size_t>(range.size())),
-        versions_(std::make_shared<internal::SnapshotVersions>()) {}
-
-  /// The entry for writing (copied first when a live snapshot shares it), nullptr when absent.
-  S* find(int32_t key_group, std::string_view key, std::string_view ns) {
-    const internal::StateKeyView k{key, ns};
-    const size_t h = internal::StateKeyHash{}(k);
-    Group* g = groups_[index(key_group)].get();
-    if (g == nullptr) return nullptr;
-    Shard* s = g->shards[shardIndex(h, g->shards.size())].get();
-    if (s == nullptr) return nullptr;
-    auto it = s->map.find(k);
-    if (it == s->map.end()) return nullptr;
-    const uint64_t live = versions_->highestLive();
-    if (g->version > live && s->version > live) return &it->second;
-    Shard& w = writableShard(key_group, h, live);
-    return &w.map.find(k)->second;
-  }
-  /// The entry, inserted as `make()` when absent.
-  template <typename Make>
-  S& findOrInsert(int32_t key_group, std::string_view key, std::string_view ns, Make&& make) {
-    const internal::StateKeyView k{key, ns};
-    const size_t h = internal::StateKeyHash{}(k);
-    const uint64_t live = versions_->highestLive();
-    Shard* s = &writableShard(key_group, h, live);
-    auto it = s->map.find(k);
-    if (it != s->map.end()) return it->second;
-    Group& g = *groups_[index(key_group)];
-    if (g.size + 1 > g.shards.size() * kShardTarget && g.shards.size() < kMaxShards) {
-      split(key_group, live);
-      s = &writableShard(key_group, h, live);
-    }
-    ++groups_[index(key_group)]->size;
-    ++size_;
-    return s->map.emplace(internal::StateKey{std::string(key), std::string(ns)}, make()).first->second;
-  }
-  void erase(int32_t key_group, std::string_view key, std::string_view ns) {
-    if (find(key_group, key, ns) == nullptr) return;  // makes the shard writable when present
-    const internal::StateKeyView k{key, ns};
-    const size_t h = internal::StateKeyHash{}(k);
-    Shard& s = writableShard(key_group, h, versions_->highestLive());
-    s.map.erase(s.map.find(k));
-    --groups_[index(key_group)]->size;
-    --size_;
-  }
-  size_t size() const { return size_; }
-  size_t groupSize(int32_t key_group) const {
-    const Group* g = groups_[index(key_group)].get();
-    return g == nullptr ? 0 : g->size;
-  }
-  /// Calls fn(const StateKey&, const S&) for every entry of the group, in no particular order (a read:
-  /// nothing is copied).
-  template <typename Fn>
-  void forEach(int32_t key_group, Fn&& fn) const {
-    const Group* g = groups_[index(key_group)].get();
-    if (g == nullptr) return;
-    for (const auto& shard : g->shards) {
-      if (shard) {
-        for (const auto& [k, v] : shard->map) fn(k, v);
-      }
-    }
-  }
-  /// Calls fn(const StateKey&, S&) for every entry of the group; every shard is made writable first.
-  template <typename Fn>
-  void forEachMutable(int32_t key_group, Fn&& fn) {
-    if (groups_[index(key_group)] == nullptr) return;
-    const uint64_t live = versions_->highestLive();
-    Group& g = writableGroup(key_group, live);
-    for (auto& shard : g.shards) {
-      if (!shard) continue;
-      if (shard->version <= live) shard = copyShard(*shard);
-      for (auto& [k, v] : shard->map) fn(k, v);
-    }
-  }
-  /// The synchronous part of a snapshot: O(key groups). See the class comment.
-  std::unique_ptr<Frozen> freeze() const {
-    std::vector<std::shared_ptr<const Group>> groups(groups_.begin(), groups_.end());
-    const uint64_t v = version_++;
-    versions_->add(v);
-    return std::make_unique<Frozen>(range_, std::move(groups), versions_, v);
-  }
-  const KeyGroupRange& range() const { return range_; }
-
- private:
-  static constexpr size_t kMaxShards = size_t{1} << 16;
-  static size_t shardIndex(size_t hash, size_t num_shards) { return (hash >> 24) & (num_shards - 1); }
-
-  size_t index(int32_t key_group) const {
-    SLUICE_CHECK(range_.contains(key_group), "key group {} outside the backend's range [{}, {}]", key_group,
-                 range_.start, range_.end);
-    return static_cast<size_t>(key_group - range_.start);
-  }
-  std::shared_ptr<Shard> copyShard(const Shard& from) const {
-    auto s = std::make_shared<Shard>();
-    s->version = version_;
-    s->map.reserve(from.map.size());
-    for (const auto& [k, v] : from.map) s->map.emplace(k, Copy{}(v));
-    return s;
-  }
-  Group& writableGroup(int32_t key_group, uint64_t live) {
-    auto& g = groups_[index(key_group)];
-    if (!g) {
-      g = std::make_shared<Group>();
-      g->version = version_;
-      g->shards.resize(1);
-    } else if (g->version <= live) {
-      g = std::make_shared<Group>(*g);
-      g->version = version_;
-    }
-    return *g;
-  }
-  Shard& writableShard(int32_t key_group, size_t hash, uint64_t live) {
-    Group& g = writableGroup(key_group, live);
-    auto& s = g.shards[shardIndex(hash, g.shards.size())];
-    if (!s) {
-      s = std::make_shared<Shard>();
-      s->version = version_;
-    } else if (s->version <= live) {
-      s = copyShard(*s);
-    }
-    return *s;
-  }
-  /// Doubles the group's shards: entries of a private shard move, those of a shared one are copied.
-  void split(int32_t key_group, uint64_t live) {
-    Group& g = writableGroup(key_group, live);
-    const size_t n = g.shards.size();
-    std::vector<std::shared_ptr<Shard>> shards(2 * n);
-    for (size_t i = 0; i < n; ++i) {
-      std::shared_ptr<Shard>& old = g.shards[i];
-      if (!old) continue;
-      for (size_t half : {i, i + n}) {
-        shards[half] = std::make_shared<Shard>();
-        shards[half]->version = version_;
-        shards[half]->map.reserve(old->map.size() / 2 + 1);
-      }
-      const internal::StateKeyHash hasher;
-      if (old->version <= live) {
-        for (const auto& [k, v] : old->map) shards[shardIndex(hasher(k), 2 * n)]->map.emplace(k, Copy{}(v));
-      } else {
-        while (!old->map.empty()) {
-          auto node = old->map.extract(old->map.begin());
-          shards[shardIndex(hasher(node.key()), 2 * n)]->map.insert(std::move(node));
-        }
-      }
-    }
-    g.shards = std::move(shards);
-  }
-
-  KeyGroupRange range_;
-  std::vector<std::shared_ptr<Group>> groups_;
-  std::shared_ptr<internal::SnapshotVersions> versions_;
-  /// Version given to nodes created now; freeze() hands out the current one and bumps it.
-  mutable uint64_t version_ = 1;
-  size_t size_ = 0;
-};
 
 /// What every keyed state shares: namespace, clear, entry count, iteration, snapshot of S with SSer.
 /// The entries live in a HeapStateTable, or, once attachRocksDB() was called (by a RocksDB backend when
@@ -427,9 +187,9 @@ class AbstractKeyedState : public SnapshotableKeyedState {
     writeSorted(table_.groupSize(key_group), [&](auto&& fn) { table_.forEach(key_group, fn); }, out);
   }
   /// Heap: copy-on-write, O(key groups) (HeapStateTable::freeze); RocksDB: serialized now.
-  std::unique_ptr<FrozenKeyedState> freeze(const KeyGroupRange& range) const override {
-    if (rocks_) return SnapshotableKeyedState::freeze(range);
-    return std::make_unique<Frozen>(table_.freeze());
+  std::unique_ptr<FrozenKeyedState> freeze(const KeyGroupRange& range, bool sorted) const override {
+    if (rocks_) return SnapshotableKeyedState::freeze(range, sorted);
+    return std::make_unique<Frozen>(table_.freeze(), sorted);
   }
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) override {
     if (rocks_) {
@@ -479,27 +239,34 @@ class AbstractKeyedState : public SnapshotableKeyedState {
       return a.first->key != b.first->key ? a.first->key < b.first->key : a.first->ns < b.first->ns;
     });
     std::string scratch;
-    for (const auto& [k, v] : entries) {
-      internal::writeBytesField(out, k->key);
-      internal::writeBytesField(out, k->ns);
-      scratch.clear();
-      DataOutputView value_out(scratch);
-      SSer::serialize(*v, value_out);
-      internal::writeBytesField(out, scratch);
-    }
+    for (const auto& [k, v] : entries) writeEntry(*k, *v, scratch, out);
+  }
+  static void writeEntry(const internal::StateKey& k, const S& v, std::string& scratch, DataOutputView& out) {
+    internal::writeBytesField(out, k.key);
+    internal::writeBytesField(out, k.ns);
+    scratch.clear();
+    DataOutputView value_out(scratch);
+    SSer::serialize(v, value_out);
+    internal::writeBytesField(out, scratch);
   }
 
   /// A heap table's frozen view, serialized with SSer.
   class Frozen final : public FrozenKeyedState {
    public:
-    explicit Frozen(std::unique_ptr<typename Table::Frozen> table) : table_(std::move(table)) {}
+    Frozen(std::unique_ptr<typename Table::Frozen> table, bool sorted) : table_(std::move(table)), sorted_(sorted) {}
     size_t groupSize(int32_t key_group) const override { return table_->groupSize(key_group); }
     void writeGroup(int32_t key_group, DataOutputView& out) const override {
-      writeSorted(table_->groupSize(key_group), [&](auto&& fn) { table_->forEach(key_group, fn); }, out);
+      if (sorted_) {
+        writeSorted(table_->groupSize(key_group), [&](auto&& fn) { table_->forEach(key_group, fn); }, out);
+        return;
+      }
+      table_->forEach(key_group, [&](const internal::StateKey& k, const S& v) { writeEntry(k, v, scratch_, out); });
     }
 
    private:
     std::unique_ptr<typename Table::Frozen> table_;
+    bool sorted_;
+    mutable std::string scratch_;  ///< the write-out thread's value buffer
   };
 
   Table table_;

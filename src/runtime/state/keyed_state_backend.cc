@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 namespace sluice::runtime::state {
 
@@ -382,7 +383,7 @@ struct RemoveDirectory {
 
 }  // namespace
 
-std::unique_ptr<FrozenKeyedState> SnapshotableKeyedState::freeze(const KeyGroupRange& range) const {
+std::unique_ptr<FrozenKeyedState> SnapshotableKeyedState::freeze(const KeyGroupRange& range, bool) const {
   return std::make_unique<SerializedFrozenState>(*this, range);
 }
 
@@ -423,7 +424,8 @@ std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
   return std::move(snap->write()->keyed);
 }
 
-std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::snapshotAsync(const IncrementalCheckpointTarget* incremental) {
+std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::snapshotAsync(const IncrementalCheckpointTarget* incremental,
+                                                                     bool sorted) {
   SLUICE_CHECK(incremental == nullptr || db_ != nullptr, "incremental snapshot of a heap keyed state backend");
   if (db_ && incremental == nullptr) {
     std::unique_ptr<KeyedStateSnapshot> snap(new KeyedStateSnapshot());
@@ -434,7 +436,7 @@ std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::snapshotAsync(const Incre
   std::unique_ptr<KeyedStateSnapshot> snap = newSnapshot();
   // Heap states copy-on-write; on RocksDB the timers (serialized now), the rest is in the native checkpoint.
   for (const auto& [name, s] : states_) {
-    if (!s->storedInRocksDB()) snap->parts_.push_back(KeyedStateSnapshot::Part{name, s->kind(), s->freeze(range_)});
+    if (!s->storedInRocksDB()) snap->parts_.push_back(KeyedStateSnapshot::Part{name, s->kind(), s->freeze(range_, sorted)});
   }
   if (incremental == nullptr) return snap;
   std::map<std::string, uint8_t> kinds;
@@ -535,14 +537,19 @@ namespace internal {
 void SnapshotVersions::add(uint64_t version) {
   std::lock_guard<std::mutex> lock(mu_);
   live_.insert(version);
-  highest_.store(*live_.rbegin(), std::memory_order_release);
+  publish();
 }
 
 void SnapshotVersions::release(uint64_t version) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(version);
   if (it != live_.end()) live_.erase(it);
+  publish();
+}
+
+void SnapshotVersions::publish() {
   highest_.store(live_.empty() ? 0 : *live_.rbegin(), std::memory_order_release);
+  lowest_.store(live_.empty() ? std::numeric_limits<uint64_t>::max() : *live_.begin(), std::memory_order_release);
 }
 }  // namespace internal
 

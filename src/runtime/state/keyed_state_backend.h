@@ -200,7 +200,11 @@ class KeyedStateBackend {
   /// The synchronous part of a checkpoint's snapshot (see the file comment); the result's write() gives
   /// the rest on any thread. `incremental` (RocksDB only): a native checkpoint uploaded there by write();
   /// null: canonical blobs, as snapshot(). InternalError for an incremental snapshot on the heap.
-  std::unique_ptr<KeyedStateSnapshot> snapshotAsync(const IncrementalCheckpointTarget* incremental = nullptr);
+  /// `sorted` false: the heap states' entries are written in table order instead of sorted by (key,
+  /// namespace) — the same state, restorable alike, without a sort (checkpoints); true: the canonical
+  /// bytes of snapshot() (savepoints).
+  std::unique_ptr<KeyedStateSnapshot> snapshotAsync(const IncrementalCheckpointTarget* incremental = nullptr,
+                                                    bool sorted = true);
 
   /// snapshotAsync(&target)->write(), on the calling thread.
   using IncrementalSnapshot = KeyedSnapshotResult;

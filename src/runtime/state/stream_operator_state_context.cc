@@ -74,7 +74,8 @@ OperatorSnapshotFutures StreamOperatorStateContext::snapshotAsync(int64_t checkp
     target.checkpoint_id = checkpoint_id;
     keyed = keyed_->snapshotAsync(&target);
   } else {
-    keyed = keyed_->snapshotAsync();
+    // A checkpoint's heap entries go out in table order (no sort); savepoints and final states sorted.
+    keyed = keyed_->snapshotAsync(nullptr, /*sorted=*/canonical);
   }
   done.operator_state = operator_ ? operator_->snapshot() : restored_state_.operator_state;
   return OperatorSnapshotFutures(std::move(done), std::move(keyed));

@@ -68,7 +68,8 @@ class StreamOperatorStateContext {
   checkpoint::OperatorSubtaskState snapshot();
   /// The snapshot of checkpoint `checkpoint_id`: incremental (RocksDB files uploaded into the job's
   /// shared/ and taskowned/) when the options ask for it, the backend is RocksDB and `canonical` is false
-  /// (savepoints and final states are canonical); otherwise snapshot(). InputError naming a path when
+  /// (savepoints and final states are canonical); otherwise snapshot() (heap entries of a non-canonical
+  /// snapshot in table order, not sorted: the same state in other bytes). InputError naming a path when
   /// an upload fails.
   checkpoint::OperatorSubtaskState snapshot(int64_t checkpoint_id, bool canonical);
   /// The synchronous part of snapshot(checkpoint_id, canonical); its write() gives the same state.

@@ -401,8 +401,12 @@ void StreamTask::endOfInput() {
     // From now on this subtask takes part in checkpoints with its final state; the checkpoints it already
     // snapshotted are acknowledged first with the state of their barrier.
     if (async_checkpoints_) async_checkpoints_->drain();
-    setup_.checkpoint_responder->reportFinalState(setup_.vertex_index, setup_.subtask_index,
-                                                  chain_->snapshotState(last_checkpoint_id_ + 1, /*canonical=*/true));
+    const int64_t start = steadyNanos();
+    checkpoint::TaskStateSnapshot final_state = chain_->snapshotState(last_checkpoint_id_ + 1, /*canonical=*/true);
+    checkpoint::CheckpointMetrics metrics;
+    metrics.sync_duration_ms = (steadyNanos() - start) / 1000000;
+    setup_.checkpoint_responder->reportFinalState(setup_.vertex_index, setup_.subtask_index, std::move(final_state),
+                                                  metrics);
   }
   for (auto& w : writers_) w->endOfPartition();
 }
