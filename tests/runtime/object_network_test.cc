@@ -1,5 +1,6 @@
 // RecordWriter with DataStream records (object batches): per-record channel selection, HASH by key
-// group, CUSTOM, BROADCAST copies, coalescing and flush; and the task's processing-time timers.
+// group, CUSTOM, BROADCAST copies, coalescing and flush; local channels handing batches over without
+// serializing them; and the task's processing-time timers.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -9,6 +10,7 @@
 #include "common/hash.h"
 #include "runtime/network/input_gate.h"
 #include "runtime/network/record_writer.h"
+#include "runtime/network/stream_element_codec.h"
 #include "runtime/serialization/object_batch_serializer.h"
 #include "local_consumers.h"
 #include "runtime/object_batch.h"
@@ -126,6 +128,70 @@ TEST(ObjectBatchTest, SelectAndAppendKeepTimestampsAndTag) {
   part->appendAll(std::move(*numbers({9})));
   EXPECT_EQ(part->as<int64_t>().values(), (std::vector<int64_t>{3, 1, 9}));
   EXPECT_THROW(part->as<std::string>(), InternalError);
+}
+
+TEST(LocalObjectChannelTest, BatchesArriveAsTheProducersObjectsInOrder) {
+  Consumers c(1);
+  ObjectBatchPtr a = numbers({1, 2});
+  ObjectBatchPtr b = numbers({3});
+  b->setTag(4);
+  const ObjectBatch* a_ptr = a.get();
+  const ObjectBatch* b_ptr = b.get();
+  c.partition.emit(0, std::move(a));
+  c.partition.emit(0, Watermark{15});
+  c.partition.emit(0, std::move(b));
+  std::deque<InputEntry> out = c.drain(0);
+  ASSERT_EQ(out.size(), 3u);
+  // The same objects, not copies; the watermark between them.
+  ASSERT_TRUE(std::holds_alternative<ObjectBatchPtr>(out[0].element));
+  EXPECT_EQ(std::get<ObjectBatchPtr>(out[0].element).get(), a_ptr);
+  EXPECT_EQ(std::get<Watermark>(out[1].element).timestamp, 15);
+  const ObjectBatchPtr& got_b = std::get<ObjectBatchPtr>(out[2].element);
+  EXPECT_EQ(got_b.get(), b_ptr);
+  EXPECT_EQ(got_b->tag(), 4);
+  EXPECT_EQ(got_b->as<int64_t>().values(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(c.partition.subpartitions[0].pipelined->localObjects()->size(), 0u);
+}
+
+TEST(LocalObjectChannelTest, AnUnalignedBarrierKeepsTheOvertakenBatchesSerialized) {
+  Consumers c(1);
+  auto& sp = *c.partition.subpartitions[0].pipelined;
+  sp.write(numbers({1, 2}));
+  sp.write(numbers({3}));
+  std::string overtaken;
+  const CheckpointBarrier barrier{5, 100, checkpoint::CheckpointKind::kCheckpoint,
+                                  checkpoint::AlignmentType::kUnaligned, 0};
+  sp.writePriorityBarrier(barrier, overtaken);
+  // The channel state holds both batches as a serializing channel would.
+  std::vector<std::vector<int64_t>> state;
+  std::vector<std::vector<int64_t>> timestamps;
+  network::forEachChannelStateRecord(overtaken, sp.objectSerializer().get(), [&](StreamElement&& e) {
+    const auto& batch = std::get<ObjectBatchPtr>(e)->as<int64_t>();
+    state.push_back(batch.values());
+    timestamps.push_back(batch.timestamps());
+  });
+  EXPECT_EQ(state, (std::vector<std::vector<int64_t>>{{1, 2}, {3}}));
+  EXPECT_EQ(timestamps, (std::vector<std::vector<int64_t>>{{10, 20}, {30}}));
+  // The barrier first, then both batches still delivered.
+  std::deque<InputEntry> out = c.drain(0);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(std::get<CheckpointBarrier>(out[0].element).id, 5);
+  EXPECT_EQ(std::get<ObjectBatchPtr>(out[1].element)->as<int64_t>().values(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(std::get<ObjectBatchPtr>(out[2].element)->as<int64_t>().values(), (std::vector<int64_t>{3}));
+}
+
+TEST(LocalObjectChannelTest, AHandleOutsideALocalChannelIsCorrupt) {
+  network::LocalObjectQueue queue;
+  std::string handle;
+  queue.push(numbers({1}), handle);
+  const auto serializer = objectBatchSerializer<int64_t>();
+  // A remote or spilled channel has no queue: a handle there is an unknown record.
+  EXPECT_THROW(network::decodeStreamRecord(handle, serializer.get()), InputError);
+  std::string other = handle;
+  other[1] = 9;  // names a batch that is not next
+  EXPECT_THROW(queue.take(other), InputError);
+  EXPECT_THROW(queue.take(handle.substr(0, 5)), InputError);
+  EXPECT_EQ(queue.take(handle)->as<int64_t>().values(), (std::vector<int64_t>{1}));
 }
 
 TEST(ProcessingTimeServiceTest, FiresDueTimersInTimeOrder) {

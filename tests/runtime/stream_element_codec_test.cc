@@ -365,13 +365,14 @@ TEST(PipelinedSubpartitionTest, BuffersStartAtTheStartingSizeUntilASizeIsAnnounc
     b->add(std::string(2980, 'x'), 1);
     return b;
   };
-  // No starting size (debloating off): the whole 4096-byte segment, so the record fits in one buffer.
-  PipelinedSubpartition full(pool, 100, false, "full", serializer, -1, /*starting_buffer_size=*/0);
+  // Towards a remote consumer (a local one gets the batch itself, not its bytes). No starting size
+  // (debloating off): the whole 4096-byte segment, so the record fits in one buffer.
+  PipelinedSubpartition full(pool, 100, /*remote=*/true, "full", serializer, -1, /*starting_buffer_size=*/0);
   full.write(batch());
   full.flush();
   EXPECT_EQ(dataBufferSizes(full.view()), (std::vector<int32_t>{3000}));
   // Starting at 1024 bytes (FLINK-36556): 3000 = 1024 + 1024 + 952.
-  PipelinedSubpartition start(pool, 100, false, "start", serializer, -1, /*starting_buffer_size=*/1024);
+  PipelinedSubpartition start(pool, 100, /*remote=*/true, "start", serializer, -1, /*starting_buffer_size=*/1024);
   EXPECT_EQ(start.view().bufferSize(), 1024);
   start.write(batch());
   start.flush();

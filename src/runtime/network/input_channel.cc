@@ -47,6 +47,7 @@ LocalInputChannel::LocalInputChannel(std::shared_ptr<PipelinedSubpartition> subp
     : InputChannel(subpartition->objectSerializer()), subpartition_(std::move(subpartition)) {
   SLUICE_CHECK(!subpartition_->isRemote(), "local input channel over the remote subpartition {}",
                subpartition_->name());
+  if (subpartition_->localObjects()) setLocalObjects(subpartition_->localObjects());
 }
 
 void LocalInputChannel::setAvailabilityListener(std::function<void()> listener) {

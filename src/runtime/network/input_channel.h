@@ -3,7 +3,8 @@
 /// buffers of one producer subpartition, with two implementations:
 ///
 /// - `LocalInputChannel` (this file): the producer is in the same TaskManager; buffers are taken directly
-///   from its PipelinedSubpartition's credit-based view, no copy, no socket (Flink's `LocalInputChannel`).
+///   from its PipelinedSubpartition's credit-based view, no copy, no socket (Flink's `LocalInputChannel`);
+///   object batches come as the producer's objects through its LocalObjectQueue, not serialized.
 /// - `RemoteInputChannel` (remote_input_channel.h): buffers arrive over TCP into the consumer's own buffers
 ///   (Flink's `RemoteInputChannel`).
 ///
@@ -78,6 +79,8 @@ class InputChannel {
   /// Releases the buffer the deserializer holds; a channel that recycles buffers itself calls it first
   /// in its destructor (the base's members are destroyed after the derived class).
   void releaseBuffers() { elements_.clear(); }
+  /// Handle records are read as the batches of `queue` (a local channel).
+  void setLocalObjects(std::shared_ptr<network::LocalObjectQueue> queue) { elements_.setLocalObjects(std::move(queue)); }
 
  private:
   int64_t readBuffers(int channel, std::deque<InputEntry>& out);

@@ -19,6 +19,7 @@ PipelinedSubpartition::PipelinedSubpartition(std::shared_ptr<network::LocalBuffe
       name_(std::move(name)),
       objects_(objects),
       elements_(std::move(objects)) {
+  if (!remote_ && objects_ != nullptr) local_objects_ = std::make_shared<network::LocalObjectQueue>();
   serializer_ =
       std::make_unique<network::SpanningRecordSerializer>([this] { return requestBuffer(); },
                                                           [this](Buffer b) {
@@ -52,6 +53,16 @@ void PipelinedSubpartition::applyBufferSize() {
 
 void PipelinedSubpartition::write(StreamElement&& element) {
   applyBufferSize();
+  if (local_objects_) {
+    if (auto* batch = std::get_if<ObjectBatchPtr>(&element)) {
+      // The handle goes out in a buffer of its own at once: the batch is ready, and holds a credit.
+      local_objects_->push(std::move(*batch), handle_);
+      serializer_->writeRecord(handle_);
+      serializer_->flush();
+      pending_bytes_ = false;
+      return;
+    }
+  }
   pending_bytes_ = elements_.write(element, *serializer_);
 }
 
@@ -67,7 +78,16 @@ void PipelinedSubpartition::writePriorityBarrier(const CheckpointBarrier& barrie
   Buffer b = network::unpooledBuffer(static_cast<int32_t>(bytes.size()), network::BufferDataType::kEvent);
   b.append(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int32_t>(bytes.size()));
   bytes_out_.fetch_add(b.size(), std::memory_order_relaxed);
-  view_.addPriority(std::move(b), overtaken);
+  if (!local_objects_) {
+    view_.addPriority(std::move(b), overtaken);
+    return;
+  }
+  // The overtaken buffers hold handles: their batches, serialized, are the channel state. The lock keeps
+  // the consumer from taking one of them between the capture and the resolution.
+  std::lock_guard<std::mutex> lock(local_objects_->mutex());
+  std::string raw;
+  view_.addPriority(std::move(b), raw);
+  local_objects_->resolve(raw, *objects_, overtaken);
 }
 
 }  // namespace sluice::runtime

@@ -6,6 +6,9 @@
 /// The producer serializes every element into buffers of its partition's LocalBufferPool
 /// (network::StreamElementSerializer: a RowBatch or an object batch as one record, a watermark and the end
 /// of the partition as events). Backpressure is the producer waiting for a free buffer of its pool.
+/// Towards a consumer in the same TaskManager an object batch is not serialized: it goes through the
+/// subpartition's LocalObjectQueue and a 9-byte handle record in a buffer of its own (local_object_queue.h),
+/// so the consumer gets the producer's objects; each batch in flight holds one buffer.
 ///
 /// Buffer debloating (FLIP-183): `view().notifyNewBufferSize` (a direct call for a local consumer, a
 /// NewBufferSize message for a remote one) limits the buffers the producer starts afterwards; before the
@@ -22,6 +25,7 @@
 
 #include "runtime/network/buffer_pool.h"
 #include "runtime/network/credit_based.h"
+#include "runtime/network/local_object_queue.h"
 #include "runtime/network/record_serializer.h"
 #include "runtime/network/stream_element_codec.h"
 #include "runtime/stream_element.h"
@@ -71,6 +75,9 @@ class PipelinedSubpartition {
   const network::CreditBasedSubpartitionView& view() const { return view_; }
   /// The serializer of the edge's object batches (nullptr: rows), for the reading channel.
   const std::shared_ptr<const ObjectBatchSerializer>& objectSerializer() const { return objects_; }
+  /// The queue of object batches handed over without serialization (local consumer and an object edge),
+  /// else nullptr; the reading LocalInputChannel takes its batches from it.
+  const std::shared_ptr<network::LocalObjectQueue>& localObjects() const { return local_objects_; }
 
   bool isRemote() const { return remote_; }
   const std::string& name() const { return name_; }
@@ -95,6 +102,8 @@ class PipelinedSubpartition {
   const int32_t index_;
   const std::string name_;
   std::shared_ptr<const ObjectBatchSerializer> objects_;
+  std::shared_ptr<network::LocalObjectQueue> local_objects_;
+  std::string handle_;  ///< the last handle record written
   std::unique_ptr<network::SpanningRecordSerializer> serializer_;
   network::StreamElementSerializer elements_;
   bool pending_bytes_ = false;

@@ -91,6 +91,7 @@ bool StreamElementSerializer::write(const StreamElement& element, SpanningRecord
 }
 
 StreamElement StreamElementDeserializer::decodeRecord(std::string_view bytes) const {
+  if (local_ && !bytes.empty() && bytes.front() == LocalObjectQueue::kHandleRecord) return local_->take(bytes);
   return decodeStreamRecord(bytes, objects_.get());
 }
 

@@ -5,7 +5,8 @@
 /// and `AbstractStreamTaskNetworkInput`'s deserialization, with StreamElementSerializer's tags).
 ///
 /// A RowBatch or an object batch is one record: a kind byte (1 = RowBatch, 2 = object batch) then
-/// `RowBatch::serialize` or the edge's ObjectBatchSerializer bytes. A watermark, a watermark status
+/// `RowBatch::serialize` or the edge's ObjectBatchSerializer bytes; on a local channel an object batch is
+/// a handle record instead (kind 3, local_object_queue.h), read only by a deserializer given the queue. A watermark, a watermark status
 /// (value 0 ACTIVE, 1 IDLE) and the end of the partition are events in buffers of their own, so they keep
 /// their place relative to the records.
 ///
@@ -25,6 +26,7 @@
 #include "common/error.h"
 
 #include "graph/job_graph.h"
+#include "runtime/network/local_object_queue.h"
 #include "runtime/network/record_serializer.h"
 #include "runtime/serialization/object_batch_serializer.h"
 #include "runtime/stream_element.h"
@@ -123,6 +125,9 @@ class StreamElementDeserializer {
   }
   /// True when part of a record waits for the next buffer.
   bool hasUnfinishedData() const { return records_.hasUnfinishedData(); }
+  /// Reads handle records (kind 3) as the batches of `queue` (a local channel's LocalObjectQueue); without
+  /// one a handle is an unknown record kind (InputError).
+  void setLocalObjects(std::shared_ptr<LocalObjectQueue> queue) { local_ = std::move(queue); }
   /// Drops a partial record and releases the current buffer.
   void clear() { records_.clear(); }
 
@@ -131,6 +136,7 @@ class StreamElementDeserializer {
   StreamElement decodeEvent(const Buffer& buffer) const;
 
   std::shared_ptr<const ObjectBatchSerializer> objects_;
+  std::shared_ptr<LocalObjectQueue> local_;
   SpanningRecordDeserializer records_;
   std::string record_;
 };
