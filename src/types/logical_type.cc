@@ -22,9 +22,21 @@ std::string LogicalType::toString() const {
     case TypeId::kFloat: s = "FLOAT"; break;
     case TypeId::kDate: s = "DATE"; break;
     case TypeId::kTime: s = fmt::format("TIME({})", precision); break;
+    case TypeId::kRow: s = fields ? fields->toString() : "ROW<>"; break;
   }
   if (!nullable && id != TypeId::kNull) s += " NOT NULL";
   return s;
+}
+
+LogicalType LogicalType::row(RowType f, bool nullable) {
+  LogicalType t{TypeId::kRow, nullable, 0, 0};
+  t.fields = std::make_shared<const RowType>(std::move(f));
+  return t;
+}
+
+bool LogicalType::sameFields(const LogicalType& o) const {
+  if (!fields || !o.fields) return !fields && !o.fields;
+  return fields->names == o.fields->names && fields->types == o.fields->types;
 }
 
 int RowType::indexOf(const std::string& name) const {

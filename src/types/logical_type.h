@@ -13,8 +13,11 @@
 ///   TIME(p)                     -> int64_t milliseconds of the day, 0..86399999 (Flink keeps millis for
 ///                                  every precision)
 ///   STRING / VARCHAR(n) / CHAR  -> bytes in the column's string arena
+///   ROW<...>                    -> no column: the planner flattens a ROW column of a source into its
+///                                  fields (nested projection push-down); a ROW value never reaches a batch
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,22 +40,26 @@ enum class TypeId : uint8_t {
   kFloat,      ///< FLOAT and REAL: 4-byte IEEE 754
   kDate,
   kTime,       ///< TIME(p) WITHOUT TIME ZONE
+  kRow,        ///< ROW<name type, ...>: `fields` holds the field names and types
 };
 
-/// The last TypeId (for validating serialized ids).
+/// The last TypeId a RowBatch column can have (for validating serialized ids); kRow is never a column.
 inline constexpr TypeId kLastTypeId = TypeId::kTime;
+
+struct RowType;
 
 /// Flink's maximum VARCHAR length; VARCHAR of this length prints as STRING.
 inline constexpr int32_t kMaxVarcharLength = 2147483647;
 inline constexpr int32_t kMaxDecimalPrecision = 38;
 
 /// A logical type. `precision` is the DECIMAL precision, the TIMESTAMP fractional precision, or the
-/// VARCHAR/CHAR length; `scale` is the DECIMAL scale.
+/// VARCHAR/CHAR length; `scale` is the DECIMAL scale; `fields` the fields of a ROW (null otherwise).
 struct LogicalType {
   TypeId id = TypeId::kNull;
   bool nullable = true;
   int32_t precision = 0;
   int32_t scale = 0;
+  std::shared_ptr<const RowType> fields = nullptr;
 
   static LogicalType null() { return {TypeId::kNull, true, 0, 0}; }
   static LogicalType boolean(bool nullable = true) { return {TypeId::kBoolean, nullable, 0, 0}; }
@@ -70,6 +77,8 @@ struct LogicalType {
   static LogicalType charType(int32_t n, bool nullable = true) { return {TypeId::kChar, nullable, n, 0}; }
   static LogicalType timestamp(int32_t p = 3, bool nullable = true) { return {TypeId::kTimestamp, nullable, p, 0}; }
   static LogicalType intervalDayTime(bool nullable = true) { return {TypeId::kIntervalDayTime, nullable, 3, 0}; }
+  /// Flink's ROW type (a structured row of named fields).
+  static LogicalType row(RowType fields, bool nullable = true);
 
   LogicalType withNullable(bool n) const { LogicalType t = *this; t.nullable = n; return t; }
   bool isString() const { return id == TypeId::kVarchar || id == TypeId::kChar; }
@@ -81,8 +90,8 @@ struct LogicalType {
   }
   /// FLOAT and DOUBLE (Flink's APPROXIMATE_NUMERIC): stored as double in a column.
   bool isApproximate() const { return id == TypeId::kFloat || id == TypeId::kDouble; }
-  /// Stored as int64_t in a column (everything but FLOAT, DOUBLE and strings).
-  bool isInt64Backed() const { return !isString() && !isApproximate(); }
+  /// Stored as int64_t in a column (everything but FLOAT, DOUBLE, strings and ROW).
+  bool isInt64Backed() const { return !isString() && !isApproximate() && id != TypeId::kRow; }
   /// Bits of an integral type (8, 16, 32, 64); 0 for the others.
   int integralBits() const {
     switch (id) {
@@ -94,11 +103,17 @@ struct LogicalType {
     }
   }
 
-  /// Flink's summary string: "INT", "BIGINT NOT NULL", "DECIMAL(10, 2)", "STRING", "VARCHAR(5)", "TIMESTAMP(3)".
+  /// Flink's summary string: "INT", "BIGINT NOT NULL", "DECIMAL(10, 2)", "STRING", "VARCHAR(5)", "TIMESTAMP(3)",
+  /// "ROW<`id` BIGINT, `name` STRING>".
   std::string toString() const;
-  /// Same type ignoring nullability.
-  bool sameRoot(const LogicalType& o) const { return id == o.id && precision == o.precision && scale == o.scale; }
+  /// Same type ignoring nullability (of the type itself; a ROW's fields compare with theirs).
+  bool sameRoot(const LogicalType& o) const {
+    return id == o.id && precision == o.precision && scale == o.scale && (id != TypeId::kRow || sameFields(o));
+  }
   bool operator==(const LogicalType& o) const { return sameRoot(o) && nullable == o.nullable; }
+
+ private:
+  bool sameFields(const LogicalType& o) const;
 };
 
 /// `v` wrapped to the range of an integral type the way Java's narrowing (byte)/(short)/(int) does;

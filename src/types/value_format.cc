@@ -377,6 +377,7 @@ void formatField(const Column& c, size_t row, std::string& out) {
   const LogicalType& t = c.type();
   switch (t.id) {
     case TypeId::kNull: out += "null"; break;
+    case TypeId::kRow: break;  // never a column (logical_type.h)
     case TypeId::kBoolean: out += c.getLong(row) ? "true" : "false"; break;
     case TypeId::kInt:
     case TypeId::kBigInt: out += std::to_string(c.getLong(row)); break;

@@ -84,6 +84,17 @@ class ScanTableSource {
     (void)fields;
     return false;
   }
+  /// Nested projection push-down (Flink's SupportsProjectionPushDown#supportsNestedProjection and
+  /// applyProjection(int[][])): from now on produce one column per entry of `paths`, in that order, each
+  /// a path of field indexes from a top-level physical field down through ROW fields to a field that is
+  /// no ROW (a NULL row gives NULL fields). The planner calls it for every table with a ROW column, as
+  /// ROW values do not flow through batches; returning false refuses the table ("ROW values are not
+  /// supported yet"). May be called again with a subset. Called on the client thread before
+  /// operatorFactory().
+  virtual bool applyNestedProjection(const std::vector<std::vector<int>>& paths) {
+    (void)paths;
+    return false;
+  }
   /// Metadata the source can read (Flink's SupportsReadingMetadata#listReadableMetadata): key -> the
   /// type it produces. Empty: the source has none (a METADATA column is then an error).
   virtual std::map<std::string, types::LogicalType> listReadableMetadata() const { return {}; }

@@ -119,7 +119,8 @@ class CastNode final : public Node {
         case TypeId::kTimestamp: types::formatTimestampSql(v.getLong(j), from.precision, buf); break;
         case TypeId::kIntervalDayTime: formatInterval(v.getLong(j), buf); break;
         case TypeId::kVarchar: case TypeId::kChar: buf.assign(v.getString(j)); break;
-        case TypeId::kNull: break;
+        case TypeId::kNull:
+        case TypeId::kRow: break;  // ROW is never a column
       }
       if (!implicit_ && type_.precision < types::kMaxVarcharLength) {
         const size_t len = static_cast<size_t>(type_.precision);

@@ -257,8 +257,16 @@ class ColumnPruner {
         std::vector<int> fields;
         for (size_t i = 0; i < n.keep.size(); ++i)
           if (n.keep[i]) fields.push_back(static_cast<int>(i));
-        if (!rel->source->applyProjection(fields)) return identity(rel);
+        // Metadata columns follow the physical ones; a source with them gets no projection push-down.
+        if (!rel->nested_paths.empty() && fields.back() >= static_cast<int>(rel->nested_paths.size()))
+          return identity(rel);
+        std::vector<std::vector<int>> paths;
+        for (int f : fields) paths.push_back(rel->nested_paths.empty() ? std::vector<int>{} : rel->nested_paths[static_cast<size_t>(f)]);
+        const bool applied = rel->nested_paths.empty() ? rel->source->applyProjection(fields)
+                                                       : rel->source->applyNestedProjection(paths);
+        if (!applied) return identity(rel);
         auto copy = std::make_shared<RelNode>(*rel);
+        if (!rel->nested_paths.empty()) copy->nested_paths = std::move(paths);
         Pruned out;
         out.rel = copy;
         keepColumns(*rel, *copy, n.keep, out.mapping);

@@ -55,6 +55,9 @@ struct RelNode {
   // kTableSourceScan
   std::string table_name;
   std::shared_ptr<ScanTableSource> source;
+  /// kTableSourceScan of a table with ROW columns: the field path of each physical output column
+  /// (nested_fields.h), handed to ScanTableSource::applyNestedProjection; empty otherwise.
+  std::vector<std::vector<int>> nested_paths;
   /// kTableSourceScan: the table's PRIMARY KEY as indexes into the source's physical row (empty when
   /// none); kSink: the sink table's PRIMARY KEY as indexes into `row_type`.
   std::vector<int> primary_key;

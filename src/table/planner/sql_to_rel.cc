@@ -8,6 +8,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "table/planner/nested_fields.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/planner/type_coercion.h"
 #include "table/runtime/watermark_assigner.h"
@@ -106,34 +107,69 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
     resolved.physical_type.types[static_cast<size_t>(idx)].nullable = false;
   }
   out.has_computed = physical_of_column.size() != resolved.physical_type.size();
-  // The scan produces the physical fields, then the metadata columns (Flink's SupportsReadingMetadata).
-  const int num_physical = static_cast<int>(resolved.physical_type.size());
+  // The scan produces the physical fields (ROW columns flattened into their leaves, nested_fields.h),
+  // then the metadata columns (Flink's SupportsReadingMetadata).
+  const std::vector<FlatField> flat = flattenFields(resolved.physical_type);
+  std::vector<int> first_flat(resolved.physical_type.size(), 0);
+  for (size_t k = flat.size(); k-- > 0;) first_flat[static_cast<size_t>(flat[k].path[0])] = static_cast<int>(k);
+  const bool nested = hasRowField(resolved.physical_type);
+  for (const auto& f : flat) {
+    out.scan_physical.names.push_back(flatFieldName(f.names));
+    out.scan_physical.types.push_back(f.type);
+    if (nested) out.nested_paths.push_back(f.path);
+  }
+  const int num_physical = static_cast<int>(flat.size());
+  // Scope columns of physical field j (over scan columns, or output columns from `at`): a ROW field is
+  // refused whole and resolves its leaves by path.
+  auto physicalScope = [&](size_t j, int at, std::vector<ScopeColumn>& cols,
+                           std::vector<ExprPtr>* refs, std::vector<std::string>* names) {
+    const std::string& col = resolved.physical_type.names[j];
+    const LogicalType& type = resolved.physical_type.types[j];
+    if (type.id != TypeId::kRow) {
+      cols.push_back({qualifier, col, at, type, false, false, {}, false});
+      if (refs) refs->push_back(makeInputRef(first_flat[j], type));
+      if (names) names->push_back(col);
+      return;
+    }
+    cols.push_back({qualifier, col, -1, type, false, false, {}, true});
+    for (size_t k = static_cast<size_t>(first_flat[j]); k < flat.size() && flat[k].path[0] == static_cast<int>(j); ++k) {
+      cols.push_back({qualifier, col, at++, flat[k].type, false, false,
+                      std::vector<std::string>(flat[k].names.begin() + 1, flat[k].names.end()), false});
+      if (refs) refs->push_back(makeInputRef(static_cast<int>(k), flat[k].type));
+      if (names) names->push_back(flatFieldName(flat[k].names));
+    }
+  };
   Scope physical_scope;
-  for (size_t i = 0; i < resolved.physical_type.size(); ++i)
-    physical_scope.columns.push_back({qualifier, resolved.physical_type.names[i], static_cast<int>(i),
-                                      resolved.physical_type.types[i], false, false});
+  for (size_t j = 0; j < resolved.physical_type.size(); ++j)
+    physicalScope(j, first_flat[j], physical_scope.columns, nullptr, nullptr);
   for (size_t k = 0; k < resolved.metadata.size(); ++k)
     physical_scope.columns.push_back({qualifier, resolved.metadata[k].name, num_physical + static_cast<int>(k),
                                       resolved.metadata[k].type, false, false});
   if (out.has_computed || def.watermark) {
     for (size_t i = 0; i < def.columns.size(); ++i) {
       const auto& c = def.columns[i];
-      out.names.push_back(c.name);
+      const int at = static_cast<int>(out.projections.size());
       if (c.kind == sql::ColumnKind::kPhysical) {
-        out.projections.push_back(makeInputRef(physical_of_column[i], c.type));
-      } else if (c.kind == sql::ColumnKind::kMetadata) {
+        physicalScope(static_cast<size_t>(physical_of_column[i]), at, out.scope, &out.projections, &out.names);
+        continue;
+      }
+      out.names.push_back(c.name);
+      if (c.kind == sql::ColumnKind::kMetadata) {
         out.projections.push_back(makeInputRef(num_physical + metadata_of_column[i], c.type));
       } else {
         if (const sql::Expr* a = findAggregate(*c.expr))
           fail(a->pos, "Aggregate functions are not allowed in computed columns");
         out.projections.push_back(convert(*c.expr, physical_scope));
       }
+      out.scope.push_back({qualifier, c.name, at, out.projections.back()->type, false, false});
     }
+  } else {
+    out.scope = physical_scope.columns;
   }
   if (def.watermark) {
     const auto& wm = *def.watermark;
-    for (size_t i = 0; i < def.columns.size(); ++i)
-      if (def.columns[i].name == wm.column) out.rowtime = static_cast<int>(i);
+    for (const auto& c : out.scope)
+      if (c.nested.empty() && !c.row_value && c.name == wm.column) out.rowtime = c.index;
     if (out.rowtime < 0)
       fail(wm.pos, fmt::format("The rowtime attribute field '{}' is not defined in the table schema", wm.column));
     const LogicalType& rt_type = out.projections[static_cast<size_t>(out.rowtime)]->type;
@@ -143,9 +179,7 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
                                "the time field type is {}",
                                rt_type.toString()));
     Scope table_scope;
-    for (size_t i = 0; i < def.columns.size(); ++i)
-      table_scope.columns.push_back(
-          {qualifier, def.columns[i].name, static_cast<int>(i), out.projections[i]->type, false, false});
+    table_scope.columns = out.scope;
     out.watermark = convert(*wm.expr, table_scope);
     if (out.watermark->type.id != TypeId::kTimestamp)
       fail(wm.expr->pos, fmt::format("Watermark strategy {} must be of type TIMESTAMP but is of type '{}'",
@@ -171,7 +205,16 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   }
   auto scan = std::make_shared<RelNode>();
   scan->kind = RelKind::kTableSourceScan;
-  scan->row_type = resolved.physical_type;
+  scan->row_type = schema.scan_physical;
+  if (!schema.nested_paths.empty()) {
+    // ROW values do not flow through batches: the source must produce the flattened fields.
+    if (!source->applyNestedProjection(schema.nested_paths))
+      fail(pos,
+           fmt::format("ROW values are not supported yet: the connector '{}' of table '{}' cannot produce the fields "
+                       "of a ROW column as flat columns (nested projection push-down)",
+                       resolved.options.count("connector") ? resolved.options.at("connector") : "", table.name));
+    scan->nested_paths = schema.nested_paths;
+  }
   if (!resolved.metadata.empty()) {
     const auto readable = source->listReadableMetadata();
     for (const auto& m : resolved.metadata) {
@@ -203,7 +246,17 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   scan->source = source;
   scan->parallelism = source->parallelism().value_or(-1);
   scan->changelog = source->changelogMode();
-  scan->primary_key = resolved.primary_key;
+  for (int k : resolved.primary_key) {
+    // Primary key columns index the scan row (a ROW column before one shifts it).
+    int at = 0;
+    for (int j = 0; j < k; ++j) {
+      const LogicalType& t = resolved.physical_type.types[static_cast<size_t>(j)];
+      at += t.id == TypeId::kRow ? static_cast<int>(flattenFields(RowType{{""}, {t}}).size()) : 1;
+    }
+    if (resolved.physical_type.types[static_cast<size_t>(k)].id == TypeId::kRow)
+      fail(def.primary_key_pos, "ROW values are not supported yet: a ROW column cannot be a primary key");
+    scan->primary_key.push_back(at);
+  }
   // FLIP-367: a changelog source with its own parallelism is hashed on its primary key right after
   // the scan, so every change of a key reaches one subtask in order; nothing is pushed into it.
   const bool changelog_source = scan->producesUpdates();
@@ -227,7 +280,7 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
     norm->inputs = {scan};
     norm->row_type = scan->row_type;
     norm->rowtime = scan->rowtime;
-    norm->group_keys = resolved.primary_key;
+    norm->group_keys = scan->primary_key;
     norm->changelog = ChangelogMode::kAll;
     rel = norm;
   }
@@ -283,9 +336,9 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   }
   FromResult out;
   out.rel = rel;
-  for (size_t i = 0; i < rel->row_type.size(); ++i)
-    out.scope.columns.push_back({qualifier, rel->row_type.names[i], static_cast<int>(i), rel->row_type.types[i],
-                                 static_cast<bool>(rel->rowtime[i]), false});
+  out.scope.columns = schema.scope;
+  for (auto& c : out.scope.columns)
+    if (c.index >= 0) c.rowtime = rel->rowtime[static_cast<size_t>(c.index)];
   return out;
 }
 
@@ -338,7 +391,7 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   const std::string& col = c.children[1]->names[0];
   const ScopeColumn* tc = nullptr;
   for (const auto& sc : in.scope.columns)
-    if (sc.name == col) tc = &sc;
+    if (sc.name == col && sc.nested.empty() && !sc.row_value) tc = &sc;
   if (tc == nullptr)
     fail(c.children[1]->pos,
          fmt::format("Column '{}' not found in table '{}'", col, sql::qualifiedNameToString(c.children[0]->names)));
@@ -484,6 +537,10 @@ void SqlToRelConverter::Impl::expandStar(const sql::SelectItem& item, const Scop
   for (const auto& c : scope.columns) {
     if (c.window_property) continue;
     if (!item.star_qualifier.empty() && c.qualifier != item.star_qualifier.back()) continue;
+    if (c.row_value)
+      fail(item.pos, fmt::format("ROW values are not supported yet: '*' includes the ROW column '{}'; select its "
+                                 "fields ({}.<field>) instead",
+                                 c.name, c.name));
     projections.push_back(makeInputRef(c.index, c.type));
     names.push_back(c.name);
     any = true;
@@ -554,6 +611,9 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
   for (const auto& o : def.options) resolved.options[o.key] = o.value;
   for (const auto& c : def.columns) {
     if (c.kind != sql::ColumnKind::kPhysical) continue;
+    if (c.type.id == TypeId::kRow)
+      fail(insert.pos, fmt::format("ROW values are not supported yet: column '{}' of sink table '{}' is {}", c.name,
+                                   table->name, c.type.toString()));
     resolved.physical_type.names.push_back(c.name);
     resolved.physical_type.types.push_back(c.type);
   }

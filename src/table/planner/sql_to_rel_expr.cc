@@ -30,13 +30,23 @@ bool isFlinkBuiltinFunction(const std::string& name) {
 ExprPtr SqlToRelConverter::Impl::resolveIdentifier(const sql::Expr& e, const Scope& scope) const {
   const auto& parts = e.names;
   const ScopeColumn* found = nullptr;
+  // `name[.field...]` or `qualifier.name[.field...]`; a qualified match wins over a nested one.
+  auto matches = [&](const ScopeColumn& c, size_t skip) {
+    if (parts.size() != skip + 1 + c.nested.size() || parts[skip] != c.name) return false;
+    for (size_t k = 0; k < c.nested.size(); ++k)
+      if (parts[skip + 1 + k] != c.nested[k]) return false;
+    return skip == 0 || c.qualifier == parts[0];
+  };
+  const ScopeColumn* qualified = nullptr;
   for (const auto& c : scope.columns) {
-    bool match =
-        parts.size() == 1 ? c.name == parts[0] : (parts.size() == 2 && c.qualifier == parts[0] && c.name == parts[1]);
-    if (!match) continue;
-    if (found != nullptr && parts.size() == 1) fail(e.pos, fmt::format("Column '{}' is ambiguous", parts[0]));
-    found = &c;
+    if (parts.size() > 1 && matches(c, 1)) {
+      qualified = &c;
+    } else if (matches(c, 0)) {
+      if (found != nullptr) fail(e.pos, fmt::format("Column '{}' is ambiguous", sql::qualifiedNameToString(parts)));
+      found = &c;
+    }
   }
+  if (qualified != nullptr) found = qualified;
   if (found == nullptr) {
     std::vector<std::string> names;
     for (const auto& c : scope.columns) names.push_back(c.name);
@@ -44,7 +54,7 @@ ExprPtr SqlToRelConverter::Impl::resolveIdentifier(const sql::Expr& e, const Sco
     std::string text = sql::qualifiedNameToString(parts);
     if (parts.size() == 2) {
       bool known_table = std::any_of(scope.columns.begin(), scope.columns.end(),
-                                     [&](const ScopeColumn& c) { return c.qualifier == parts[0]; });
+                                     [&](const ScopeColumn& c) { return c.qualifier == parts[0] || c.name == parts[0]; });
       if (!known_table) fail(e.pos, fmt::format("Table '{}' not found", parts[0]));
     }
     fail(e.pos, close.empty() ? fmt::format("Column '{}' not found in any table", text)
@@ -53,6 +63,11 @@ ExprPtr SqlToRelConverter::Impl::resolveIdentifier(const sql::Expr& e, const Sco
   if (found->window_property)
     fail(e.pos, fmt::format("'{}' can only be used in a window aggregation grouped by window_start and window_end",
                             found->name));
+  if (found->row_value)
+    fail(e.pos, fmt::format("ROW values are not supported yet: '{}' is a ROW column ({}); name one of its fields, "
+                            "e.g. {}.{}",
+                            found->name, found->type.toString(), found->name,
+                            found->type.fields && found->type.fields->size() ? found->type.fields->names[0] : "f"));
   return makeInputRef(found->index, found->type);
 }
 
@@ -277,6 +292,8 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       return call(e, ScalarOp::kCase, std::move(args));
     }
     case sql::ExprKind::kCast: {
+      if (e.cast_type.id == TypeId::kRow)
+        fail(e.pos, fmt::format("ROW values are not supported yet: CAST to {}", e.cast_type.toString()));
       ExprPtr v = sub(0);
       try {
         LogicalType target =

@@ -27,6 +27,9 @@ struct ScopeColumn {
   LogicalType type;
   bool rowtime = false;
   bool window_property = false;  ///< window_start / window_end / window_time of a window TVF
+  /// A flattened field of the ROW column `name`: the field names below it (`name.a.b` or `qualifier.name.a.b`).
+  std::vector<std::string> nested = {};
+  bool row_value = false;  ///< the ROW column itself (index -1): naming it whole is refused
 };
 
 struct Scope {
@@ -152,10 +155,15 @@ struct SqlToRelConverter::Impl {
   struct TableSchema {
     ResolvedTable resolved;  ///< physical columns, options, primary key
     bool has_computed = false;
-    std::vector<ExprPtr> projections;  ///< per declared column, over the physical row (when computed or watermarked)
+    std::vector<ExprPtr> projections;  ///< per output column (ROW columns flattened), over the scan row (when computed or watermarked)
     std::vector<std::string> names;
-    int rowtime = -1;   ///< declared column of WATERMARK FOR, or -1
-    ExprPtr watermark;  ///< over the declared columns
+    int rowtime = -1;   ///< output column of WATERMARK FOR, or -1
+    ExprPtr watermark;  ///< over the output columns
+    /// Name resolution over the output columns (index = output column), ROW columns flattened.
+    std::vector<ScopeColumn> scope;
+    /// Tables with ROW columns: the field path of each physical scan column; the scan's physical row type.
+    std::vector<std::vector<int>> nested_paths;
+    RowType scan_physical;
   };
 
   /// Validates a CREATE TABLE statement's schema (Flink resolves it when the table is created).

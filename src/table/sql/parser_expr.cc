@@ -569,7 +569,8 @@ types::LogicalType Parser::parseType() {
     type = LogicalType::string();
   } else if (u == "VARCHAR" || u == "CHAR" || u == "CHARACTER") {
     bool varying = u == "VARCHAR" || acceptWord("VARYING");
-    int32_t n = 1;  // Flink's VARCHAR = VARCHAR(1), CHAR = CHAR(1)
+    // Flink SQL: VARCHAR = VARCHAR(2147483647) = STRING (FlinkTypeSystem#getDefaultPrecision), CHAR = CHAR(1)
+    int32_t n = varying ? types::kMaxVarcharLength : 1;
     if (acceptSymbol("(")) {
       n = static_cast<int32_t>(expectInteger("length", 1, types::kMaxVarcharLength));
       expectSymbol(")");
@@ -591,8 +592,10 @@ types::LogicalType Parser::parseType() {
       expectWord("ZONE");
     }
     type = LogicalType::timestamp(p);
+  } else if (u == "ROW") {
+    type = parseRowFields();
   } else if (u == "TIMESTAMP_LTZ" || u == "BYTES" || u == "BINARY" ||
-             u == "VARBINARY" || u == "ARRAY" || u == "MAP" || u == "MULTISET" || u == "ROW" || u == "RAW" ||
+             u == "VARBINARY" || u == "ARRAY" || u == "MAP" || u == "MULTISET" || u == "RAW" ||
              u == "INTERVAL" || u == "NULL") {
     unsupported(t, "type " + u);
   } else {
@@ -606,6 +609,27 @@ types::LogicalType Parser::parseType() {
     next();
   }
   return type;
+}
+
+// ROW<name type, ...> or ROW(name type, ...) after the ROW keyword; a field may carry a 'description'
+// (Flink's syntax), which is dropped. ROW<> and ROW() are Flink's empty row.
+types::LogicalType Parser::parseRowFields() {
+  const bool angle = acceptSymbol("<");
+  if (!angle && !acceptSymbol("(")) unexpectedWhat(peek(), "'<' or '(' after ROW");
+  const char* close = angle ? ">" : ")";
+  types::RowType fields;
+  if (!acceptSymbol(close)) {
+    do {
+      const Token& at = peek();
+      std::string name = parseIdentifier("a ROW field name");
+      if (fields.indexOf(name) >= 0) fail(fmt::format("Field names must be unique. Found duplicates: [{}]", name), at.pos);
+      fields.names.push_back(std::move(name));
+      fields.types.push_back(parseType());
+      if (peek().kind == TokenKind::kString) next();
+    } while (acceptSymbol(","));
+    expectSymbol(close);
+  }
+  return types::LogicalType::row(std::move(fields));
 }
 
 }  // namespace sluice::table::sql

@@ -93,6 +93,7 @@ class Parser {
   /// An unquoted non-reserved word or a quoted identifier.
   bool isIdentifier(const Token& t) const;
   std::string parseIdentifier(const char* what);
+  types::LogicalType parseRowFields();
   QualifiedName parseQualifiedName(const char* what);
   static bool isReserved(const std::string& upper);
 
