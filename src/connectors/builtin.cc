@@ -5,6 +5,7 @@
 #include "connectors/datagen_connector.h"
 #include "connectors/filesystem_connector.h"
 #include "connectors/kafka/kafka_connector.h"
+#include "connectors/nexmark/nexmark_connector.h"
 #include "connectors/print_connector.h"
 
 namespace sluice::connectors {
@@ -14,6 +15,7 @@ void registerBuiltinConnectors(table::FactoryRegistry& registry) {
   registry.add(std::make_shared<DataGenTableFactory>());
   registry.add(std::make_shared<PrintTableFactory>());
   registry.add(std::make_shared<BlackHoleTableFactory>());
+  registry.add(std::make_shared<nexmark::NexmarkTableFactory>());
   kafka::registerKafkaConnectors(registry);
 }
 
