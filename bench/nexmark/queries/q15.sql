@@ -1,0 +1,23 @@
+-- q15 bidding statistics report: per day, bids, bidders and auctions in three price bands.
+CREATE TABLE nexmark_q15 (
+  `day` VARCHAR, total_bids BIGINT, rank1_bids BIGINT, rank2_bids BIGINT, rank3_bids BIGINT,
+  total_bidders BIGINT, rank1_bidders BIGINT, rank2_bidders BIGINT, rank3_bidders BIGINT,
+  total_auctions BIGINT, rank1_auctions BIGINT, rank2_auctions BIGINT, rank3_auctions BIGINT
+) WITH ('connector' = 'blackhole');
+
+INSERT INTO nexmark_q15
+SELECT DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`,
+       count(*) AS total_bids,
+       count(*) FILTER (WHERE price < 10000) AS rank1_bids,
+       count(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bids,
+       count(*) FILTER (WHERE price >= 1000000) AS rank3_bids,
+       count(DISTINCT bidder) AS total_bidders,
+       count(DISTINCT bidder) FILTER (WHERE price < 10000) AS rank1_bidders,
+       count(DISTINCT bidder) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bidders,
+       count(DISTINCT bidder) FILTER (WHERE price >= 1000000) AS rank3_bidders,
+       count(DISTINCT auction) AS total_auctions,
+       count(DISTINCT auction) FILTER (WHERE price < 10000) AS rank1_auctions,
+       count(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_auctions,
+       count(DISTINCT auction) FILTER (WHERE price >= 1000000) AS rank3_auctions
+FROM bid
+GROUP BY DATE_FORMAT(`dateTime`, 'yyyy-MM-dd');

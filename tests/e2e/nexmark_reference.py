@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Independent reference for the Nexmark queries: computes a query's final rows from the events that Sluice
+dumped (csv files of the flattened person / auction / bid views, written by the filesystem sink) and prints
+them as the print sink does ("+I[a, b, c]"), sorted, so that the test can compare them with Sluice's
+materialized output.
+
+  nexmark_reference.py QUERY DUMP_DIR
+
+DUMP_DIR holds bid/, auction/ and person/ directories of csv part files. Only the standard library is used.
+"""
+
+import csv
+import glob
+import os
+import re
+import sys
+from collections import defaultdict
+from decimal import Decimal
+
+
+def read_rows(directory):
+    rows = []
+    for path in sorted(glob.glob(os.path.join(directory, "*.csv"))):
+        with open(path, newline="") as f:
+            rows.extend(csv.reader(f))
+    return rows
+
+
+def bids(dump):
+    # auction, bidder, price, channel, url, dateTime, extra
+    out = []
+    for r in read_rows(os.path.join(dump, "bid")):
+        out.append({"auction": int(r[0]), "bidder": int(r[1]), "price": int(r[2]), "channel": r[3], "url": r[4],
+                    "dateTime": r[5], "extra": r[6]})
+    return out
+
+
+def ts(text):
+    """A csv TIMESTAMP(3) ('2023-11-14 23:59:55.001') as the print sink shows it (Java's LocalDateTime.toString:
+    '2023-11-14T23:59:55.001', no fraction when the millis are 0, no seconds when both are 0)."""
+    date, _, time_part = text.partition(" ")
+    hms, _, frac = time_part.partition(".")
+    millis = int((frac + "000")[:3]) if frac else 0
+    h, m, sec = hms.split(":")
+    out = "%sT%s:%s" % (date, h, m)
+    if int(sec) != 0 or millis != 0:
+        out += ":" + sec
+    if millis != 0:
+        out += ".%03d" % millis
+    return out
+
+
+def day(text):
+    return text[:10]
+
+
+def minute(text):
+    return text[11:16]
+
+
+def fmt(v):
+    if v is None:
+        return "null"
+    return str(v)
+
+
+def row(*values):
+    return "+I[" + ", ".join(fmt(v) for v in values) + "]"
+
+
+CHANNEL_RE = re.compile(r"(&|^)channel_id=([^&]*)")
+
+
+def regexp_extract(s, group):
+    m = CHANNEL_RE.search(s)
+    return m.group(group) if m else None
+
+
+def bands(prices):
+    return (sum(1 for p in prices if p < 10000), sum(1 for p in prices if 10000 <= p < 1000000),
+            sum(1 for p in prices if p >= 1000000))
+
+
+def distinct_bands(items, key):
+    allk = {key(b) for b in items}
+    r1 = {key(b) for b in items if b["price"] < 10000}
+    r2 = {key(b) for b in items if 10000 <= b["price"] < 1000000}
+    r3 = {key(b) for b in items if b["price"] >= 1000000}
+    return len(allk), len(r1), len(r2), len(r3)
+
+
+def stats(group):
+    prices = [b["price"] for b in group]
+    return [len(group), *bands(prices), *distinct_bands(group, lambda b: b["bidder"]),
+            *distinct_bands(group, lambda b: b["auction"])]
+
+
+def query(q, dump):
+    out = []
+    bs = bids(dump)
+    if q == "q0":
+        out = [row(b["auction"], b["bidder"], b["price"], ts(b["dateTime"]), b["extra"]) for b in bs]
+    elif q == "q1":
+        # DECIMAL(23, 3): 0.908 * price exactly.
+        out = [row(b["auction"], b["bidder"], (Decimal("0.908") * b["price"]).quantize(Decimal("0.001")),
+                   ts(b["dateTime"]), b["extra"]) for b in bs]
+    elif q == "q2":
+        out = [row(b["auction"], b["price"]) for b in bs if b["auction"] % 123 == 0]
+    elif q == "q14":
+        for b in bs:
+            euro = Decimal("0.908") * b["price"]
+            if not (1000000 < euro < 50000000):
+                continue
+            hour = int(b["dateTime"][11:13])
+            kind = "dayTime" if 8 <= hour <= 18 else ("nightTime" if hour <= 6 or hour >= 20 else "otherTime")
+            out.append(row(b["auction"], b["bidder"], euro.quantize(Decimal("0.001")), kind, ts(b["dateTime"]),
+                           b["extra"], b["extra"].count("c")))
+    elif q == "q15":
+        groups = defaultdict(list)
+        for b in bs:
+            groups[day(b["dateTime"])].append(b)
+        out = [row(d, *stats(g)) for d, g in groups.items()]
+    elif q == "q16":
+        groups = defaultdict(list)
+        for b in bs:
+            groups[(b["channel"], day(b["dateTime"]))].append(b)
+        out = [row(c, d, max(minute(b["dateTime"]) for b in g), *stats(g)) for (c, d), g in groups.items()]
+    elif q == "q17":
+        groups = defaultdict(list)
+        for b in bs:
+            groups[(b["auction"], day(b["dateTime"]))].append(b)
+        for (a, d), g in groups.items():
+            prices = [b["price"] for b in g]
+            # AVG over BIGINT is a BIGINT (the sum divided by the count, truncated).
+            out.append(row(a, d, len(g), *bands(prices), min(prices), max(prices), sum(prices) // len(prices),
+                           sum(prices)))
+    elif q == "q21":
+        ids = {"apple": "0", "google": "1", "facebook": "2", "baidu": "3"}
+        for b in bs:
+            low = b["channel"].lower()
+            extracted = regexp_extract(b["url"], 2)
+            if extracted is None and low not in ids:
+                continue
+            out.append(row(b["auction"], b["bidder"], b["price"], b["channel"], ids.get(low, extracted)))
+    elif q == "q22":
+        def part(url, i):
+            p = url.split("/")
+            return p[i] if i < len(p) else None
+        out = [row(b["auction"], b["bidder"], b["price"], b["channel"], part(b["url"], 3), part(b["url"], 4),
+                   part(b["url"], 5)) for b in bs]
+    else:
+        sys.exit("no reference for " + q)
+    return sorted(out)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    for line in query(sys.argv[1], sys.argv[2]):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Nexmark: the benchmark's query files (bench/nexmark/queries) run unmodified over the nexmark connector, and
+# their results equal an independent reference (nexmark_reference.py, Python) computed from the same events,
+# which Sluice dumps first through the filesystem sink of the flattened person/auction/bid views. The events
+# are the same in both runs: sluice.test.nexmark.base-time fixes their event-time origin (5 s before a
+# midnight, so the per-day queries see two days). Each query's blackhole sink is swapped for a print sink;
+# its changelog is materialized and compared with the reference's rows.
+#   $1 sluice binary, $2 source tree, $3 parallelism.
+source "$(dirname "$0")/lib.sh"
+P=${3:?missing parallelism}
+EVENTS=20000
+TPS=1000
+BASE=1700006395000   # 2023-11-14 23:59:55 UTC
+Q_DIR=bench/nexmark/queries
+# The queries Sluice runs today.
+QUERIES=${NEXMARK_TEST_QUERIES:-"q0 q1 q2 q21 q22"}
+
+ddl() {
+  sed -e "s/\${TPS}/$TPS/g" -e "s/\${EVENTS_NUM}/$EVENTS/g" -e 's/${PERSON_PROPORTION}/1/' \
+      -e 's/${AUCTION_PROPORTION}/3/' -e 's/${BID_PROPORTION}/46/' "$Q_DIR/ddl_gen.sql"
+  sed -e 's/${NEXMARK_TABLE}/datagen/g' "$Q_DIR/ddl_views.sql"
+}
+
+# The events, through the filesystem sink of the views.
+{
+  ddl
+  cat <<SQL
+CREATE TABLE bid_dump (auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
+  \`dateTime\` TIMESTAMP(3), extra STRING) WITH ('connector' = 'filesystem', 'path' = '$E2E_TMP/dump/bid', 'format' = 'csv');
+INSERT INTO bid_dump SELECT * FROM bid;
+SQL
+} > "$E2E_TMP/dump.sql"
+run_sluice "$E2E_TMP/dump.out" "$E2E_TMP/dump.err" run -p "$P" -D "sluice.test.nexmark.base-time=$BASE" "$E2E_TMP/dump.sql"
+expect_success "$E2E_TMP/dump.out" "$E2E_TMP/dump.err"
+bids=$(cat "$E2E_TMP"/dump/bid/*.csv | wc -l)
+# 20000 events from id 2 on: 400 epochs of 46 bids.
+[ "$bids" -eq 18400 ] || fail "dumped $bids bids, want 18400"
+
+for q in $QUERIES; do
+  { ddl; sed -e "s/'connector' = 'blackhole'/'connector' = 'print', 'print-identifier' = '$q'/" "$Q_DIR/$q.sql"; } \
+    > "$E2E_TMP/$q.sql"
+  run_sluice "$E2E_TMP/$q.out" "$E2E_TMP/$q.err" run -p "$P" -D "sluice.test.nexmark.base-time=$BASE" "$E2E_TMP/$q.sql"
+  expect_success "$E2E_TMP/$q.out" "$E2E_TMP/$q.err"
+  sink_lines "$q" "$E2E_TMP/$q.out" | materialize > "$E2E_TMP/$q.got"
+  python3 tests/e2e/nexmark_reference.py "$q" "$E2E_TMP/dump" > "$E2E_TMP/$q.want"
+  [ -s "$E2E_TMP/$q.want" ] || fail "$q: the reference has no rows"
+  if ! cmp -s "$E2E_TMP/$q.got" "$E2E_TMP/$q.want"; then
+    diff "$E2E_TMP/$q.want" "$E2E_TMP/$q.got" | head -n 20 >&2
+    fail "$q at -p $P differs from the reference ($(wc -l <"$E2E_TMP/$q.got") rows, want $(wc -l <"$E2E_TMP/$q.want"))"
+  fi
+  echo "ok: $q at -p $P ($(wc -l <"$E2E_TMP/$q.want") rows)"
+done
