@@ -134,6 +134,15 @@ def query(q, dump):
             # AVG over BIGINT is a BIGINT (the sum divided by the count, truncated).
             out.append(row(a, d, len(g), *bands(prices), min(prices), max(prices), sum(prices) // len(prices),
                            sum(prices)))
+    elif q == "q18":
+        # The last bid of each (bidder, auction) by event time (unique at -p 1: one event per millisecond).
+        last = {}
+        for b in bs:
+            k = (b["bidder"], b["auction"])
+            if k not in last or b["dateTime"] >= last[k]["dateTime"]:
+                last[k] = b
+        out = [row(b["auction"], b["bidder"], b["price"], b["channel"], b["url"], ts(b["dateTime"]), b["extra"])
+               for b in last.values()]
     elif q == "q21":
         ids = {"apple": "0", "google": "1", "facebook": "2", "baidu": "3"}
         for b in bs:
