@@ -26,6 +26,7 @@ PACKAGES=(
   libpcre2-dev         # REGEXP* SQL functions (closest to java.util.regex among Debian's libraries)
   libssl-dev           # libcrypto: MD5 / SHA1 / SHA2 SQL functions
   libhowardhinnant-date-dev  # date/tz.h: time-zone rules (table.local-time-zone, CONVERT_TZ)
+  libedit-dev          # `sluice sql`: line editing and history (BSD licence; readline's API)
   sqlite3              # independent oracle in the tests
   jq                   # e2e tests read the JSON of `sluice run --metrics`
   clang-14             # libFuzzer targets

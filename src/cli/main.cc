@@ -12,11 +12,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <sstream>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -26,12 +24,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/cli_common.h"
 #include "cli/kafka_mock_command.h"
+#include "cli/sql_client.h"
 #include "cluster/job_metrics.h"
 #include "cluster/mini_cluster.h"
 #include "common/config.h"
 #include "common/error.h"
-#include "connectors/builtin.h"
 #include "graph/plan.h"
 #include "table/api/table_environment.h"
 #include "table/catalog/table_factory.h"
@@ -40,61 +39,9 @@
 
 namespace {
 
-std::string readScript(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw sluice::UserError(fmt::format("'{}' is a directory, not a SQL file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw sluice::UserError(fmt::format("Cannot read SQL file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-/// Common options of `run` and `explain`: -p, -D, --conf-dir.
-struct CommonOptions {
-  int parallelism = 0;
-  std::vector<std::string> dynamic;
-  std::string conf_dir;
-  std::string file;
-  std::string savepoint_path;
-  bool allow_non_restored_state = false;
-  bool stop_with_savepoint = false;
-
-  void add(CLI::App* cmd) {
-    cmd->add_option("-p,--parallelism", parallelism, "Default parallelism (parallelism.default), a positive integer")
-        ->check([](const std::string& v) {
-          return !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos && std::stol(v) > 0
-                     ? std::string()
-                     : std::string("the parallelism must be a positive integer");
-        });
-    cmd->add_option("-D", dynamic, "Configuration option key=value (repeatable); overrides conf/config.yaml");
-    cmd->add_option("--conf-dir", conf_dir,
-                    "Directory holding config.yaml (default: $SLUICE_CONF_DIR, else ./conf when present)");
-    cmd->add_option("file", file, "Flink SQL script")->required();
-  }
-
-  sluice::Configuration build() const {
-    sluice::Configuration conf;
-    std::string dir = conf_dir;
-    if (dir.empty() && std::getenv("SLUICE_CONF_DIR") != nullptr) dir = std::getenv("SLUICE_CONF_DIR");
-    if (dir.empty()) {
-      conf.loadYaml("conf/config.yaml", /*optional=*/true);
-    } else {
-      conf.loadYaml(dir + "/config.yaml", /*optional=*/false);
-    }
-    for (const auto& kv : dynamic) conf.setFromKeyValue(kv);
-    if (parallelism > 0) conf.set("parallelism.default", std::to_string(parallelism));
-    if (!savepoint_path.empty()) conf.set("execution.state-recovery.path", savepoint_path);
-    if (allow_non_restored_state) conf.set("execution.state-recovery.ignore-unclaimed-state", "true");
-    return conf;
-  }
-};
-
-std::shared_ptr<sluice::table::FactoryRegistry> builtinFactories() {
-  auto registry = std::make_shared<sluice::table::FactoryRegistry>();
-  sluice::connectors::registerBuiltinConnectors(*registry);
-  return registry;
-}
+using sluice::cli::builtinFactories;
+using sluice::cli::CommonOptions;
+using sluice::cli::readScript;
 
 /// Writes the metrics of every job run so far to `out` as {"jobs": [...]} (cluster/job_metrics.h).
 void writeMetrics(const sluice::table::TableEnvironment& env, std::ofstream& out, const std::string& path) {
@@ -357,6 +304,7 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
                                        c.last_checkpoint_external_path);
       }
     }
+    if (job.late_rows_dropped > 0) fault_tolerance += fmt::format(", {} late rows dropped", job.late_rows_dropped);
     if (job.execution && job.execution->num_restarts > 0) {
       fault_tolerance += fmt::format(", {} restarts", job.execution->num_restarts);
     }
@@ -456,6 +404,8 @@ int main(int argc, char** argv) {
                       "text; json ({\"jobs\": [...]}, each job in Flink's /jobs/:id/plan shape); dot (Graphviz: chains as boxes, pipelined regions "
                       "and slot sharing groups as coloured clusters); svg (dot rendered by Graphviz's 'dot')")
       ->check(CLI::IsMember({"text", "json", "dot", "svg"}));
+  sluice::cli::SqlClientOptions sql_opts;
+  CLI::App* sql = sluice::cli::addSqlCommand(app, sql_opts);
   sluice::cli::KafkaMockOptions kafka_mock_opts;
   CLI::App* kafka_mock = sluice::cli::addKafkaMockCommand(app, kafka_mock_opts);
   try {
@@ -466,6 +416,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return runCommand(run_opts, metrics_path);
     if (*explain) return explainCommand(explain_opts, format);
+    if (*sql) return sluice::cli::runSqlClient(sql_opts);
     if (*kafka_mock) return sluice::cli::runKafkaMock(kafka_mock_opts);
   } catch (const sluice::UserError& e) {
     std::fflush(stdout);

@@ -208,6 +208,7 @@ Json jobJson(const JobExecutionResult& r) {
     m["debloatedBufferSize"] = v.debloated_buffer_size;
     m["estimatedTimeToConsumeBuffersMs"] = v.estimated_time_to_consume_buffers_ms;
     m["numConnectionOutages"] = v.connection_outages;
+    m["numLateRecordsDropped"] = v.late_records_dropped;
     vj["metrics"] = std::move(m);
     Json subtasks = Json::array();
     for (const SubtaskProgress& s : v.subtasks) subtasks.push_back(subtaskJson(s));

@@ -805,6 +805,9 @@ class JobHandle::State {
           const int64_t outages = m.num_connection_outages.load(std::memory_order_relaxed);
           vp.operators[i].connection_outages += outages;
           vp.connection_outages += outages;
+          const int64_t late = m.num_late_records_dropped.load(std::memory_order_relaxed);
+          vp.operators[i].late_records_dropped += late;
+          vp.late_records_dropped += late;
         }
         SubtaskProgress sp;
         sp.subtask = t->subtaskIndex();

@@ -43,6 +43,7 @@ struct OperatorProgress {
   int64_t records_in = 0;
   int64_t records_out = 0;
   int64_t connection_outages = 0;  ///< sum over subtasks of OperatorMetrics::num_connection_outages
+  int64_t late_records_dropped = 0;  ///< sum over subtasks of OperatorMetrics::num_late_records_dropped
 };
 
 /// Metrics of one subtask (Flink's task IO metrics). `io` holds cumulative values; the rates are averages
@@ -77,6 +78,8 @@ struct VertexProgress {
   /// `numConnectionOutages`: outages of external systems (Kafka brokers) its connectors reported, summed
   /// over operators and subtasks.
   int64_t connection_outages = 0;
+  /// `numLateRecordsDropped`: rows its window operators dropped as late, summed over operators and subtasks.
+  int64_t late_records_dropped = 0;
   std::vector<OperatorProgress> operators;  ///< chain order
   std::vector<SubtaskProgress> subtasks;    ///< subtask index order
   // Network metrics (Flink's names), over the subtasks' channels through network buffers only.

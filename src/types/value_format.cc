@@ -372,6 +372,35 @@ bool parseTime(std::string_view text, int64_t& millis_of_day) {
   return readTimeToEnd(s, pos, millis_of_day, frac);
 }
 
+void formatIntervalDayTime(int64_t v, std::string& out) {
+  const char sign = v < 0 ? '-' : '+';
+  const uint64_t a = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  out += fmt::format("{}{} {:02}:{:02}:{:02}.{:03}", sign, a / 86400000, a / 3600000 % 24, a / 60000 % 60, a / 1000 % 60,
+                     a % 1000);
+}
+
+void formatSqlString(const Column& c, size_t row, std::string& out) {
+  const LogicalType& t = c.type();
+  switch (t.id) {
+    case TypeId::kNull:
+    case TypeId::kRow: break;  // ROW is never a column (logical_type.h)
+    case TypeId::kBoolean: out += c.getLong(row) ? "TRUE" : "FALSE"; break;
+    case TypeId::kTinyInt:
+    case TypeId::kSmallInt:
+    case TypeId::kInt:
+    case TypeId::kBigInt: out += std::to_string(c.getLong(row)); break;
+    case TypeId::kDouble: formatDouble(c.getDouble(row), out); break;
+    case TypeId::kFloat: formatFloat(c.getDouble(row), out); break;
+    case TypeId::kDate: formatDate(c.getLong(row), out); break;
+    case TypeId::kTime: formatTimeSql(c.getLong(row), t.precision, out); break;
+    case TypeId::kDecimal: formatDecimal(c.getLong(row), t.scale, out); break;
+    case TypeId::kTimestamp: formatTimestampSql(c.getLong(row), t.precision, out); break;
+    case TypeId::kIntervalDayTime: formatIntervalDayTime(c.getLong(row), out); break;
+    case TypeId::kVarchar:
+    case TypeId::kChar: out += c.getString(row); break;
+  }
+}
+
 void formatField(const Column& c, size_t row, std::string& out) {
   if (c.isNull(row)) { out += "null"; return; }
   const LogicalType& t = c.type();
@@ -391,15 +420,7 @@ void formatField(const Column& c, size_t row, std::string& out) {
     case TypeId::kVarchar:
     case TypeId::kChar: out += c.getString(row); break;
     case TypeId::kTimestamp: formatTimestampIso(c.getLong(row), out); break;
-    case TypeId::kIntervalDayTime: {
-      // Flink prints INTERVAL DAY TO SECOND as "+0 00:00:05.000".
-      int64_t v = c.getLong(row);
-      char sign = v < 0 ? '-' : '+';
-      uint64_t a = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-      out += fmt::format("{}{} {:02}:{:02}:{:02}.{:03}", sign, a / 86400000, a / 3600000 % 24, a / 60000 % 60,
-                         a / 1000 % 60, a % 1000);
-      break;
-    }
+    case TypeId::kIntervalDayTime: formatIntervalDayTime(c.getLong(row), out); break;
   }
 }
 

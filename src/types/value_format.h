@@ -74,6 +74,12 @@ bool parseDouble(std::string_view text, double& value);
 /// Java's Float.parseFloat: as parseDouble, rounded once to the nearest float. Never throws.
 bool parseFloat(std::string_view text, float& value);
 
+/// INTERVAL DAY TO SECOND (ms) as Flink prints and casts it: "+0 00:00:05.000", "-1 02:03:04.005".
+void formatIntervalDayTime(int64_t millis, std::string& out);
+/// Appends the text CAST(value AS STRING) gives for row `row` (Flink's cast rules, what its SQL client
+/// shows): "TRUE"/"FALSE", "2015-01-01 00:05:00.000" with the TIMESTAMP's precision, "10:15:30", DECIMAL
+/// with its scale. Appends nothing for a NULL value's storage: callers check isNull first.
+void formatSqlString(const Column& column, size_t row, std::string& out);
 /// Appends one field in Flink's print format (see flink-print-format rules): "null" for NULL.
 void formatField(const Column& column, size_t row, std::string& out);
 /// Appends "+I[a, 1, 2015-01-01T00:05]" for row `row` of `batch`.

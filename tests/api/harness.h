@@ -83,6 +83,7 @@ class Harness {
     timers_.fireDue();
   }
   void endInput() { op_->endInput(); }
+  const runtime::OperatorMetrics& metrics() const { return metrics_; }
 
   CollectingOutput out;
 

@@ -52,6 +52,23 @@ TEST(WindowTest, AllowedLatenessFiresAgainThenDrops) {
   EXPECT_EQ(h.out.values<P>(late.tag()), (std::vector<P>{{"k", 5}}));
 }
 
+// Without a late-data side output, a too-late element is dropped and counted (WindowOperator's
+// numLateRecordsDropped); one within the allowed lateness is not.
+TEST(WindowTest, LateElementsWithoutSideOutputAreCounted) {
+  auto env = testing::makeEnv(1);
+  auto windowed = env.fromElements(P{"k", 0}).keyBy(keyOf).window(TumblingEventTimeWindows::of(10));
+  windowed.allowedLateness(5);
+  testing::Harness h(windowed.reduce(sumOf));
+  h.push<P>({{P{"k", 1}, 1}});
+  h.watermark(12);               // [0, 10) fired (1), cleaned at 9 + 5 = 14: not yet
+  h.push<P>({{P{"k", 2}, 3}});   // 9 + 5 > 12: within lateness, fires again: 1 + 2 = 3
+  h.watermark(14);               // cleaned
+  h.push<P>({{P{"k", 4}, 5}, {P{"k", 8}, 9}, {P{"k", 16}, 15}});  // 5 and 9: 9 + 5 <= 14, dropped; 15 on time
+  h.watermark(100);              // [10, 20) fires: 16
+  EXPECT_EQ(h.out.values<P>(), (std::vector<P>{{"k", 1}, {"k", 3}, {"k", 16}}));
+  EXPECT_EQ(h.metrics().num_late_records_dropped.load(), 2);
+}
+
 // (window start, sum of values) per window.
 struct StartAndSum : ProcessWindowFunction<P, std::pair<int64_t, int64_t>, std::string> {
   void process(const std::string&, Context& ctx, const std::vector<P>& elements,

@@ -26,3 +26,28 @@ got=$(summary flights_per_destination)
 [ "$got" = "$rows $changelog" ] ||
   fail "per_destination job summary: got '$got' (rows read, rows written), want '$rows $changelog'"
 echo "ok: job summaries"
+
+# Late rows: a 5-minute TUMBLE over rows read one at a time (sluice.batch.size 1, one source subtask) with a
+# 1-minute watermark delay. Rows 4 (00:04:30, after the watermark reached 00:06) and 8 (00:08:00, after it
+# reached 00:11) fall only in windows that have fired: 2 rows dropped, worked out row by row in
+# tests/sql/windows/tumble_late.test. The summary line and --metrics (numLateRecordsDropped) count them.
+printf '%s\n' alice,2015-01-01T00:01:00 bob,2015-01-01T00:03:00 alice,2015-01-01T00:07:00 \
+  bob,2015-01-01T00:04:30 alice,2015-01-01T00:06:30 carol,2015-01-01T00:09:00 bob,2015-01-01T00:12:00 \
+  carol,2015-01-01T00:08:00 alice,2015-01-01T00:14:59 | tr T ' ' >"$E2E_TMP/clicks.csv"
+cat >"$E2E_TMP/late.sql" <<SQL
+SET 'sluice.batch.size' = '1';
+CREATE TABLE clicks (user_name STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' MINUTE)
+  WITH ('connector' = 'filesystem', 'path' = '$E2E_TMP/clicks.csv', 'format' = 'csv', 'scan.parallelism' = '1');
+CREATE TABLE counts (ws TIMESTAMP(3), u STRING, c BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO counts SELECT window_start, user_name, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' MINUTE)) GROUP BY window_start, window_end, user_name;
+SQL
+run_sluice "$E2E_TMP/late.out" "$E2E_TMP/late.err" run -p "$PARALLELISM" --metrics="$E2E_TMP/late.json" "$E2E_TMP/late.sql"
+expect_success "$E2E_TMP/late.out" "$E2E_TMP/late.err"
+grep -q -E "^Job '[^']*counts' finished: 9 rows read, 6 rows written in [0-9.]+ s, 2 late rows dropped" "$E2E_TMP/late.err" ||
+  { cat "$E2E_TMP/late.err" >&2; fail "summary line without '9 rows read, 6 rows written ..., 2 late rows dropped'"; }
+if command -v jq >/dev/null; then
+  got=$(jq '[.jobs[0].vertices[].metrics.numLateRecordsDropped] | add' "$E2E_TMP/late.json")
+  [ "$got" = 2 ] || fail "numLateRecordsDropped in --metrics: got $got, want 2"
+fi
+echo "ok: late rows dropped in the summary and --metrics"

@@ -51,6 +51,9 @@ struct OperatorMetrics {
   std::atomic<int64_t> num_records_out{0};
   /// Times a connector lost its external system (e.g. every Kafka broker) and reported it on stderr.
   std::atomic<int64_t> num_connection_outages{0};
+  /// Flink's numLateRecordsDropped: rows a window operator dropped because every window they fall in was
+  /// already past the watermark (plus allowed lateness) and no late-data side output takes them.
+  std::atomic<int64_t> num_late_records_dropped{0};
 };
 
 /// Facts about the running subtask, fixed for its lifetime.

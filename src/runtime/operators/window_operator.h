@@ -162,8 +162,13 @@ class WindowOperator final : public KeyedOperatorBase<K> {
         this->scheduleProcessingTimer(w.maxTimestamp());
       }
     }
-    if (skipped && assigner_.event_time && ts + lateness_ <= this->watermark_ && late_tag_) {
-      this->side_outputs_.add(*late_tag_, value, ts);
+    // WindowOperator.processElement: a skipped late element goes to the side output, else it is counted.
+    if (skipped && assigner_.event_time && ts + lateness_ <= this->watermark_) {
+      if (late_tag_) {
+        this->side_outputs_.add(*late_tag_, value, ts);
+      } else if (this->ctx_.metrics != nullptr) {
+        this->ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
 

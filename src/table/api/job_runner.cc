@@ -23,6 +23,11 @@ std::vector<VertexProgress> toProgress(const std::vector<cluster::VertexProgress
 
 }  // namespace
 
+void JobCancellation::reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  requested_ = false;
+}
+
 void JobCancellation::cancel() {
   std::lock_guard<std::mutex> lock(mu_);
   requested_ = true;
@@ -76,6 +81,7 @@ JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const
   summary.name = job.name;
   summary.wall_seconds = result.wall_seconds;
   summary.execution = std::make_shared<const cluster::JobExecutionResult>(result);
+  for (const auto& v : result.vertices) summary.late_rows_dropped += v.late_records_dropped;
   for (const auto& v : job.vertices) {
     for (size_t i = 0; i < v.operators.size(); ++i) {
       const auto& op = v.operators[i];

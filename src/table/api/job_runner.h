@@ -25,6 +25,8 @@ class JobCancellation {
   /// Cancels the attached job, if any (returns at once), and every job attached later.
   void cancel();
   bool requested() const;
+  /// Forgets a cancel() so the next job runs; call while no job is attached.
+  void reset();
   /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir)
   /// and returns its path (Flink's `flink savepoint`). Throws UserError when no job runs, checkpointing is
   /// off or the savepoint fails; waits at most `timeout`.

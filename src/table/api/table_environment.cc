@@ -22,6 +22,7 @@ namespace sluice::table {
 struct TableEnvironment::Impl {
   std::function<void(const types::RowType&, const types::RowBatch&)> collect;
   std::function<void(const std::string&)> message;
+  std::function<void(const types::RowType&)> query_start;
   std::function<void(const std::string&)> status;
   std::function<void(const std::vector<VertexProgress>&)> progress;
   int64_t progress_interval_ms = 2000;
@@ -39,6 +40,9 @@ TableEnvironment::~TableEnvironment() = default;
 void TableEnvironment::setCollectCallback(std::function<void(const types::RowType&, const types::RowBatch&)> cb) {
   impl_->collect = std::move(cb);
 }
+void TableEnvironment::setQueryStartCallback(std::function<void(const types::RowType&)> cb) {
+  impl_->query_start = std::move(cb);
+}
 void TableEnvironment::setMessageCallback(std::function<void(const std::string&)> cb) { impl_->message = std::move(cb); }
 void TableEnvironment::setStatusCallback(std::function<void(const std::string&)> cb) { impl_->status = std::move(cb); }
 void TableEnvironment::setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> cb, int64_t interval_ms) {
@@ -51,6 +55,7 @@ std::string TableEnvironment::savepoint(const std::string& target_dir, std::chro
   return impl_->cancellation->savepoint(target_dir, timeout);
 }
 bool TableEnvironment::cancelled() const { return impl_->cancellation->requested(); }
+void TableEnvironment::resetCancellation() { impl_->cancellation->reset(); }
 
 namespace {
 
@@ -233,7 +238,11 @@ void TableEnvironment::executeScript(std::string_view script) {
       if (impl_->message) impl_->message(text);
       continue;
     }
-    runJobGraph(compile(planner, planner.plan(st)).job_graph);
+    PlannedJob planned = planner.plan(st);
+    if (st.kind == sql::StatementKind::kQuery && impl_->query_start && planned.roots.size() == 1) {
+      impl_->query_start(planned.roots[0]->row_type);
+    }
+    runJobGraph(compile(planner, planned).job_graph);
   }
 }
 

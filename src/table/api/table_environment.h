@@ -38,6 +38,8 @@ struct JobSummary {
   std::string name;
   int64_t rows_read = 0;      ///< rows emitted by source operators
   int64_t rows_written = 0;   ///< rows received by sink operators
+  /// Rows window operators dropped as late (Flink's numLateRecordsDropped, summed over the job).
+  int64_t late_rows_dropped = 0;
   double wall_seconds = 0;
   /// The cluster's result with every vertex's and subtask's metrics (cluster/mini_cluster.h; the JSON
   /// dump of cluster/job_metrics.h). Never null once the job finished.
@@ -76,6 +78,10 @@ class TableEnvironment {
 
   /// Receives the changelog of bare SELECTs, one batch at a time, with the result's schema.
   void setCollectCallback(std::function<void(const types::RowType&, const types::RowBatch&)> callback);
+  /// Called on the client thread just before the job of a bare SELECT starts, with the result's schema
+  /// (that of the batches the collect callback gets), so a client can print a header even when no row
+  /// comes.
+  void setQueryStartCallback(std::function<void(const types::RowType&)> callback);
   /// Receives the output of EXPLAIN and SET statements inside a script.
   void setMessageCallback(std::function<void(const std::string&)> callback);
   /// Receives status lines about running jobs (e.g. where a job's checkpoints go), not results: the CLI
@@ -92,6 +98,9 @@ class TableEnvironment {
   std::string savepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
   /// True once cancel() was called.
   bool cancelled() const;
+  /// Forgets an earlier cancel(), so later statements run (the SQL client's Ctrl-C cancels one query,
+  /// not its session). Call only between statements, while no job runs.
+  void resetCancellation();
 
   /// Summaries of the jobs run so far, in order.
   const std::vector<JobSummary>& jobs() const { return jobs_; }

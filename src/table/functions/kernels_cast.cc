@@ -59,12 +59,6 @@ bool parseBooleanText(std::string_view text, bool& out) {
   return false;
 }
 
-void formatInterval(int64_t v, std::string& out) {
-  const char sign = v < 0 ? '-' : '+';
-  const uint64_t a = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  out += fmt::format("{}{} {:02}:{:02}:{:02}.{:03}", sign, a / 86400000, a / 3600000 % 24, a / 60000 % 60, a / 1000 % 60, a % 1000);
-}
-
 class CastNode final : public Node {
  public:
   CastNode(LogicalType target, NodePtr value, bool implicit, bool try_cast, int reg)
@@ -107,21 +101,7 @@ class CastNode final : public Node {
       if (!ov[i]) continue;
       const size_t j = at(vc, i);
       buf.clear();
-      switch (from.id) {
-        case TypeId::kBoolean: buf = v.getLong(j) ? "TRUE" : "FALSE"; break;
-        case TypeId::kTinyInt: case TypeId::kSmallInt:
-        case TypeId::kInt: case TypeId::kBigInt: buf = std::to_string(v.getLong(j)); break;
-        case TypeId::kDouble: types::formatDouble(v.getDouble(j), buf); break;
-        case TypeId::kFloat: types::formatFloat(v.getDouble(j), buf); break;
-        case TypeId::kDate: types::formatDate(v.getLong(j), buf); break;
-        case TypeId::kTime: types::formatTimeSql(v.getLong(j), from.precision, buf); break;
-        case TypeId::kDecimal: types::formatDecimal(v.getLong(j), from.scale, buf); break;
-        case TypeId::kTimestamp: types::formatTimestampSql(v.getLong(j), from.precision, buf); break;
-        case TypeId::kIntervalDayTime: formatInterval(v.getLong(j), buf); break;
-        case TypeId::kVarchar: case TypeId::kChar: buf.assign(v.getString(j)); break;
-        case TypeId::kNull:
-        case TypeId::kRow: break;  // ROW is never a column
-      }
+      types::formatSqlString(v, j, buf);
       if (!implicit_ && type_.precision < types::kMaxVarcharLength) {
         const size_t len = static_cast<size_t>(type_.precision);
         buf.resize(prefixBytes(buf, len));

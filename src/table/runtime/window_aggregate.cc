@@ -228,7 +228,10 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
       }
       s.handler.accumulate(w->acc, batch, row);
     }
-    if (!assigned) ++num_late_records_dropped_;
+    if (!assigned) {
+      ++num_late_records_dropped_;
+      if (ctx_.metrics != nullptr) ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
+    }
   }
 }
 

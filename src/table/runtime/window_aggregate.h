@@ -23,7 +23,7 @@ namespace sluice::table {
 ///    k >= 0, that contains t (size / slide windows).
 /// A window has fired when `window_end - 1 <= watermark` (TimeWindowUtil.isWindowFired). A row joins
 /// every window of its own that has not fired; when all of them fired it is late: dropped and counted
-/// in numLateRecordsDropped() (AbstractSliceWindowAggProcessor.processElement drops a row only when
+/// in numLateRecordsDropped() and OperatorMetrics (AbstractSliceWindowAggProcessor.processElement drops a row only when
 /// the last window of its slice fired).
 /// processWatermark(w): when w advances, fires every window with `window_end - 1 <= w` in increasing
 /// window_end order, emitting one +I row per key of the window (keys in order of their first row in
