@@ -24,13 +24,7 @@ void CommonOptions::add(CLI::App* cmd, bool with_file) {
   cmd->add_option("-D", dynamic, "Configuration option key=value (repeatable); overrides conf/config.yaml");
   cmd->add_option("--conf-dir", conf_dir,
                   "Directory holding config.yaml (default: $SLUICE_CONF_DIR, else ./conf when present)");
-  if (!with_file) return;
-  cmd->add_option("file", file, "Flink SQL script");
-  // `-f FILE` as the SQL client takes it (Flink's sql-client.sh -f).
-  cmd->add_option("-f", file, "Flink SQL script (the same as the positional FILE)");
-  cmd->callback([cmd, this] {
-    if (file.empty()) throw CLI::RequiredError(cmd->get_name() + ": a SQL script (FILE or -f FILE)");
-  });
+  if (with_file) cmd->add_option("file", file, "Flink SQL script (or -f FILE, as the SQL client takes it)")->required();
 }
 
 Configuration CommonOptions::build() const {

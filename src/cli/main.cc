@@ -408,8 +408,19 @@ int main(int argc, char** argv) {
   CLI::App* sql = sluice::cli::addSqlCommand(app, sql_opts);
   sluice::cli::KafkaMockOptions kafka_mock_opts;
   CLI::App* kafka_mock = sluice::cli::addKafkaMockCommand(app, kafka_mock_opts);
+  // `run -f FILE` / `explain -f FILE`, the SQL client's habit, mean the positional FILE. (A -f option would
+  // not do: -D takes every value up to the next option, so a positional that is not required gets none.)
+  std::vector<char*> args(argv, argv + argc);
+  if (argc > 1 && (std::string_view(argv[1]) == "run" || std::string_view(argv[1]) == "explain")) {
+    for (size_t i = 2; i + 1 < args.size(); ++i) {
+      if (std::string_view(args[i]) == "-f" || std::string_view(args[i]) == "--file") {
+        args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }

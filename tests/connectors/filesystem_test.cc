@@ -310,7 +310,7 @@ TEST(FileSystemFactoryTest, UnknownOptionListsSupportedOnes) {
   table::FactoryRegistry registry;
   registerBuiltinConnectors(registry);
   EXPECT_EQ(registry.identifiers(),
-            (std::vector<std::string>{"blackhole", "datagen", "filesystem", "kafka", "print", "upsert-kafka"}));
+            (std::vector<std::string>{"blackhole", "datagen", "filesystem", "kafka", "nexmark", "print", "upsert-kafka"}));
   table::ResolvedTable t =
       fsTable("/tmp", idName(), {{"csv.delimiter", ";"}, {"sink.rolling-policy.file-size", "1MB"}});
   try {
