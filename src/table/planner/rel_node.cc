@@ -57,6 +57,7 @@ std::string RelNode::describe() const {
   const std::vector<std::string>* in_names = inputs.empty() ? nullptr : &inputs[0]->row_type.names;
   switch (kind) {
     case RelKind::kTableSourceScan:
+      if (is_values) return fmt::format("Values(tuples=[{}], values=[{}])", source->summary(), fmt::join(row_type.names, ", "));
       // A watermark pushed into the source shows inside the table's brackets, as Flink's digest does.
       return fmt::format(
           "TableSourceScan(table=[[default_catalog, default_database, {}{}]], fields=[{}]{})", table_name,

@@ -54,6 +54,9 @@ struct RelNode {
 
   // kTableSourceScan
   std::string table_name;
+  /// A VALUES clause (or SELECT without FROM): the source emits rows fixed at planning time and explain
+  /// prints it as Flink's Values node.
+  bool is_values = false;
   std::shared_ptr<ScanTableSource> source;
   /// kTableSourceScan of a table with ROW columns: the field path of each physical output column
   /// (nested_fields.h), handed to ScanTableSource::applyNestedProjection; empty otherwise.

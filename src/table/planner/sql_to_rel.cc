@@ -345,6 +345,8 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
 FromResult SqlToRelConverter::Impl::convertNamed(const sql::QualifiedName& name,
                                                  const std::optional<std::string>& alias, sql::SourcePos pos) {
   std::string qualifier = alias ? *alias : name.back();
+  size_t visible = 0;
+  if (const sql::WithItem* w = findWithItem(name, visible)) return fromRel(convertWithItem(*w, visible, pos), qualifier);
   if (const CatalogTable* t = catalog.findTable(name)) return convertTable(*t, qualifier, pos);
   if (const CatalogView* v = catalog.findView(name)) {
     if (++view_depth > 64) fail(pos, "Views nest too deeply");
@@ -435,21 +437,24 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
 }
 
 FromResult SqlToRelConverter::Impl::convertFrom(const sql::TableRef& ref) {
+  FromResult out;
   switch (ref.kind) {
     case sql::TableRefKind::kNamed:
-      return convertNamed(ref.name, ref.alias, ref.pos);
-    case sql::TableRefKind::kSubquery: {
-      RelNodePtr rel = convertQueryRel(*ref.subquery);
-      return fromRel(rel, ref.alias ? *ref.alias : "");
-    }
+      out = convertNamed(ref.name, ref.alias, ref.pos);
+      break;
+    case sql::TableRefKind::kSubquery:
+      out = fromRel(convertQueryRel(*ref.subquery), ref.alias ? *ref.alias : "");
+      break;
     case sql::TableRefKind::kTableFunction:
-      return convertWindowTvf(ref);
+      out = convertWindowTvf(ref);
+      break;
     case sql::TableRefKind::kJoin: {
       ExprPtr no_where;
       return convertJoinFrom(ref, {}, no_where);
     }
   }
-  fail(ref.pos, "unsupported FROM clause");
+  applyColumnAliases(out, ref);
+  return out;
 }
 
 std::string SqlToRelConverter::Impl::itemName(const sql::SelectItem& item, size_t position) {
@@ -464,7 +469,18 @@ void SqlToRelConverter::Impl::checkBoolean(const ExprPtr& e, const sql::Expr& at
 }
 
 RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
-  if (!s.from) fail(s.pos, "SELECT without FROM is not supported yet");
+  if (!s.values.empty()) return convertValues(s);
+  if (s.set_op) return convertSetOperation(s);
+  if (s.distinct) {
+    // SELECT DISTINCT over a GROUP BY, aggregates or `*` is a distinct over the plain SELECT.
+    bool wrap = !s.group_by.empty() || s.having != nullptr;
+    for (const auto& item : s.select_list) wrap = wrap || item.is_star || containsAggregate(*item.expr);
+    if (wrap && !(s.from && s.from->kind == sql::TableRefKind::kTableFunction)) {
+      sql::SelectStmt plain = s.clone();
+      plain.distinct = false;
+      return distinctOver(convertSelect(plain));
+    }
+  }
   if (s.where)
     if (const sql::Expr* a = findAggregate(*s.where)) fail(a->pos, "Aggregate functions are not allowed in WHERE");
   // WHERE conjuncts x [NOT] IN (SELECT ...) become semi / anti joins (sql_to_rel_join.cc).
@@ -480,8 +496,8 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
   if (s.where) split(*s.where);
   if (in_subqueries.empty() && s.where) conjuncts = {s.where.get()};  // the clause as it is written
   ExprPtr where;
-  const bool join = s.from->kind == sql::TableRefKind::kJoin;  // the joins take their WHERE conjuncts
-  FromResult from = join ? convertJoinFrom(*s.from, conjuncts, where) : convertFrom(*s.from);
+  const bool join = s.from && s.from->kind == sql::TableRefKind::kJoin;  // the joins take their WHERE conjuncts
+  FromResult from = join ? convertJoinFrom(*s.from, conjuncts, where) : s.from ? convertFrom(*s.from) : oneRowFrom();
   if (!join) {
     for (const sql::Expr* c : conjuncts) {
       ExprPtr w = convert(*c, from.scope);
@@ -549,47 +565,23 @@ void SqlToRelConverter::Impl::expandStar(const sql::SelectItem& item, const Scop
 }
 
 RelNodePtr SqlToRelConverter::Impl::convertQueryRel(const sql::Query& q) {
+  const size_t outer_with = with_items.size();
+  for (const auto& w : q.with) with_items.push_back(&w);
   std::vector<RelNodePtr> branches;
-  for (const auto& sel : q.selects) branches.push_back(convertSelect(sel));
-  if (branches.size() == 1) return applyOrderByLimit(q, branches[0]);
-  // UNION ALL: same arity; column types unified to the least restrictive type (casts where needed).
-  const RelNodePtr& first = branches[0];
-  std::vector<LogicalType> common = first->row_type.types;
-  for (size_t b = 1; b < branches.size(); ++b) {
-    if (branches[b]->row_type.size() != common.size())
-      fail(q.selects[b].pos,
-           fmt::format("Column count mismatch in UNION ALL: {} vs {}", common.size(), branches[b]->row_type.size()));
-    for (size_t c = 0; c < common.size(); ++c) {
-      std::optional<LogicalType> t = leastRestrictive(common[c], branches[b]->row_type.types[c]);
-      if (!t)
-        fail(q.selects[b].pos,
-             fmt::format("Type mismatch in UNION ALL column {} ('{}'): {} vs {}", c + 1, first->row_type.names[c],
-                         common[c].toString(), branches[b]->row_type.types[c].toString()));
-      common[c] = *t;
-    }
+  std::vector<sql::SourcePos> at;
+  for (const auto& sel : q.selects) {
+    branches.push_back(convertSelect(sel));
+    at.push_back(sel.pos);
   }
-  auto u = std::make_shared<RelNode>();
-  u->kind = RelKind::kUnion;
-  u->row_type.names = first->row_type.names;
-  u->row_type.types = common;
-  u->rowtime.assign(common.size(), false);
-  for (size_t b = 0; b < branches.size(); ++b) {
-    RelNodePtr br = branches[b];
-    bool needs_cast = false;
-    std::vector<ExprPtr> casts;
-    for (size_t c = 0; c < common.size(); ++c) {
-      ExprPtr ref = makeInputRef(static_cast<int>(c), br->row_type.types[c]);
-      if (!(br->row_type.types[c] == common[c])) {
-        needs_cast = true;
-        ref = makeCast(ref, common[c]);
-      }
-      casts.push_back(ref);
-    }
-    if (needs_cast) br = makeCalc(br, nullptr, casts, first->row_type.names);
-    if (br->producesUpdates() && u->changelog != ChangelogMode::kAll) u->changelog = br->changelog;
-    u->inputs.push_back(br);
+  RelNodePtr rel;
+  if (branches.size() == 1) {
+    rel = applyOrderByLimit(q, branches[0]);
+  } else {
+    // UNION ALL: same arity; column types unified to the least restrictive type (casts where needed).
+    rel = applyOrderByLimit(q, makeUnionAll(unifyBranches(std::move(branches), at, "UNION ALL")));
   }
-  return applyOrderByLimit(q, u);
+  with_items.resize(outer_with);
+  return rel;
 }
 
 RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::InsertStmt& insert) {

@@ -120,6 +120,8 @@ struct SqlToRelConverter::Impl {
   const Configuration& config;
   std::string_view script;
   int view_depth = 0;
+  /// The WITH items in scope, outermost first (sql_to_rel_setop.cc).
+  std::vector<const sql::WithItem*> with_items;
 
   [[noreturn]] void fail(sql::SourcePos pos, const std::string& message) const {
     sql::throwSqlError(message, script, pos, "SQL validation error");
@@ -222,6 +224,30 @@ struct SqlToRelConverter::Impl {
   /// The query's ORDER BY ... LIMIT / OFFSET over `rel` (SortLimit, Limit), or `rel`.
   RelNodePtr applyOrderByLimit(const sql::Query& q, RelNodePtr rel);
   RelNodePtr convertQueryRel(const sql::Query& q);
+
+  // ---- VALUES, WITH, set operations (sql_to_rel_setop.cc) -------------------------------------
+
+  /// A Values node of `rows` (typed expressions without input references, same width as `names`),
+  /// evaluated now; column types unified across rows. Fails at `at[c]` for a column without a type.
+  RelNodePtr makeValues(const std::vector<std::vector<ExprPtr>>& rows, std::vector<std::string> names,
+                        const std::vector<sql::SourcePos>& at);
+  RelNodePtr convertValues(const sql::SelectStmt& s);
+  /// The FROM of a SELECT without FROM: one row, no visible column (Flink's Values of one ZERO row).
+  FromResult oneRowFrom();
+  /// The innermost WITH item named `name` in scope, and how many items it sees; null when none.
+  const sql::WithItem* findWithItem(const sql::QualifiedName& name, size_t& visible) const;
+  RelNodePtr convertWithItem(const sql::WithItem& item, size_t visible, sql::SourcePos pos);
+  /// Renames the columns of `from` to `ref.column_aliases` (`AS t(a, b)`) when given.
+  void applyColumnAliases(FromResult& from, const sql::TableRef& ref) const;
+  /// Checks arity and casts each branch to the columns' least restrictive types (names of the first).
+  std::vector<RelNodePtr> unifyBranches(std::vector<RelNodePtr> branches, const std::vector<sql::SourcePos>& at,
+                                        const char* what);
+  RelNodePtr makeUnionAll(std::vector<RelNodePtr> branches);
+  /// GROUP BY the first `keys` columns of `input` with `calls`.
+  RelNodePtr groupByAll(RelNodePtr input, size_t keys, std::vector<AggregateCall> calls);
+  /// SELECT DISTINCT * over `input`.
+  RelNodePtr distinctOver(RelNodePtr input);
+  RelNodePtr convertSetOperation(const sql::SelectStmt& s);
   RelNodePtr makeSink(RelNodePtr input, const sql::InsertStmt& insert);
 };
 

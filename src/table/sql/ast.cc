@@ -343,6 +343,7 @@ std::unique_ptr<TableRef> TableRef::clone() const {
   if (left) out->left = left->clone();
   if (right) out->right = right->clone();
   if (condition) out->condition = condition->clone();
+  out->column_aliases = column_aliases;
   return out;
 }
 
@@ -364,12 +365,19 @@ SelectStmt SelectStmt::clone() const {
   for (const auto& g : group_by) out.group_by.push_back(g->clone());
   if (having) out.having = having->clone();
   out.windows = windows;
+  for (const auto& row : values) {
+    std::vector<ExprPtr> r;
+    for (const auto& e : row) r.push_back(e->clone());
+    out.values.push_back(std::move(r));
+  }
+  out.set_op = set_op;
   return out;
 }
 
 std::unique_ptr<Query> Query::clone() const {
   auto out = std::make_unique<Query>();
   out->pos = pos;
+  out->with = with;
   for (const auto& s : selects) out->selects.push_back(s.clone());
   for (const auto& o : order_by) out->order_by.push_back(o.clone());
   out->order_pos = order_pos;

@@ -268,11 +268,27 @@ struct TableRef {
   std::unique_ptr<TableRef> left;      ///< kJoin
   std::unique_ptr<TableRef> right;     ///< kJoin
   ExprPtr condition;                   ///< kJoin ON condition (null for CROSS JOIN / comma)
+  /// `AS alias (c1, c2, ...)`: new names for the item's columns, in order (empty = keep them).
+  std::vector<std::string> column_aliases;
 
   std::unique_ptr<TableRef> clone() const;
 };
 
+enum class SetOpKind : uint8_t { kUnion, kIntersect, kExcept };
+
+/// `left UNION|INTERSECT|EXCEPT [ALL|DISTINCT] right` other than UNION ALL (which a Query's `selects` list
+/// holds flat). INTERSECT binds tighter than UNION and EXCEPT, as in standard SQL; MINUS is EXCEPT.
+struct SetOperation {
+  SourcePos pos;  ///< the operator keyword
+  SetOpKind kind = SetOpKind::kUnion;
+  bool all = false;
+  std::shared_ptr<const Query> left;
+  std::shared_ptr<const Query> right;
+};
+
 /// SELECT [DISTINCT] select_list [FROM from] [WHERE] [GROUP BY] [HAVING].
+/// Two other query terms share this struct: `VALUES (row), ...` (`values` non-empty, nothing else set) and
+/// a set operation (`set_op` set, nothing else).
 struct SelectStmt {
   SourcePos pos;
   bool distinct = false;
@@ -283,14 +299,28 @@ struct SelectStmt {
   ExprPtr having;                  ///< null when absent
   /// WINDOW w AS (...), in order; OVER w references are already resolved against them.
   std::vector<NamedWindow> windows;
+  /// VALUES (e, ...), (e, ...): one entry per row (all rows of equal width, checked by the parser).
+  std::vector<std::vector<ExprPtr>> values;
+  std::shared_ptr<const SetOperation> set_op;  ///< shared by clones
 
   SelectStmt clone() const;
 };
 
-/// A query: one or more SELECTs joined by UNION ALL (plain UNION is a parse error), then an optional
-/// `ORDER BY ...` and `LIMIT n` / `OFFSET m [ROWS]` / `FETCH FIRST|NEXT n ROWS ONLY` over the whole.
+/// One `name [(c, ...)] AS (query)` of a WITH clause.
+struct WithItem {
+  SourcePos pos;
+  std::string name;
+  std::vector<std::string> columns;    ///< optional explicit column names
+  std::shared_ptr<const Query> query;  ///< shared by clones
+};
+
+/// A query: `[WITH item, ...]` then one or more query terms joined by UNION ALL (other set operations are
+/// one term with `set_op`), then an optional `ORDER BY ...` and `LIMIT n` / `OFFSET m [ROWS]` /
+/// `FETCH FIRST|NEXT n ROWS ONLY` over the whole.
 struct Query {
   SourcePos pos;
+  /// WITH items in order; each sees the ones before it.
+  std::vector<WithItem> with;
   std::vector<SelectStmt> selects;  ///< size >= 1
   std::vector<OrderItem> order_by;
   SourcePos order_pos;              ///< ORDER

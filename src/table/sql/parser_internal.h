@@ -37,6 +37,12 @@ class Parser {
   // Queries (parser_query.cc).
   std::unique_ptr<Query> parseQuery();
   void parseQueryTerm(Query& q);
+  /// Query terms joined by INTERSECT (binds tighter than UNION / EXCEPT).
+  void parseIntersectLevel(Query& q);
+  /// Replaces `q` by one term: the set operation `kind` of the old `q` and `right`.
+  void wrapSetOperation(Query& q, SourcePos at, SetOpKind kind, bool all, Query right);
+  std::vector<WithItem> parseWith();
+  SelectStmt parseValues();
   SelectStmt parseSelect();
   SelectItem parseSelectItem();
   std::unique_ptr<TableRef> parseFrom();

@@ -16,23 +16,116 @@ std::unique_ptr<Query> Parser::parseQuery() {
   DepthGuard guard(*this, peek());
   auto q = std::make_unique<Query>();
   q->pos = peek().pos;
-  parseQueryTerm(*q);
+  std::vector<WithItem> with;
+  if (peek().isWord("WITH")) with = parseWith();
+  parseIntersectLevel(*q);
   for (;;) {
     const Token& t = peek();
-    if (t.isWord("UNION")) {
-      if (!q->order_by.empty() || q->limit || q->offset)
-        fail("ORDER BY / LIMIT / OFFSET are only allowed at the end of a UNION ALL (or inside a subquery)", t.pos);
-      next();
-      if (!acceptWord("ALL")) fail("UNION without ALL is not supported yet", t.pos);
-      parseQueryTerm(*q);
-    } else if (t.isWord("EXCEPT") || t.isWord("INTERSECT") || t.isWord("MINUS")) {
-      unsupported(t, t.upper);
+    const bool is_union = t.isWord("UNION");
+    if (!is_union && !t.isWord("EXCEPT") && !t.isWord("MINUS")) break;
+    const bool ordered = !q->order_by.empty() || q->limit || q->offset;
+    next();
+    bool all = acceptWord("ALL");
+    if (!all) acceptWord("DISTINCT");
+    if (is_union && all && ordered)
+      fail("ORDER BY / LIMIT / OFFSET are only allowed at the end of a UNION ALL (or inside a subquery)", t.pos);
+    Query right;
+    right.pos = peek().pos;
+    parseIntersectLevel(right);
+    if (is_union && all) {
+      if (!right.order_by.empty() || right.limit || right.offset)
+        fail("ORDER BY / LIMIT inside a parenthesized UNION ALL branch is not supported; use a subquery in FROM",
+             right.selects.front().pos);
+      for (auto& sel : right.selects) q->selects.push_back(std::move(sel));
     } else {
-      break;
+      wrapSetOperation(*q, t.pos, is_union ? SetOpKind::kUnion : SetOpKind::kExcept, all, std::move(right));
     }
   }
   parseOrderByAndLimit(*q);
+  q->with = std::move(with);
   return q;
+}
+
+void Parser::parseIntersectLevel(Query& q) {
+  parseQueryTerm(q);
+  while (peek().isWord("INTERSECT")) {
+    const SourcePos at = next().pos;
+    bool all = acceptWord("ALL");
+    if (!all) acceptWord("DISTINCT");
+    Query right;
+    right.pos = peek().pos;
+    parseQueryTerm(right);
+    wrapSetOperation(q, at, SetOpKind::kIntersect, all, std::move(right));
+  }
+}
+
+void Parser::wrapSetOperation(Query& q, SourcePos at, SetOpKind kind, bool all, Query right) {
+  auto op = std::make_shared<SetOperation>();
+  op->pos = at;
+  op->kind = kind;
+  op->all = all;
+  op->left = std::make_shared<Query>(std::move(q));
+  op->right = std::make_shared<Query>(std::move(right));
+  Query wrapped;
+  wrapped.pos = op->left->pos;
+  SelectStmt s;
+  s.pos = at;
+  s.set_op = std::move(op);
+  wrapped.selects.push_back(std::move(s));
+  q = std::move(wrapped);
+  follow_ = {"UNION", "INTERSECT", "EXCEPT"};
+}
+
+std::vector<WithItem> Parser::parseWith() {
+  const Token& w = expectWord("WITH");
+  if (peek().isWord("RECURSIVE")) unsupported(peek(), "WITH RECURSIVE");
+  (void)w;
+  std::vector<WithItem> items;
+  do {
+    WithItem item;
+    item.pos = peek().pos;
+    item.name = parseIdentifier("the name of a WITH item");
+    for (const auto& before : items)
+      if (before.name == item.name) fail(fmt::format("Duplicate name '{}' in WITH clause", item.name), item.pos);
+    if (peek().isSymbol("(")) item.columns = parseParenNameList("column");
+    expectWord("AS");
+    expectSymbol("(");
+    follow_.clear();
+    item.query = parseQuery();
+    if (!peek().isSymbol(")")) {
+      std::vector<std::string> expected = follow_;
+      expected.push_back(")");
+      unexpected(peek(), expected);
+    }
+    next();
+    items.push_back(std::move(item));
+  } while (acceptSymbol(","));
+  if (!startsQuery(0)) unexpected(peek(), {",", "SELECT"});
+  return items;
+}
+
+SelectStmt Parser::parseValues() {
+  SelectStmt s;
+  s.pos = expectWord("VALUES").pos;
+  do {
+    std::vector<ExprPtr> row;
+    const Token& start = peek();
+    if (acceptSymbol("(")) {
+      do {
+        row.push_back(parseExpr());
+      } while (acceptSymbol(","));
+      expectSymbol(")");
+    } else {
+      row.push_back(parseExpr());
+    }
+    if (!s.values.empty() && row.size() != s.values.front().size())
+      fail(fmt::format("Each row of VALUES must have the same number of fields: the first has {}, this one {}",
+                       s.values.front().size(), row.size()),
+           start.pos);
+    s.values.push_back(std::move(row));
+  } while (acceptSymbol(","));
+  follow_ = {",", "UNION", "INTERSECT", "EXCEPT"};
+  return s;
 }
 
 void Parser::parseOrderByAndLimit(Query& q) {
@@ -75,6 +168,22 @@ void Parser::parseQueryTerm(Query& q) {
   } else if (t.isSymbol("(")) {
     next();
     auto inner = parseQuery();
+    if (!inner->with.empty()) {
+      // (WITH ... SELECT ...) as a term: its names are visible inside only, so it stays a subquery.
+      SelectStmt sel;
+      sel.pos = inner->pos;
+      SelectItem star;
+      star.pos = inner->pos;
+      star.is_star = true;
+      sel.select_list.push_back(std::move(star));
+      sel.from = std::make_unique<TableRef>();
+      sel.from->kind = TableRefKind::kSubquery;
+      sel.from->pos = inner->pos;
+      sel.from->subquery = std::move(inner);
+      inner = std::make_unique<Query>();
+      inner->pos = sel.pos;
+      inner->selects.push_back(std::move(sel));
+    }
     const bool ordered = !inner->order_by.empty() || inner->limit || inner->offset;
     // (SELECT ... ORDER BY ... LIMIT n) as the whole query keeps its ORDER BY / LIMIT; inside a UNION ALL
     // a branch of its own would need a subquery.
@@ -95,10 +204,8 @@ void Parser::parseQueryTerm(Query& q) {
     }
     next();
     follow_ = {"UNION"};
-  } else if (t.isWord("WITH")) {
-    unsupported(t, "WITH (common table expressions)");
   } else if (t.isWord("VALUES")) {
-    unsupported(t, "VALUES");
+    q.selects.push_back(parseValues());
   } else {
     unexpected(t, {"SELECT", "("});
   }
@@ -279,7 +386,7 @@ std::unique_ptr<TableRef> Parser::parseTableRefPrimary() {
     if (peek().isWord("FOR")) unsupported(peek(), "FOR SYSTEM_TIME AS OF (temporal join)");
     ref->alias = parseOptionalAlias(kAliasFollow);
   }
-  if (ref->alias && peek().isSymbol("(")) unsupported(peek(), "a column alias list after a table alias");
+  if (ref->alias && peek().isSymbol("(")) ref->column_aliases = parseParenNameList("column alias");
   return ref;
 }
 
