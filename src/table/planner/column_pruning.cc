@@ -166,6 +166,17 @@ class ColumnPruner {
         n.in_needed.push_back(std::move(in_needed));
         return;
       }
+      case RelKind::kOverAggregate: {
+        // Emits its input rows whole: the input keeps what consumers read and what the window reads.
+        std::vector<bool> in_needed = none(rel.inputs[0]);
+        for (size_t i = 0; i < in_needed.size(); ++i) in_needed[i] = needed[i];
+        for (int k : rel.over.partition_keys) in_needed[static_cast<size_t>(k)] = true;
+        in_needed[static_cast<size_t>(rel.over.time_column)] = true;
+        for (const auto& a : rel.over.calls)
+          if (a.arg_index >= 0) in_needed[static_cast<size_t>(a.arg_index)] = true;
+        n.in_needed.push_back(std::move(in_needed));
+        return;
+      }
       case RelKind::kGroupAggregate:
       case RelKind::kWindowAggregate: {
         std::vector<bool> in_needed = none(rel.inputs[0]);
@@ -238,6 +249,30 @@ class ColumnPruner {
         out.rel = copy;
         keepColumns(*rel, *copy, n.keep, out.mapping);
         if (copy->watermark_expr) copy->watermark_expr = remapExplainedWatermark(copy->watermark_expr, out.mapping);
+        return out;
+      }
+      case RelKind::kOverAggregate: {
+        const Pruned& child = build(rel->inputs[0]);
+        auto copy = std::make_shared<RelNode>(*rel);
+        copy->inputs = {child.rel};
+        for (auto& k : copy->over.partition_keys) k = child.mapping[static_cast<size_t>(k)];
+        copy->over.time_column = child.mapping[static_cast<size_t>(rel->over.time_column)];
+        for (auto& a : copy->over.calls)
+          if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
+        // Output = the pruned input's columns, then the aggregates.
+        const size_t in_width = rel->inputs[0]->row_type.size();
+        Pruned out;
+        out.rel = copy;
+        out.mapping.assign(rel->row_type.size(), -1);
+        copy->row_type = child.rel->row_type;
+        copy->rowtime = child.rel->rowtime;
+        for (size_t i = 0; i < in_width; ++i) out.mapping[i] = child.mapping[i];
+        for (size_t i = in_width; i < rel->row_type.size(); ++i) {
+          out.mapping[i] = static_cast<int>(copy->row_type.size());
+          copy->row_type.names.push_back(rel->row_type.names[i]);
+          copy->row_type.types.push_back(rel->row_type.types[i]);
+          copy->rowtime.push_back(false);
+        }
         return out;
       }
       case RelKind::kGroupAggregate:

@@ -13,6 +13,7 @@
 #include "table/runtime/group_aggregate.h"
 #include "table/runtime/deduplicate_operator.h"
 #include "table/runtime/not_null_enforcer.h"
+#include "table/runtime/over_aggregate.h"
 #include "table/runtime/rank_operator.h"
 #include "table/runtime/streaming_join.h"
 #include "table/runtime/watermark_assigner.h"
@@ -150,6 +151,16 @@ class Translator {
                                                : rel.rank.form == RankForm::kSortLimit ? "SortLimit" : "Limit";
         auto t = make(graph::TransformationKind::kOneInput, name, rel, {ex}, global ? 1 : -1);
         t->factory = dedup ? makeDeduplicateFactory(in_type, rel.rank) : makeRankFactory(in_type, rel.rank);
+        return t;
+      }
+      case RelKind::kOverAggregate: {
+        // Flink's StreamExecOverAggregate: keyed by the partition keys, or one subtask without them.
+        auto in = input(rel, 0);
+        const bool global = rel.over.partition_keys.empty();
+        auto ex = global ? partition(in, graph::ShipStrategy::kGlobal)
+                         : partition(in, graph::ShipStrategy::kHash, rel.over.partition_keys);
+        auto t = make(graph::TransformationKind::kOneInput, "OverAggregate", rel, {ex}, global ? 1 : -1);
+        t->factory = makeOverAggregateFactory(rel.inputs[0]->row_type, rel.over);
         return t;
       }
       case RelKind::kJoin: {

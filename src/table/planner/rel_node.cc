@@ -98,6 +98,19 @@ std::string RelNode::describe() const {
       return fmt::format("WindowAggregate(groupBy=[{}], window=[{}], select=[{}])", fmt::join(keys, ", "), w,
                          fmt::join(sel, ", "));
     }
+    case RelKind::kOverAggregate: {
+      // Flink's RelExplainUtil.overAggregationToString, "RANG" included; a RANGE offset in ms.
+      std::vector<std::string> keys, sel = *in_names;
+      for (int k : over.partition_keys) keys.push_back((*in_names)[static_cast<size_t>(k)]);
+      for (size_t i = 0; i < over.calls.size(); ++i)
+        sel.push_back(fmt::format("{} AS {}", aggText(over.calls[i], *in_names), row_type.names[in_names->size() + i]));
+      std::string lower = over.unbounded ? "UNBOUNDED" : std::to_string(over.preceding);
+      return fmt::format("OverAggregate({}orderBy=[{} ASC], window=[ {} BETWEEN {} PRECEDING AND CURRENT ROW], "
+                         "select=[{}])",
+                         keys.empty() ? "" : fmt::format("partitionBy=[{}], ", fmt::join(keys, ", ")),
+                         (*in_names)[static_cast<size_t>(over.time_column)], over.rows ? "ROWS" : "RANG", lower,
+                         fmt::join(sel, ", "));
+    }
     case RelKind::kChangelogNormalize: {
       std::vector<std::string> keys;
       for (int k : group_keys) keys.push_back(row_type.names[static_cast<size_t>(k)]);

@@ -10,6 +10,7 @@
 #include "table/catalog/table_factory.h"
 #include "table/functions/expression.h"
 #include "table/runtime/aggregate_call.h"
+#include "table/runtime/over_spec.h"
 #include "table/runtime/rank_spec.h"
 #include "table/runtime/join_spec.h"
 #include "types/logical_type.h"
@@ -28,6 +29,7 @@ enum class RelKind {
   kSink,              ///< a connector sink, or the collect sink of a bare SELECT
   kRank,              ///< Top-N per partition (`rank`): ROW_NUMBER filter, ORDER BY ... LIMIT, LIMIT
   kDeduplicate,       ///< first/last row per key on a time attribute (`rank`)
+  kOverAggregate,     ///< OVER window aggregates (`over`): each input row followed by its aggregates
 };
 
 struct RelNode;
@@ -80,6 +82,8 @@ struct RelNode {
   WindowSpec window;
   // kRank / kDeduplicate (sql_to_rel_rank.cc)
   RankSpec rank;
+  // kOverAggregate (sql_to_rel_over.cc): indexes into the input row
+  OverSpec over;
   // kJoin: keys and input specs index the inputs' rows; the condition reads the output row
   JoinSpec join;
   // kSink

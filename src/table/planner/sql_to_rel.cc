@@ -482,7 +482,9 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
     }
   }
   if (s.where)
-    if (const sql::Expr* a = findAggregate(*s.where)) fail(a->pos, "Aggregate functions are not allowed in WHERE");
+    if (const sql::Expr* a = findAggregate(*s.where))
+      fail(a->pos, containsOverWindow(*s.where) ? "Windowed aggregate expression is illegal in WHERE clause"
+                                                : "Aggregate functions are not allowed in WHERE");
   // WHERE conjuncts x [NOT] IN (SELECT ...) become semi / anti joins (sql_to_rel_join.cc).
   std::vector<const sql::Expr*> conjuncts, in_subqueries;
   std::function<void(const sql::Expr&)> split = [&](const sql::Expr& e) {

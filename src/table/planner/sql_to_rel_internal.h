@@ -108,6 +108,11 @@ inline bool isIdentity(const std::vector<ExprPtr>& projections, size_t input_wid
   return true;
 }
 
+/// Column `index` of `rel` is a processing-time attribute: a PROCTIME() computed column passed on unchanged
+/// (sql_to_rel_rank.cc).
+bool isProctimeAttribute(const RelNode& rel, int index);
+/// `e` holds an OVER window (sql_to_rel_rank.cc).
+bool containsOverWindow(const sql::Expr& e);
 /// The error for an OVER window where it cannot be planned (sql_to_rel_rank.cc).
 std::string overNotHere(const sql::Expr& e);
 /// The unique keys of `rel`'s rows (Flink's FlinkRelMdUniqueKeys, for the join input specs): a table's
@@ -216,6 +221,8 @@ struct SqlToRelConverter::Impl {
   static bool selectHasOver(const sql::SelectStmt& s);
   /// A SELECT with a ranking function: Calc over a pending Rank (its range comes from a filter above).
   RelNodePtr convertOverSelect(const sql::SelectStmt& s, FromResult& from, ExprPtr where);
+  /// A SELECT with OVER aggregates (sql_to_rel_over.cc): Calc over OverAggregate over Calc.
+  RelNodePtr convertOverAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where);
   /// `calc` (with a condition) over a pending Rank: the Rank with the range its filter gives, maybe turned
   /// into a Deduplicate, under the rest of the Calc; `calc` itself when the filter gives no upper bound.
   RelNodePtr pushRankRange(const RelNodePtr& calc);

@@ -25,13 +25,6 @@ namespace sluice::table {
 
 namespace {
 
-bool containsOver(const sql::Expr& e) {
-  if (e.kind == sql::ExprKind::kOver) return true;
-  for (const auto& c : e.children)
-    if (c && containsOver(*c)) return true;
-  return false;
-}
-
 const sql::Expr* firstOver(const sql::Expr& e) {
   if (e.kind == sql::ExprKind::kOver) return &e;
   for (const auto& c : e.children)
@@ -75,47 +68,59 @@ void splitAnd(const ExprPtr& e, std::vector<ExprPtr>& out) {
   out.push_back(e);
 }
 
-// Column `index` of `rel` is a processing-time attribute: a PROCTIME() computed column passed on unchanged.
-bool isProctime(const RelNode& rel, int index) {
-  switch (rel.kind) {
-    case RelKind::kCalc: {
-      const ExprPtr& p = rel.projections[static_cast<size_t>(index)];
-      if (p->kind == ExprKind::kCall && p->op == ScalarOp::kProctime) return true;
-      return p->kind == ExprKind::kInputRef && isProctime(*rel.inputs[0], p->input_index);
-    }
-    case RelKind::kWatermarkAssigner:
-    case RelKind::kChangelogNormalize:
-    case RelKind::kDeduplicate:
-      return isProctime(*rel.inputs[0], index);
-    case RelKind::kRank:
-      return static_cast<size_t>(index) < rel.inputs[0]->row_type.size() && isProctime(*rel.inputs[0], index);
-    default:
-      return false;
-  }
-}
-
 RankStrategy strategyFor(const RelNode& input) {
   return input.producesUpdates() ? RankStrategy::kRetract : RankStrategy::kAppendFast;
 }
 
 }  // namespace
 
+bool isProctimeAttribute(const RelNode& rel, int index) {
+  switch (rel.kind) {
+    case RelKind::kCalc: {
+      const ExprPtr& p = rel.projections[static_cast<size_t>(index)];
+      if (p->kind == ExprKind::kCall && p->op == ScalarOp::kProctime) return true;
+      return p->kind == ExprKind::kInputRef && isProctimeAttribute(*rel.inputs[0], p->input_index);
+    }
+    case RelKind::kWatermarkAssigner:
+    case RelKind::kChangelogNormalize:
+    case RelKind::kDeduplicate:
+      return isProctimeAttribute(*rel.inputs[0], index);
+    case RelKind::kRank:
+    case RelKind::kOverAggregate:
+      return static_cast<size_t>(index) < rel.inputs[0]->row_type.size() && isProctimeAttribute(*rel.inputs[0], index);
+    default:
+      return false;
+  }
+}
+
+bool containsOverWindow(const sql::Expr& e) {
+  if (e.kind == sql::ExprKind::kOver) return true;
+  for (const auto& c : e.children)
+    if (c && containsOverWindow(*c)) return true;
+  return false;
+}
+
 std::string overNotHere(const sql::Expr& e) {
   (void)e;
-  return "OVER windows are supported only as a whole SELECT item (ROW_NUMBER() OVER (...) AS rn, for Top-N and "
-         "deduplication); OVER aggregation is not supported yet";
+  return "OVER windows are supported only in the SELECT list: OVER aggregates (COUNT/SUM/AVG/MIN/MAX ... OVER w), "
+         "or ROW_NUMBER() OVER (...) as a whole item for Top-N and deduplication";
 }
 
 bool SqlToRelConverter::Impl::selectHasOver(const sql::SelectStmt& s) {
   for (const auto& item : s.select_list)
-    if (item.expr && containsOver(*item.expr)) return true;
+    if (item.expr && containsOverWindow(*item.expr)) return true;
   return false;
 }
 
 RelNodePtr SqlToRelConverter::Impl::convertOverSelect(const sql::SelectStmt& s, FromResult& from, ExprPtr where) {
+  for (const auto& item : s.select_list) {
+    const sql::Expr* o = item.expr ? firstOver(*item.expr) : nullptr;
+    if (o != nullptr && o->children[0]->kind == sql::ExprKind::kCall && isAggregateName(o->children[0]->name))
+      return convertOverAggregate(s, from, where);
+  }
   const sql::Expr* over = nullptr;
   for (const auto& item : s.select_list) {
-    if (!item.expr || !containsOver(*item.expr)) continue;
+    if (!item.expr || !containsOverWindow(*item.expr)) continue;
     if (item.expr->kind != sql::ExprKind::kOver) {
       const sql::Expr* inner = firstOver(*item.expr);
       fail(inner->pos, "A ranking function must be a whole SELECT item (e.g. ROW_NUMBER() OVER (...) AS rn)");
@@ -126,7 +131,6 @@ RelNodePtr SqlToRelConverter::Impl::convertOverSelect(const sql::SelectStmt& s, 
   const sql::Expr& fn = *over->children[0];
   const sql::OverWindow& w = *over->over;
   if (fn.kind != sql::ExprKind::kCall) fail(fn.pos, "OVER must follow a function call");
-  if (isAggregateName(fn.name)) fail(fn.pos, fmt::format("OVER aggregation ({} OVER ...) is not supported yet", fn.name));
   RankType type;
   if (fn.name == "ROW_NUMBER") {
     type = RankType::kRowNumber;
@@ -277,7 +281,7 @@ RelNodePtr SqlToRelConverter::Impl::pushRankRange(const RelNodePtr& calc) {
       spec.order.size() == 1) {
     const int t = spec.order[0].column;
     const bool rowtime = input->rowtime[static_cast<size_t>(t)];
-    if (rowtime || isProctime(*input, t)) {
+    if (rowtime || isProctimeAttribute(*input, t)) {
       if (input->producesUpdates())
         fail(sql::SourcePos{spec.line, spec.column},
              fmt::format("StreamPhysicalDeduplicate doesn't support consuming update changes which is produced by "
@@ -297,7 +301,7 @@ void SqlToRelConverter::Impl::checkRanks(const RelNodePtr& rel) const {
     fail(sql::SourcePos{rel->rank.line, rel->rank.column},
          "Rank end is not specified. Currently rank only support TopN, which means the rank end must be specified: "
          "filter the ranking function's result in an outer query with a constant upper bound (WHERE rn <= N, rn < N, "
-         "rn = N or rn BETWEEN a AND b). OVER aggregation is not supported yet");
+         "rn = N or rn BETWEEN a AND b)");
   for (const auto& in : rel->inputs) checkRanks(in);
 }
 
@@ -322,7 +326,7 @@ RelNodePtr SqlToRelConverter::Impl::applyOrderByLimit(const sql::Query& q, RelNo
   if (!q.limit) {
     if (q.offset) fail(q.offset->pos, "FETCH is missed, which on streaming table is not supported currently.");
     const SortField& first = spec.order[0];
-    if (rel->rowtime[static_cast<size_t>(first.column)] || isProctime(*rel, first.column)) {
+    if (rel->rowtime[static_cast<size_t>(first.column)] || isProctimeAttribute(*rel, first.column)) {
       if (!first.ascending) fail(q.order_by[0].pos, "Sort on a time attribute supports ascending order only");
       fail(q.order_pos, "ORDER BY a time attribute without LIMIT (a temporal sort) is not supported yet");
     }

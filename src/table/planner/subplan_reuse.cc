@@ -158,6 +158,9 @@ class SubplanReuser {
       case RelKind::kChangelogNormalize:
         appendInts(d, n.group_keys);
         break;
+      case RelKind::kOverAggregate:
+        d += n.describe();
+        break;
       case RelKind::kRank:
       case RelKind::kDeduplicate:
         d += describeRank(n);
