@@ -26,6 +26,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/kafka_mock_command.h"
+#include "cli/result_view.h"
 #include "cli/sql_client.h"
 #include "cluster/job_metrics.h"
 #include "cluster/mini_cluster.h"
@@ -260,6 +261,10 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
     console.write(stdout, text);
   });
   env.setStatusCallback([&](const std::string& status) { console.write(stderr, status + "\n"); });
+  env.setTableResultCallback([&](const sluice::types::RowType& schema, const sluice::types::RowBatch& rows) {
+    console.clearProgress();
+    sluice::cli::printTableResult(stdout, schema, rows, env.config().get(sluice::cli::kMaxColumnWidth));
+  });
   env.setMessageCallback([&](const std::string& message) {
     console.write(stdout, !message.empty() && message.back() != '\n' ? message + '\n' : message);
   });

@@ -16,6 +16,10 @@
 
 namespace sluice::cli {
 
+const ConfigOption<int32_t> kMaxColumnWidth("sql-client.display.max-column-width", ConfigType::kInt, "30",
+                                            "Widest column `sluice sql` shows; longer values are cut with '...'",
+                                            int64_t{4});
+
 namespace {
 
 using types::LogicalType;
@@ -279,6 +283,13 @@ std::unique_ptr<ResultView> makeResultView(ResultMode mode, std::FILE* out, int 
     case ResultMode::kTable: break;
   }
   return std::make_unique<TableView>(out, max_column_width, max_rows, redraw);
+}
+
+void printTableResult(std::FILE* out, const types::RowType& schema, const types::RowBatch& rows, int max_column_width) {
+  auto view = makeResultView(ResultMode::kTable, out, max_column_width, std::max<int64_t>(1, static_cast<int64_t>(rows.numRows())), false);
+  view->begin(schema);
+  view->add(rows);
+  view->end(false);
 }
 
 }  // namespace sluice::cli

@@ -18,6 +18,8 @@
 #include <memory>
 #include <string>
 
+#include "common/config.h"
+
 namespace sluice::types {
 class RowBatch;
 struct RowType;
@@ -37,6 +39,12 @@ class ResultView {
   /// The query ended (`cancelled`: by Ctrl-C).
   virtual void end(bool cancelled) = 0;
 };
+
+/// `sql-client.display.max-column-width` (default 30): the widest column a result shows.
+extern const ConfigOption<int32_t> kMaxColumnWidth;
+
+/// Prints `rows` once as Flink's SQL client prints a SHOW / DESCRIBE result (the TABLE layout, "N rows in set").
+void printTableResult(std::FILE* out, const types::RowType& schema, const types::RowBatch& rows, int max_column_width);
 
 /// A view writing to `out` (flushed after each write). `max_column_width` >= 4; `max_rows` > 0 (TABLE);
 /// `redraw`: TABLE redraws in place (a terminal).

@@ -39,9 +39,6 @@ const ConfigOption<std::string> kResultMode(
     "How `sluice sql` shows a SELECT: TABLE (the materialized result), CHANGELOG (every change) or TABLEAU "
     "(every change in a table with an op column)",
     {"TABLE", "CHANGELOG", "TABLEAU"});
-const ConfigOption<int32_t> kMaxColumnWidth("sql-client.display.max-column-width", ConfigType::kInt, "30",
-                                            "Widest column `sluice sql` shows; longer values are cut with '...'",
-                                            int64_t{4});
 const ConfigOption<int32_t> kMaxTableRows("sql-client.execution.max-table-result.rows", ConfigType::kInt, "1000000",
                                           "Rows the TABLE result mode keeps; older rows are dropped first",
                                           int64_t{1});
@@ -254,6 +251,9 @@ class SqlClient {
       std::fflush(stdout);
     });
     env_.setStatusCallback([](const std::string& status) { std::fprintf(stderr, "%s\n", status.c_str()); });
+    env_.setTableResultCallback([this](const types::RowType& schema, const types::RowBatch& rows) {
+      printTableResult(stdout, schema, rows, env_.config().get(kMaxColumnWidth));
+    });
   }
 
   /// Runs every statement of a file; false at the first failure.
@@ -333,7 +333,8 @@ class SqlClient {
         std::fputs("[INFO] The job was cancelled.\n", stdout);
       } else if (head == "INSERT" || head == "EXECUTE" || head == "BEGIN") {
         std::fputs("[INFO] Complete execution of the SQL update statement.\n", stdout);
-      } else if (head != "EXPLAIN" && !(head == "SET" && w.size() == 1)) {
+      } else if (head != "EXPLAIN" && head != "SHOW" && head != "DESCRIBE" && head != "DESC" &&
+                 !(head == "SET" && w.size() == 1)) {
         std::fputs("[INFO] Execute statement succeeded.\n", stdout);
       }
     }

@@ -1,5 +1,7 @@
 #include "table/api/table_environment.h"
 
+#include "table/api/catalog_statements.h"
+
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -22,6 +24,7 @@ namespace sluice::table {
 struct TableEnvironment::Impl {
   std::function<void(const types::RowType&, const types::RowBatch&)> collect;
   std::function<void(const std::string&)> message;
+  std::function<void(const types::RowType&, const types::RowBatch&)> table_result;
   std::function<void(const types::RowType&)> query_start;
   std::function<void(const std::string&)> status;
   std::function<void(const std::vector<VertexProgress>&)> progress;
@@ -44,6 +47,9 @@ void TableEnvironment::setQueryStartCallback(std::function<void(const types::Row
   impl_->query_start = std::move(cb);
 }
 void TableEnvironment::setMessageCallback(std::function<void(const std::string&)> cb) { impl_->message = std::move(cb); }
+void TableEnvironment::setTableResultCallback(std::function<void(const types::RowType&, const types::RowBatch&)> cb) {
+  impl_->table_result = std::move(cb);
+}
 void TableEnvironment::setStatusCallback(std::function<void(const std::string&)> cb) { impl_->status = std::move(cb); }
 void TableEnvironment::setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> cb, int64_t interval_ms) {
   impl_->progress = std::move(cb);
@@ -232,6 +238,15 @@ void TableEnvironment::executeScript(std::string_view script) {
   for (auto& st : statements) {
     if (impl_->cancellation->requested()) return;
     if (applyStatement(st, script, *catalog_, *factories_, config_, impl_->message)) continue;
+    std::optional<StatementResult> result;
+    if (runCatalogStatement(st, script, *catalog_, *factories_, config_, result)) {
+      if (result && result->text) {
+        if (impl_->message) impl_->message(*result->text);
+      } else if (result && impl_->table_result) {
+        impl_->table_result(result->schema, result->rows);
+      }
+      continue;
+    }
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     if (st.kind == sql::StatementKind::kExplain) {
       std::string text = explainJob(planner, planner.plan(*st.explained), false);
@@ -251,6 +266,8 @@ std::string TableEnvironment::explainScript(std::string_view script, bool json) 
   std::string out;
   for (auto& st : statements) {
     if (applyStatement(st, script, *catalog_, *factories_, config_, nullptr)) continue;
+    std::optional<StatementResult> ignored;
+    if (runCatalogStatement(st, script, *catalog_, *factories_, config_, ignored)) continue;
     JobPlanner planner{*catalog_, *factories_, config_, script, impl_->collect};
     const sql::Statement& target = st.kind == sql::StatementKind::kExplain ? *st.explained : st;
     out += explainJob(planner, planner.plan(target), json);

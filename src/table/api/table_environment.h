@@ -82,6 +82,8 @@ class TableEnvironment {
   /// (that of the batches the collect callback gets), so a client can print a header even when no row
   /// comes.
   void setQueryStartCallback(std::function<void(const types::RowType&)> callback);
+  /// Receives the rows of SHOW and DESCRIBE statements (Flink prints them as a table in every result mode).
+  void setTableResultCallback(std::function<void(const types::RowType&, const types::RowBatch&)> callback);
   /// Receives the output of EXPLAIN and SET statements inside a script.
   void setMessageCallback(std::function<void(const std::string&)> callback);
   /// Receives status lines about running jobs (e.g. where a job's checkpoints go), not results: the CLI

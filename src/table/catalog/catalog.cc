@@ -49,4 +49,21 @@ std::vector<std::string> Catalog::names() const {
   return out;
 }
 
+
+bool Catalog::dropTable(const sql::QualifiedName& name) { return tables_.erase(normalize(name)) > 0; }
+
+bool Catalog::dropView(const sql::QualifiedName& name) { return views_.erase(normalize(name)) > 0; }
+
+std::vector<std::string> Catalog::tableNames() const {
+  std::vector<std::string> out;
+  for (const auto& kv : tables_) out.push_back(kv.first);
+  return out;
+}
+
+std::vector<std::string> Catalog::viewNames() const {
+  std::vector<std::string> out;
+  for (const auto& kv : views_) out.push_back(kv.first);
+  return out;
+}
+
 }  // namespace sluice::table

@@ -29,11 +29,18 @@ class Catalog {
   void createTable(std::shared_ptr<const sql::CreateTableStmt> def, sql::SourcePos pos);
   /// Registers a view. Throws SqlError at `pos` when the name exists (unless IF NOT EXISTS).
   void createView(std::shared_ptr<const sql::CreateViewStmt> def, sql::SourcePos pos);
+  /// Removes a table (Flink's DROP TABLE); false when there is none of that name. Views are not touched.
+  bool dropTable(const sql::QualifiedName& name);
+  /// Removes a view (Flink's DROP VIEW); false when there is none of that name.
+  bool dropView(const sql::QualifiedName& name);
   /// Null when absent.
   const CatalogTable* findTable(const sql::QualifiedName& name) const;
   const CatalogView* findView(const sql::QualifiedName& name) const;
   /// Every table and view name, sorted (for "did you mean").
   std::vector<std::string> names() const;
+  /// The table names / the view names, each sorted (SHOW TABLES lists both, SHOW VIEWS the views).
+  std::vector<std::string> tableNames() const;
+  std::vector<std::string> viewNames() const;
 
   /// Strips the default catalog/database prefix: {"default_catalog","default_database","t"} -> "t".
   static std::string normalize(const sql::QualifiedName& name);

@@ -711,6 +711,22 @@ void SqlToRelConverter::validateCreateTable(const sql::CreateTableStmt& def) {
   impl.resolveSchema(def, Catalog::normalize(def.name), def.name.back());
 }
 
+std::vector<types::LogicalType> SqlToRelConverter::columnTypes(const sql::CreateTableStmt& def) {
+  Impl impl{catalog_, factories_, config_, script_};
+  Impl::TableSchema schema = impl.resolveSchema(def, Catalog::normalize(def.name), def.name.back());
+  std::vector<types::LogicalType> out;
+  for (const auto& c : def.columns) {
+    LogicalType t = c.type;
+    for (const auto& sc : schema.scope)
+      if (sc.name == c.name && sc.nested.empty()) t = sc.type;
+    const int physical = schema.resolved.physical_type.indexOf(c.name);
+    if (c.kind == sql::ColumnKind::kPhysical && physical >= 0)
+      t.nullable = schema.resolved.physical_type.types[static_cast<size_t>(physical)].nullable;
+    out.push_back(t);
+  }
+  return out;
+}
+
 RelNodePtr SqlToRelConverter::convertQuery(const sql::Query& query) {
   Impl impl{catalog_, factories_, config_, script_};
   RelNodePtr rel = impl.convertQueryRel(query);

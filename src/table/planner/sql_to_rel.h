@@ -33,6 +33,9 @@ class SqlToRelConverter {
   /// Checks a CREATE TABLE's schema (computed columns, watermark type, primary key) as Flink does
   /// when the table is created; connector options are checked when the table is used. Throws SqlError.
   void validateCreateTable(const sql::CreateTableStmt& def);
+  /// The type of each column of a CREATE TABLE in declaration order (computed columns inferred, primary key
+  /// columns NOT NULL), as DESCRIBE shows them. Throws SqlError as validateCreateTable.
+  std::vector<types::LogicalType> columnTypes(const sql::CreateTableStmt& def);
   /// A query -> its plan (no sink).
   RelNodePtr convertQuery(const sql::Query& query);
 

@@ -126,7 +126,7 @@ struct SqlToRelConverter::Impl {
   std::string_view script;
   int view_depth = 0;
   /// The WITH items in scope, outermost first (sql_to_rel_setop.cc).
-  std::vector<const sql::WithItem*> with_items;
+  std::vector<const sql::WithItem*> with_items = {};
 
   [[noreturn]] void fail(sql::SourcePos pos, const std::string& message) const {
     sql::throwSqlError(message, script, pos, "SQL validation error");

@@ -384,6 +384,7 @@ struct CreateViewStmt {
   bool if_not_exists = false;
   std::vector<std::string> column_names;  ///< optional explicit column names
   std::unique_ptr<Query> query;
+  std::string query_text;                 ///< the query as written (SHOW CREATE VIEW)
 };
 
 /// INSERT INTO|OVERWRITE target [(col, ...)] query.
@@ -406,6 +407,11 @@ enum class StatementKind : uint8_t {
   kReset,         ///< RESET 'k' (key set) or bare RESET (key empty: reset all)
   kExplain,       ///< explained (+ explain_details)
   kStatementSet,  ///< statement_set: EXECUTE STATEMENT SET BEGIN ... END / BEGIN STATEMENT SET; ... END
+  kShow,          ///< `show` = CATALOGS, DATABASES, TABLES, VIEWS, CURRENT CATALOG, CURRENT DATABASE, CREATE TABLE,
+                  ///<  CREATE VIEW (the last two with `object`)
+  kDescribe,      ///< DESCRIBE | DESC `object`
+  kDropTable,     ///< DROP [TEMPORARY] TABLE [IF EXISTS] `object`
+  kDropView,      ///< DROP [TEMPORARY] VIEW [IF EXISTS] `object`
 };
 
 /// One statement of a script.
@@ -424,6 +430,10 @@ struct Statement {
   std::unique_ptr<Statement> explained;      ///< kExplain
   std::vector<std::string> explain_details;  ///< EXPLAIN CHANGELOG_MODE, JSON_EXECUTION_PLAN ... (upper)
   std::vector<InsertStmt> statement_set;     ///< kStatementSet: the INSERTs in order
+  std::string show;                          ///< kShow: what, upper case, words joined by one space
+  QualifiedName object;                      ///< kShow CREATE ..., kDescribe, kDropTable, kDropView
+  SourcePos object_pos;
+  bool if_exists = false;                    ///< kDropTable, kDropView
 };
 
 }  // namespace sluice::table::sql

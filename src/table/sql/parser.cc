@@ -266,9 +266,18 @@ Statement Parser::parseStatement() {
     expectWord("SET");
     expectSymbol(";");
     parseStatementSetBody(st, true);
+  } else if (first.isWord("SHOW")) {
+    parseShow(st);
+  } else if (first.isWord("DESCRIBE") || first.isWord("DESC")) {
+    next();
+    acceptWord("EXTENDED");
+    st.kind = StatementKind::kDescribe;
+    st.object_pos = peek().pos;
+    st.object = parseQualifiedName("a table or view name");
+  } else if (first.isWord("DROP")) {
+    parseDrop(st);
   } else if (first.kind == TokenKind::kWord &&
-             (first.upper == "SHOW" || first.upper == "DESCRIBE" || first.upper == "DESC" ||
-              first.upper == "DROP" || first.upper == "ALTER" || first.upper == "USE" ||
+             (first.upper == "ALTER" || first.upper == "USE" ||
               first.upper == "LOAD" || first.upper == "UNLOAD" || first.upper == "ADD" ||
               first.upper == "REMOVE" || first.upper == "ANALYZE" || first.upper == "TRUNCATE" ||
               first.upper == "DELETE" || first.upper == "UPDATE")) {
@@ -282,6 +291,56 @@ Statement Parser::parseStatement() {
   st.end_pos = last.pos;
   st.text = std::string(script_.substr(tokens_[first_index].offset, last.end - tokens_[first_index].offset));
   return st;
+}
+
+void Parser::parseShow(Statement& st) {
+  expectWord("SHOW");
+  st.kind = StatementKind::kShow;
+  const Token& t = peek();
+  if (t.isWord("CATALOGS") || t.isWord("DATABASES") || t.isWord("TABLES") || t.isWord("VIEWS")) {
+    st.show = next().upper;
+    if (peek().isWord("FROM") || peek().isWord("IN") || peek().isWord("LIKE") || peek().isWord("ILIKE") ||
+        peek().isWord("NOT"))
+      unsupported(peek(), "SHOW " + st.show + " with FROM / IN / LIKE");
+  } else if (t.isWord("CURRENT")) {
+    next();
+    const Token& what = peek();
+    if (!what.isWord("CATALOG") && !what.isWord("DATABASE")) unexpected(what, {"CATALOG", "DATABASE"});
+    st.show = "CURRENT " + next().upper;
+  } else if (t.isWord("CREATE")) {
+    next();
+    const Token& what = peek();
+    if (!what.isWord("TABLE") && !what.isWord("VIEW")) unexpected(what, {"TABLE", "VIEW"});
+    st.show = "CREATE " + next().upper;
+    st.object_pos = peek().pos;
+    st.object = parseQualifiedName("a table or view name");
+  } else if (t.kind == TokenKind::kWord) {
+    unsupported(t, "SHOW " + t.upper);
+  } else {
+    unexpected(t, {"CATALOGS", "DATABASES", "TABLES", "VIEWS", "CURRENT", "CREATE"});
+  }
+}
+
+void Parser::parseDrop(Statement& st) {
+  expectWord("DROP");
+  acceptWord("TEMPORARY");
+  const Token& what = peek();
+  if (what.isWord("TABLE")) {
+    st.kind = StatementKind::kDropTable;
+  } else if (what.isWord("VIEW")) {
+    st.kind = StatementKind::kDropView;
+  } else if (what.kind == TokenKind::kWord) {
+    unsupported(what, "DROP " + what.upper);
+  } else {
+    unexpected(what, {"TABLE", "VIEW"});
+  }
+  next();
+  if (acceptWord("IF")) {
+    expectWord("EXISTS");
+    st.if_exists = true;
+  }
+  st.object_pos = peek().pos;
+  st.object = parseQualifiedName(st.kind == StatementKind::kDropTable ? "a table name" : "a view name");
 }
 
 void Parser::parseStatementSetBody(Statement& st, bool begin_form) {
@@ -447,7 +506,10 @@ void Parser::parseCreateView(Statement& st, bool temporary) {
   if (acceptWord("COMMENT")) expectString("a comment string");
   expectWord("AS");
   if (!startsQuery(0)) unexpected(peek(), {"SELECT", "("});
+  const size_t first = pos_;
   view->query = parseQuery();
+  const Token& last = tokens_[pos_ > first ? pos_ - 1 : first];
+  view->query_text = std::string(script_.substr(tokens_[first].offset, last.end - tokens_[first].offset));
   st.create_view = std::move(view);
 }
 

@@ -30,6 +30,8 @@ class Parser {
   void parseSet(Statement& st);
   void parseReset(Statement& st);
   void parseExplain(Statement& st);
+  void parseShow(Statement& st);
+  void parseDrop(Statement& st);
   void parseStatementSetBody(Statement& st, bool begin_form);
   void parseColumn(CreateTableStmt& table);
   std::vector<std::string> parseParenNameList(const char* what);
