@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,7 +26,31 @@ namespace {
 
 using AccState = runtime::state::ValueState<agg::Accumulators, agg::AccumulatorsSerializer>;
 using Rows = std::vector<std::string>;  ///< KeyCodec bytes of whole input rows, in arrival order
-using InputState = runtime::state::MapState<int64_t, Rows>;
+/// Flink's MapState<Long, List<RowData>> "inputState" as one value per key, ordered by time: on RocksDB a
+/// MapState leaves a tombstone per fired time under the key, which every later scan of the key wades through.
+using Buffer = std::map<int64_t, Rows>;
+
+/// varint number of times, then per time its int64 and the rows (TypeSerializer<std::vector<std::string>>).
+struct BufferSerializer {
+  static void serialize(const Buffer& b, runtime::DataOutputView& out) {
+    out.writeVarUint(b.size());
+    for (const auto& [t, rows] : b) {
+      runtime::TypeSerializer<int64_t>::serialize(t, out);
+      runtime::TypeSerializer<Rows>::serialize(rows, out);
+    }
+  }
+  static Buffer deserialize(runtime::DataInputView& in) {
+    Buffer b;
+    const size_t n = in.readLength(9);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t t = runtime::TypeSerializer<int64_t>::deserialize(in);
+      b.emplace(t, runtime::TypeSerializer<Rows>::deserialize(in));
+    }
+    return b;
+  }
+};
+
+using InputState = runtime::state::ValueState<Buffer, BufferSerializer>;
 using LongState = runtime::state::ValueState<int64_t>;
 
 // Flink's state names (the process functions of operators/over) and KeyedProcessOperator's timer service.
@@ -34,7 +58,6 @@ constexpr const char* kAccState = "accState";
 constexpr const char* kInputState = "inputState";
 constexpr const char* kLastTriggeringTsState = "lastTriggeringTsState";
 constexpr const char* kCounterState = "processedCountState";
-constexpr const char* kSmallestTsState = "smallestTSState";
 constexpr const char* kCleanupTsState = "cleanupTsState";
 constexpr const char* kTimerService = "user-timers";
 
@@ -90,7 +113,6 @@ struct OverAggregateOperator::Impl {
   InputState* input = nullptr;
   LongState* last_ts = nullptr;
   LongState* counter = nullptr;
-  LongState* smallest_ts = nullptr;
   LongState* cleanup_ts = nullptr;
   runtime::state::InternalTimerService* timers = nullptr;
   std::set<int64_t> scheduled;  ///< processing times scheduled on the task's ProcessingTimeService
@@ -126,12 +148,17 @@ struct OverAggregateOperator::Impl {
     handler.appendValues(values, *out, input_type.size());
     out->kinds().push_back(RowKind::kInsert);
   }
-  void buffer(int64_t time, std::string row) {
-    if (Rows* list = input->get(time)) {
-      list->push_back(std::move(row));
-    } else {
-      input->put(time, Rows{std::move(row)});
-    }
+  void buffer(int64_t time, std::string row) { input->valueOrInsert()[time].push_back(std::move(row)); }
+  bool buffered(int64_t time) {
+    const Buffer* b = input->value();
+    return b != nullptr && b->count(time) != 0;
+  }
+  /// Retracts and drops the rows of every time < `limit`.
+  void retractBefore(agg::Accumulators& a, Buffer& b, int64_t limit) {
+    auto end = b.lower_bound(limit);
+    for (auto it = b.begin(); it != end; ++it)
+      for (const std::string& r : it->second) retract(a, r);
+    b.erase(b.begin(), end);
   }
   // registerCleanupTimer of the RANGE functions, on either time domain.
   void registerCleanup(int64_t time, bool event_time) {
@@ -158,19 +185,12 @@ struct OverAggregateOperator::Impl {
 // RowTimeRangeBoundedPrecedingFunction.onTimer (the backend's current key is the timer's key).
 void OverAggregateOperator::Impl::onEventTime(int64_t time) {
   if (mode == Mode::kRowTimeUnbounded) {
-    InputState::Entries* entries = input->entries();
-    if (entries == nullptr) return;
+    Buffer* b = input->value();
+    if (b == nullptr) return;
     const int64_t watermark = timers->currentWatermark();
-    std::vector<int64_t> due;
-    bool early = false;
-    for (const auto& [t, list] : *entries) {
-      if (t <= watermark) due.push_back(t);
-      else early = true;
-    }
-    std::sort(due.begin(), due.end());
     agg::Accumulators& a = accumulators();
-    for (int64_t t : due) {
-      const Rows list = *input->get(t);
+    while (!b->empty() && b->begin()->first <= watermark) {
+      const Rows& list = b->begin()->second;
       if (spec.rows) {
         for (const std::string& r : list) {
           accumulate(a, r);
@@ -182,9 +202,10 @@ void OverAggregateOperator::Impl::onEventTime(int64_t time) {
         handler.getValue(a, values);
         for (const std::string& r : list) emit(r);
       }
-      input->remove(t);
+      b->erase(b->begin());
     }
-    if (early) timers->registerEventTimeTimer({}, watermark + 1);
+    if (b->empty()) input->clear();
+    else timers->registerEventTimeTimer({}, watermark + 1);
     return;
   }
   if (mode == Mode::kRowTimeRange) {
@@ -194,25 +215,21 @@ void OverAggregateOperator::Impl::onEventTime(int64_t time) {
       return;
     }
   }
-  if (const Rows* found = input->get(time)) {
-    const Rows current = *found;
+  Buffer* b = input->value();
+  auto found = b != nullptr ? b->find(time) : Buffer::iterator();
+  if (b != nullptr && found != b->end()) {
+    const Rows current = found->second;
     agg::Accumulators& a = accumulators();
     if (mode == Mode::kRowTimeRows) {
       const int64_t* stored = counter->value();
       int64_t count = stored ? *stored : 0;
-      std::optional<int64_t> oldest;  // the smallest buffered time, while its rows are being retracted
       for (const std::string& r : current) {
         if (count >= offset()) {
-          if (!oldest) {
-            for (const auto& [t, list] : *input->entries()) oldest = oldest ? std::min(*oldest, t) : t;
-          }
-          Rows* list = input->get(*oldest);
-          retract(a, list->front());
-          list->erase(list->begin());
-          if (list->empty()) {
-            input->remove(*oldest);
-            oldest.reset();
-          }
+          // The oldest buffered row: smallest time, then arrival (it may be one of this time's own).
+          Rows& oldest = b->begin()->second;
+          retract(a, oldest.front());
+          oldest.erase(oldest.begin());
+          if (oldest.empty()) b->erase(b->begin());
         } else {
           ++count;
         }
@@ -222,14 +239,7 @@ void OverAggregateOperator::Impl::onEventTime(int64_t time) {
       }
       counter->update(count);
     } else {
-      std::vector<int64_t> expired;
-      for (const auto& [t, list] : *input->entries())
-        if (t < time - spec.preceding) expired.push_back(t);
-      std::sort(expired.begin(), expired.end());  // one retraction order on both backends (DOUBLE sums)
-      for (int64_t t : expired) {
-        for (const std::string& r : *input->get(t)) retract(a, r);
-        input->remove(t);
-      }
+      retractBefore(a, *b, time - spec.preceding);
       for (const std::string& r : current) accumulate(a, r);
       handler.getValue(a, values);
       for (const std::string& r : current) emit(r);
@@ -241,17 +251,12 @@ void OverAggregateOperator::Impl::onEventTime(int64_t time) {
 // ProcTimeRangeBoundedPrecedingFunction.onTimer: the rows that arrived at time - 1.
 void OverAggregateOperator::Impl::onProcessingTime(int64_t time) {
   const int64_t arrival = time - 1;
-  if (const Rows* found = input->get(arrival)) {
-    const Rows current = *found;
+  Buffer* b = input->value();
+  auto found = b != nullptr ? b->find(arrival) : Buffer::iterator();
+  if (b != nullptr && found != b->end()) {
+    const Rows current = found->second;
     agg::Accumulators& a = accumulators();
-    std::vector<int64_t> expired;
-    for (const auto& [t, list] : *input->entries())
-      if (t < arrival - spec.preceding) expired.push_back(t);
-    std::sort(expired.begin(), expired.end());
-    for (int64_t t : expired) {
-      for (const std::string& r : *input->get(t)) retract(a, r);
-      input->remove(t);
-    }
+    retractBefore(a, *b, arrival - spec.preceding);
     for (const std::string& r : current) accumulate(a, r);
     handler.getValue(a, values);
     for (const std::string& r : current) emit(r);
@@ -263,30 +268,20 @@ void OverAggregateOperator::Impl::onProcessingTime(int64_t time) {
 // ProcTimeRowsBoundedPrecedingFunction.processElement.
 void OverAggregateOperator::Impl::processProcTimeRows(const RowBatch& batch, size_t row, int64_t now) {
   agg::Accumulators& a = accumulators();
-  const int64_t* stored_smallest = smallest_ts->value();
-  const int64_t smallest = stored_smallest ? *stored_smallest : now;
-  if (!stored_smallest) smallest_ts->update(now);
   const int64_t* stored_count = counter->value();
   const int64_t count = stored_count ? *stored_count : 0;
-  if (count == offset()) {
-    Rows* list = input->get(smallest);
-    if (list != nullptr) {
-      retract(a, list->front());
-      list->erase(list->begin());
-    }
-    if (list == nullptr || list->empty()) {
-      input->remove(smallest);
-      // The next oldest; with no row left the row below becomes the oldest.
-      std::optional<int64_t> next;
-      if (InputState::Entries* entries = input->entries())
-        for (const auto& [t, l] : *entries) next = next ? std::min(*next, t) : t;
-      smallest_ts->update(next.value_or(now));
-    }
-  } else {
+  Buffer& b = input->valueOrInsert();
+  if (count == offset() && !b.empty()) {
+    // The oldest row: the first of the smallest arrival time (Flink's smallestTSState).
+    Rows& oldest = b.begin()->second;
+    retract(a, oldest.front());
+    oldest.erase(oldest.begin());
+    if (oldest.empty()) b.erase(b.begin());
+  } else if (count < offset()) {
     counter->update(count + 1);
   }
   rows.encode(batch, row, row_buf);
-  buffer(now, row_buf);
+  b[now].push_back(row_buf);
   handler.accumulate(a, batch, row);
   handler.getValue(a, values);
   emit(batch, row);
@@ -309,7 +304,7 @@ size_t OverAggregateOperator::numKeys() const { return impl_->acc ? impl_->acc->
 size_t OverAggregateOperator::numBufferedTimes() const {
   if (impl_->input == nullptr) return 0;
   size_t n = 0;
-  impl_->input->forEachKey([&](std::string_view, int32_t, std::string_view, InputState::Entries& m) { n += m.size(); });
+  impl_->input->forEachKey([&](std::string_view, int32_t, std::string_view, Buffer& b) { n += b.size(); });
   return n;
 }
 
@@ -320,10 +315,9 @@ void OverAggregateOperator::open(const runtime::OperatorContext& ctx, runtime::O
   s.backend = &sc.keyedStateBackend();
   namespace st = runtime::state;
   s.acc = &s.backend->getValueState(st::ValueStateDescriptor<agg::Accumulators, agg::AccumulatorsSerializer>{kAccState});
-  s.input = &s.backend->getMapState(st::MapStateDescriptor<int64_t, Rows>{kInputState});
+  s.input = &s.backend->getValueState(st::ValueStateDescriptor<Buffer, BufferSerializer>{kInputState});
   s.last_ts = &s.backend->getValueState(st::ValueStateDescriptor<int64_t>{kLastTriggeringTsState});
   s.counter = &s.backend->getValueState(st::ValueStateDescriptor<int64_t>{kCounterState});
-  s.smallest_ts = &s.backend->getValueState(st::ValueStateDescriptor<int64_t>{kSmallestTsState});
   s.cleanup_ts = &s.backend->getValueState(st::ValueStateDescriptor<int64_t>{kCleanupTsState});
   s.timers = &s.backend->getInternalTimerService(kTimerService);
   if (sc.isRestored()) {
@@ -335,9 +329,9 @@ void OverAggregateOperator::open(const runtime::OperatorContext& ctx, runtime::O
         internal::rethrowRestoreError(sc, kAccState, key_group, e);
       }
     });
-    s.input->forEachKey([&](std::string_view key, int32_t key_group, std::string_view, InputState::Entries& m) {
+    s.input->forEachKey([&](std::string_view key, int32_t key_group, std::string_view, Buffer& b) {
       bool ok = s.keys.isValid(key);
-      for (const auto& [t, list] : m)
+      for (const auto& [t, list] : b)
         for (const std::string& r : list) ok = ok && s.rows.isValid(r);
       if (!ok)
         internal::rethrowRestoreError(sc, kInputState, key_group,
@@ -400,7 +394,7 @@ void OverAggregateOperator::processBatch(RowBatch&& batch) {
         continue;
       case Mode::kProcTimeRange: {
         s.rows.encode(batch, row, s.row_buf);
-        const bool first = s.input->get(now) == nullptr;
+        const bool first = !s.buffered(now);
         s.buffer(now, s.row_buf);
         if (first) {
           s.timers->registerProcessingTimeTimer({}, now + 1);
@@ -425,7 +419,7 @@ void OverAggregateOperator::processBatch(RowBatch&& batch) {
     } else {
       const int64_t* last = s.last_ts->value();
       late = t <= (last ? *last : 0);
-      if (!late && s.input->get(t) == nullptr) s.timers->registerEventTimeTimer({}, t);
+      if (!late && !s.buffered(t)) s.timers->registerEventTimeTimer({}, t);
     }
     if (late) {
       ++num_late_records_dropped_;

@@ -49,9 +49,11 @@ namespace sluice::table {
 ///
 /// State (keyed by the KeyCodec bytes of the partition keys in the key group of runtime::hashKey over
 /// them, the hash of the HASH exchange in front; Flink's state names): ValueState "accState" (the
-/// accumulators), MapState "inputState" (time ms -> rows, KeyCodec bytes of the whole input row, in
-/// arrival order; not for UNBOUNDED processing time), ValueState<int64> "lastTriggeringTsState" (bounded
-/// event time), "processedCountState" (ROWS bounded), "smallestTSState" (processing-time ROWS bounded),
+/// accumulators), ValueState "inputState" (an ordered map time ms -> rows, KeyCodec bytes of the whole
+/// input row, in arrival order; not for UNBOUNDED processing time; Flink's is a MapState, but on RocksDB
+/// each fired time would leave a tombstone that every later scan of the key passes, quadratic in the
+/// rows of a key; the smallest time is its first entry, so Flink's "smallestTSState" is not needed),
+/// ValueState<int64> "lastTriggeringTsState" (bounded event time), "processedCountState" (ROWS bounded),
 /// "cleanupTsState" (RANGE bounded), and the timer service "user-timers". Everything restores on either
 /// backend and at another parallelism; the current watermark is not state (Flink: it restarts at
 /// Long.MIN_VALUE, so no row is late until the first watermark after a restore).
