@@ -183,6 +183,8 @@ class ColumnPruner {
         for (int k : rel.group_keys) in_needed[static_cast<size_t>(k)] = true;
         for (const auto& a : rel.aggregates)
           if (a.arg_index >= 0) in_needed[static_cast<size_t>(a.arg_index)] = true;
+        for (const auto& a : rel.aggregates)
+          if (a.filter_arg >= 0) in_needed[static_cast<size_t>(a.filter_arg)] = true;
         if (rel.kind == RelKind::kWindowAggregate) in_needed[static_cast<size_t>(rel.window.time_index)] = true;
         n.in_needed.push_back(std::move(in_needed));
         return;
@@ -283,6 +285,8 @@ class ColumnPruner {
         for (auto& k : copy->group_keys) k = child.mapping[static_cast<size_t>(k)];
         for (auto& a : copy->aggregates)
           if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
+        for (auto& a : copy->aggregates)
+          if (a.filter_arg >= 0) a.filter_arg = child.mapping[static_cast<size_t>(a.filter_arg)];
         if (rel->kind == RelKind::kWindowAggregate)
           copy->window.time_index = child.mapping[static_cast<size_t>(rel->window.time_index)];
         return identity(copy);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -30,11 +31,19 @@ const char* aggName(AggKind k) {
   return "?";
 }
 
+std::string columnName(int index, const std::vector<std::string>& in_names) {
+  return index >= 0 && static_cast<size_t>(index) < in_names.size() ? in_names[static_cast<size_t>(index)]
+                                                                     : fmt::format("${}", index);
+}
+
+// Flink's explain: COUNT(DISTINCT bidder) FILTER $f3.
 std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_names) {
-  if (a.kind == AggKind::kCountStar) return "COUNT(*)";
-  std::string arg = a.arg_index >= 0 && static_cast<size_t>(a.arg_index) < in_names.size() ? in_names[a.arg_index]
-                                                                                             : fmt::format("${}", a.arg_index);
-  return fmt::format("{}({}{})", aggName(a.kind), a.distinct ? "DISTINCT " : "", arg);
+  std::string out = a.kind == AggKind::kCountStar
+                        ? std::string("COUNT(*)")
+                        : fmt::format("{}({}{})", aggName(a.kind), a.distinct ? "DISTINCT " : "",
+                                      columnName(a.arg_index, in_names));
+  if (a.filter_arg >= 0) out += " FILTER " + columnName(a.filter_arg, in_names);
+  return out;
 }
 
 }  // namespace
@@ -89,10 +98,25 @@ std::string RelNode::describe() const {
       if (kind == RelKind::kGroupAggregate)
         return fmt::format("GroupAggregate(groupBy=[{}], select=[{}])", fmt::join(keys, ", "), fmt::join(sel, ", "));
       std::string time = in_names ? (*in_names)[static_cast<size_t>(window.time_index)] : "?";
-      std::string w = window.kind == WindowSpec::Kind::kTumble
-                          ? fmt::format("TUMBLE(time_col=[{}], size=[{}])", time, durationText(window.size_ms))
-                          : fmt::format("HOP(time_col=[{}], size=[{}], slide=[{}])", time, durationText(window.size_ms),
-                                        durationText(window.slide_ms));
+      // Flink's WindowSpec descriptions: TUMBLE(..., size=[..]), HOP(..., size=[..], slide=[..]),
+      // CUMULATE(..., max_size=[..], step=[..]), each with offset=[..] when set.
+      std::string w;
+      switch (window.kind) {
+        case WindowSpec::Kind::kTumble:
+          w = fmt::format("TUMBLE(time_col=[{}], size=[{}]", time, durationText(window.size_ms));
+          break;
+        case WindowSpec::Kind::kHop:
+          w = fmt::format("HOP(time_col=[{}], size=[{}], slide=[{}]", time, durationText(window.size_ms),
+                          durationText(window.slide_ms));
+          break;
+        case WindowSpec::Kind::kCumulate:
+          w = fmt::format("CUMULATE(time_col=[{}], max_size=[{}], step=[{}]", time, durationText(window.size_ms),
+                          durationText(window.slide_ms));
+          break;
+      }
+      if (window.offset_ms != 0)
+        w += fmt::format(", offset=[{}{}]", window.offset_ms < 0 ? "-" : "", durationText(std::abs(window.offset_ms)));
+      w += ")";
       sel.push_back("window_start");
       sel.push_back("window_end");
       return fmt::format("WindowAggregate(groupBy=[{}], window=[{}], select=[{}])", fmt::join(keys, ", "), w,

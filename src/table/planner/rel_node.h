@@ -22,7 +22,7 @@ enum class RelKind {
   kCalc,              ///< optional condition + projections (fused filter/project)
   kWatermarkAssigner, ///< emits watermarks from a column holding the watermark expression value
   kGroupAggregate,    ///< GROUP BY without windows: emits a changelog (+I, -U/+U, -D)
-  kWindowAggregate,   ///< GROUP BY window_start, window_end over TUMBLE/HOP: +I per fired window
+  kWindowAggregate,   ///< GROUP BY window_start, window_end over TUMBLE/HOP/CUMULATE: +I per fired window
   kUnion,             ///< UNION ALL
   kChangelogNormalize,  ///< last row per primary key (group_keys) after a changelog source: +I/-U/+U/-D
   kJoin,              ///< regular join of inputs[0] (left) and inputs[1] (right): left ++ right columns

@@ -379,9 +379,10 @@ FromResult SqlToRelConverter::Impl::fromRel(const RelNodePtr& rel, const std::st
 
 FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   const sql::Expr& c = *ref.call;
-  if (c.name != "TUMBLE" && c.name != "HOP")
-    fail(c.pos,
-         fmt::format("Table function {} is not supported; supported window functions are TUMBLE and HOP", c.name));
+  if (c.name != "TUMBLE" && c.name != "HOP" && c.name != "CUMULATE")
+    fail(c.pos, fmt::format(
+                    "Table function {} is not supported; supported window functions are TUMBLE, HOP and CUMULATE",
+                    c.name));
   size_t want = c.name == "TUMBLE" ? 3 : 4;
   if (c.children.size() != want && c.children.size() != want + 1)
     fail(c.pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting {} arguments", c.name, want));
@@ -409,6 +410,12 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
     if (ms <= 0) fail(e.pos, fmt::format("{} requires a positive interval", c.name));
     return ms;
   };
+  // The optional offset (Flink 1.15+): an INTERVAL literal, negative allowed (INTERVAL '-1' MINUTE).
+  auto offsetArg = [&](const sql::Expr& e) {
+    if (e.kind != sql::ExprKind::kLiteral || e.literal_kind != sql::LiteralKind::kInterval)
+      fail(e.pos, fmt::format("{} expects an INTERVAL literal as its offset", c.name));
+    return sql::intervalMillis(e);
+  };
   FromResult out = in;
   out.windowed = true;
   out.window_pos = c.pos;
@@ -417,17 +424,25 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
     out.window.kind = WindowSpec::Kind::kTumble;
     out.window.size_ms = interval(2);
     out.window.slide_ms = out.window.size_ms;
-    if (c.children.size() == 4) out.window.offset_ms = sql::intervalMillis(*c.children[3]);
+    if (c.children.size() == 4) out.window.offset_ms = offsetArg(*c.children[3]);
+    if (out.window.offset_ms <= -out.window.size_ms || out.window.offset_ms >= out.window.size_ms)
+      fail(c.children[3]->pos,
+           fmt::format("TUMBLE window parameters must satisfy abs(offset) < size, but got size {} ms and offset {} ms.",
+                       out.window.size_ms, out.window.offset_ms));
   } else {
-    out.window.kind = WindowSpec::Kind::kHop;
+    // HOP(slide, size [, offset]) and CUMULATE(step, max size [, offset]).
+    const bool hop = c.name == "HOP";
+    out.window.kind = hop ? WindowSpec::Kind::kHop : WindowSpec::Kind::kCumulate;
     out.window.slide_ms = interval(2);
     out.window.size_ms = interval(3);
-    if (c.children.size() == 5) out.window.offset_ms = sql::intervalMillis(*c.children[4]);
+    if (c.children.size() == 5) out.window.offset_ms = offsetArg(*c.children[4]);
     if (out.window.size_ms % out.window.slide_ms != 0)
-      fail(c.pos,
-           "HOP table function based aggregate requires size must be an integral multiple of slide, "
-           "but got size " +
-               std::to_string(out.window.size_ms) + " ms and slide " + std::to_string(out.window.slide_ms) + " ms.");
+      fail(c.pos, hop ? fmt::format("HOP table function based aggregate requires size must be an integral multiple of "
+                                    "slide, but got size {} ms and slide {} ms.",
+                                    out.window.size_ms, out.window.slide_ms)
+                      : fmt::format("CUMULATE table function based aggregate requires maxSize must be an integral "
+                                    "multiple of step, but got maxSize {} ms and step {} ms.",
+                                    out.window.size_ms, out.window.slide_ms));
   }
   std::string q = ref.alias ? *ref.alias : c.children[0]->names.back();
   for (auto& sc : out.scope.columns) sc.qualifier = q;

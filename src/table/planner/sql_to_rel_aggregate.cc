@@ -90,6 +90,17 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     } else {
       call.arg_type = LogicalType::bigint(false);
     }
+    if (a->filter) {
+      // Calcite's filterArg: the condition becomes a BOOLEAN column of the projection below the aggregate.
+      if (const sql::Expr* inner = findAggregate(*a->filter))
+        fail(inner->pos, "Aggregate functions are not allowed in FILTER");
+      ExprPtr cond = convert(*a->filter, from.scope);
+      checkBoolean(cond, *a->filter, "FILTER");
+      if (cond->type.id == TypeId::kNull) cond = makeLiteral(int64_t{0}, LogicalType::boolean(false));
+      call.filter_arg = static_cast<int>(pre.size());
+      pre.push_back(cond);
+      pre_names.push_back("$f" + std::to_string(pre.size() - 1));
+    }
     try {
       call.result_type = AggregateCall::resultType(call.kind, call.arg_type);
     } catch (const SqlError&) {

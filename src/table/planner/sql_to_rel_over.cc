@@ -161,6 +161,7 @@ RelNodePtr SqlToRelConverter::Impl::convertOverAggregate(const sql::SelectStmt& 
     fns.push_back(fn);
     AggregateCall call;
     call.distinct = fn->distinct;
+    if (fn->filter) fail(fn->filter->pos, "FILTER (WHERE ...) in an OVER aggregation is not supported yet");
     if (fn->star && fn->name != "COUNT") fail(fn->pos, fmt::format("{}(*) is not allowed", fn->name));
     call.kind = fn->name == "COUNT" ? (fn->star ? AggKind::kCountStar : AggKind::kCount)
                 : fn->name == "SUM" ? AggKind::kSum

@@ -147,7 +147,7 @@ class SubplanReuser {
       case RelKind::kWindowAggregate:
         appendInts(d, n.group_keys);
         for (const auto& a : n.aggregates) {
-          d += fmt::format("|{},{},{}:", static_cast<int>(a.kind), a.arg_index, a.distinct ? 1 : 0);
+          d += fmt::format("|{},{},{},{}:", static_cast<int>(a.kind), a.arg_index, a.distinct ? 1 : 0, a.filter_arg);
           appendType(d, a.arg_type);
           appendType(d, a.result_type);
         }

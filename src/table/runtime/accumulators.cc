@@ -253,6 +253,12 @@ AggsHandler::AggsHandler(const types::RowType& input, const std::vector<Aggregat
     d.kind = c.kind;
     d.arg = c.kind == AggKind::kCountStar ? -1 : c.arg_index;
     d.name = c.name.empty() ? fmt::format("aggregate #{}", i + 1) : c.name;
+    if (c.filter_arg >= 0) {
+      SLUICE_USER_CHECK(static_cast<size_t>(c.filter_arg) < input.size() &&
+                            input.types[static_cast<size_t>(c.filter_arg)].id == TypeId::kBoolean,
+                        "{}: the FILTER column {} must be a BOOLEAN column of the input", d.name, c.filter_arg);
+      d.filter = c.filter_arg;
+    }
     LogicalType arg_type = LogicalType::bigint(false);
     if (c.kind != AggKind::kCountStar) {
       SLUICE_USER_CHECK(c.arg_index >= 0 && static_cast<size_t>(c.arg_index) < input.size(),
@@ -320,6 +326,11 @@ void AggsHandler::update(Accumulators& acc, const RowBatch& batch, size_t row, i
   for (size_t i = 0; i < descs_.size(); ++i) {
     const Desc& d = descs_[i];
     AggSlot& slot = acc.slots[i];
+    if (d.filter >= 0) {
+      // FILTER (WHERE c): a row whose c is FALSE or NULL does not reach this call.
+      const Column& f = batch.column(static_cast<size_t>(d.filter));
+      if (f.isNull(row) || f.getLong(row) == 0) continue;
+    }
     if (d.kind == AggKind::kCountStar) {
       slot.count += delta;
       continue;

@@ -120,6 +120,7 @@ class AggsHandler {
   struct Desc {
     AggKind kind;
     int arg;
+    int filter = -1;     ///< BOOLEAN column gating this call (FILTER (WHERE ...)), or -1
     bool distinct;       ///< COUNT/SUM/AVG DISTINCT: the counter is the distinct view
     Phys arg_phys;
     types::TypeId arg_id;

@@ -18,6 +18,10 @@ struct AggregateCall {
   AggKind kind = AggKind::kCountStar;
   int arg_index = -1;          ///< input column; -1 for COUNT(*)
   bool distinct = false;       ///< COUNT(DISTINCT x) etc.
+  /// A BOOLEAN input column, or -1: `agg(...) FILTER (WHERE c)` aggregates (and retracts) only the rows
+  /// where it is TRUE (NULL counts as FALSE), as Calcite's AggregateCall.filterArg; the planner computes c
+  /// into that column below the aggregate. A DISTINCT call keeps the distinct values of those rows only.
+  int filter_arg = -1;
   types::LogicalType arg_type;
   types::LogicalType result_type;
   std::string name;            ///< e.g. "COUNT(*)", "AVG(DEPARTURE_DELAY)" for explain
@@ -26,13 +30,14 @@ struct AggregateCall {
   static types::LogicalType resultType(AggKind kind, const types::LogicalType& arg);
 };
 
-/// Window table-valued functions (FLIP-145): TUMBLE(size) and HOP(slide, size), on event time.
+/// Window table-valued functions (FLIP-145): TUMBLE(size), HOP(slide, size) and CUMULATE(step, max size),
+/// each with an optional offset (Flink 1.15+), on event time.
 struct WindowSpec {
-  enum class Kind { kTumble, kHop } kind = Kind::kTumble;
+  enum class Kind { kTumble, kHop, kCumulate } kind = Kind::kTumble;
   int time_index = -1;   ///< input column holding the row time (TIMESTAMP(3), ms)
-  int64_t size_ms = 0;
-  int64_t slide_ms = 0;  ///< HOP only; equals size_ms for TUMBLE
-  int64_t offset_ms = 0;
+  int64_t size_ms = 0;   ///< TUMBLE / HOP size, CUMULATE max size
+  int64_t slide_ms = 0;  ///< HOP slide, CUMULATE step; equals size_ms for TUMBLE
+  int64_t offset_ms = 0; ///< window starts are offset + k * (size for TUMBLE / CUMULATE, slide for HOP)
 };
 
 }  // namespace sluice::table

@@ -86,6 +86,16 @@ void validate(const RowType& input, const WindowSpec& w) {
     SLUICE_USER_CHECK(w.offset_ms > -w.size_ms && w.offset_ms < w.size_ms,
                       "TUMBLE window parameters must satisfy abs(offset) < size, but got size {}ms and offset {}ms",
                       w.size_ms, w.offset_ms);
+  } else if (w.kind == WindowSpec::Kind::kCumulate) {
+    // CumulativeSliceAssigner's checks.
+    SLUICE_USER_CHECK(w.size_ms > 0 && w.slide_ms > 0,
+                      "CUMULATE window parameters must satisfy maxSize > 0 and step > 0, but got maxSize {}ms and "
+                      "step {}ms",
+                      w.size_ms, w.slide_ms);
+    SLUICE_USER_CHECK(w.size_ms % w.slide_ms == 0,
+                      "CUMULATE window requires maxSize must be an integral multiple of step, but got maxSize {}ms "
+                      "and step {}ms",
+                      w.size_ms, w.slide_ms);
   } else {
     // HoppingSliceAssigner's checks.
     SLUICE_USER_CHECK(w.size_ms > 0 && w.slide_ms > 0,
@@ -96,6 +106,28 @@ void validate(const RowType& input, const WindowSpec& w) {
                       "slide {}ms",
                       w.size_ms, w.slide_ms);
   }
+}
+
+// The start of the window ending at `end` (SliceAssigner.getWindowStart): a CUMULATE window starts where
+// its max-size window does.
+int64_t windowStartOf(const WindowSpec& w, int64_t end) {
+  if (w.kind == WindowSpec::Kind::kCumulate) return windowStart(end - 1, w.offset_ms, w.size_ms);
+  return end - w.size_ms;
+}
+
+// Calls fn(end) for the end of every window containing t: TUMBLE one, HOP size / slide (latest start first),
+// CUMULATE the windows [start, start + k * step) of t's max-size window that reach past t (earliest first).
+template <typename Fn>
+void forEachWindowEnd(const WindowSpec& w, int64_t t, Fn&& fn) {
+  if (w.kind == WindowSpec::Kind::kCumulate) {
+    const int64_t max_end = windowStart(t, w.offset_ms, w.size_ms) + w.size_ms;
+    for (int64_t end = windowStart(t, w.offset_ms, w.slide_ms) + w.slide_ms; end <= max_end; end += w.slide_ms)
+      fn(end);
+    return;
+  }
+  // The last window containing t starts at windowStart(t, offset, slide); earlier ones every slide.
+  for (int64_t start = windowStart(t, w.offset_ms, w.slide_ms); start > t - w.size_ms; start -= w.slide_ms)
+    fn(start + w.size_ms);
 }
 
 }  // namespace
@@ -205,12 +237,9 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
     }
     const int64_t t = time_col.getLong(row);
     bool assigned = false;
-    // The last window containing t starts at windowStart(t, offset, slide); earlier ones every slide.
-    const int64_t last_start = windowStart(t, window_.offset_ms, window_.slide_ms);
-    for (int64_t start = last_start; start > t - window_.size_ms; start -= window_.slide_ms) {
+    forEachWindowEnd(window_, t, [&](int64_t end) {
       cancellation.tick();
-      const int64_t end = start + window_.size_ms;
-      if (end - 1 <= current_watermark_) continue;  // TimeWindowUtil.isWindowFired
+      if (end - 1 <= current_watermark_) return;  // TimeWindowUtil.isWindowFired
       if (!assigned) {
         s.keys.encode(batch, row, s.key_buf);
         s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
@@ -227,7 +256,7 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
         s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
       }
       s.handler.accumulate(w->acc, batch, row);
-    }
+    });
     if (!assigned) {
       ++num_late_records_dropped_;
       if (ctx_.metrics != nullptr) ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -253,7 +282,7 @@ void WindowAggregateOperator::processWatermark(runtime::Watermark mark) {
         s.keys.decodeAppend(f.key, out, 0);
         s.handler.getValue(f.acc, s.values);
         s.handler.appendValues(s.values, out, agg_first);
-        out.column(start_col).appendLong(fired_end - window_.size_ms);
+        out.column(start_col).appendLong(windowStartOf(window_, fired_end));
         out.column(start_col + 1).appendLong(fired_end);
         out.kinds().push_back(RowKind::kInsert);
       }

@@ -1,6 +1,6 @@
 #pragma once
 /// Window table-valued-function aggregation on event time (FLIP-145; Flink's WindowAggOperator with a
-/// SliceAssigner for TUMBLE / HOP).
+/// SliceAssigner for TUMBLE / HOP / CUMULATE).
 
 #include <cstdint>
 #include <memory>
@@ -20,7 +20,10 @@ namespace sluice::table {
 /// Window assignment from the row time t (ms), TimeWindow.getWindowStartWithOffset:
 ///  - TUMBLE(size): the one window starting at t - ((t - offset) mod size), mod taken non-negative;
 ///  - HOP(slide, size): every window [s, s + size) with s = t - ((t - offset) mod slide) - k * slide,
-///    k >= 0, that contains t (size / slide windows).
+///    k >= 0, that contains t (size / slide windows);
+///  - CUMULATE(step, max size): with s the start of t's TUMBLE(max size) window, every window
+///    [s, s + k * step), k = 1 .. max size / step, whose end is past t (CumulativeSliceAssigner); its
+///    window_start is s (getWindowStart(end) = the max-size window's start of end - 1).
 /// A window has fired when `window_end - 1 <= watermark` (TimeWindowUtil.isWindowFired). A row joins
 /// every window of its own that has not fired; when all of them fired it is late: dropped and counted
 /// in numLateRecordsDropped() and OperatorMetrics (AbstractSliceWindowAggProcessor.processElement drops a row only when
@@ -41,7 +44,8 @@ namespace sluice::table {
 class WindowAggregateOperator : public runtime::StreamOperator {
  public:
   /// `window.time_index` names the row-time column (TIMESTAMP(3), ms). `group_keys` excludes
-  /// window_start / window_end. Throws UserError: TUMBLE with size <= 0 or |offset| >= size; HOP with
+  /// window_start / window_end. Throws UserError: TUMBLE with size <= 0 or |offset| >= size; CUMULATE with
+  /// step <= 0, max size <= 0 or a max size that is not a multiple of the step; HOP with
   /// slide <= 0 or size <= 0, or a size that is not an integral multiple of the slide (Flink's slicing
   /// HoppingSliceAssigner rejects it the same way); bad column indexes or aggregate argument types.
   WindowAggregateOperator(types::RowType input_type, WindowSpec window, std::vector<int> group_keys,

@@ -74,6 +74,7 @@ ExprPtr Expr::clone() const {
   out->trim_mode = trim_mode;
   out->over = over;
   out->subquery = subquery;
+  out->filter = filter;
   return out;
 }
 
@@ -108,6 +109,7 @@ bool Expr::equals(const Expr& o) const {
       break;
   }
   if (negated != o.negated || subquery != o.subquery) return false;
+  if ((filter == nullptr) != (o.filter == nullptr) || (filter && !filter->equals(*o.filter))) return false;
   for (size_t i = 0; i < children.size(); ++i) {
     const Expr* a = children[i].get();
     const Expr* b = o.children[i].get();
@@ -149,7 +151,7 @@ std::string literalText(const Expr& e) {
   return "?";
 }
 
-std::string callText(const Expr& e) {
+std::string callArgsText(const Expr& e) {
   if (e.star) return e.name + "(*)";
   std::string out = e.name + "(";
   if (e.distinct) out += "DISTINCT ";
@@ -165,6 +167,12 @@ std::string callText(const Expr& e) {
     out += childText(e, i);
   }
   return out + ")";
+}
+
+std::string callText(const Expr& e) {
+  std::string out = callArgsText(e);
+  if (e.filter) out += " FILTER (WHERE " + e.filter->toString() + ")";
+  return out;
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ enum class ExprKind : uint8_t {
   kCase,        ///< `case_has_operand`, `case_has_else`; children = [operand] (when, then)+ [else]
   kCast,        ///< `cast_type`; children = {value}
   kCall,        ///< `name` (upper case), `distinct`, `star`, `trim_mode`; children = arguments.
-                ///<  COUNT(*): star = true, no children.
+                ///<  COUNT(*): star = true, no children. agg(...) FILTER (WHERE c): `filter` = c.
                 ///<  SUBSTRING(s FROM a [FOR b]) and SUBSTRING(s, a [, b]): name "SUBSTRING",
                 ///<    children = {s, a} or {s, a, b}.
                 ///<  TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and TRIM(s): name "TRIM",
@@ -153,6 +153,8 @@ struct Expr {
   /// kOver: the window, immutable once parsed (clones share it).
   std::shared_ptr<const OverWindow> over;
   std::shared_ptr<const Query> subquery;  ///< kIn: the subquery of x IN (SELECT ...), else null (shared by clones)
+  /// kCall: the condition of `agg(...) FILTER (WHERE cond)`, else null (immutable, shared by clones).
+  std::shared_ptr<const Expr> filter;
 
   /// Deep copy.
   ExprPtr clone() const;

@@ -395,7 +395,14 @@ ExprPtr Parser::parseFunctionCall(const Token& name_tok) {
     if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
     next();
   }
-  if (peek().isWord("FILTER") && peek(1).isSymbol("(")) unsupported(peek(), "FILTER (WHERE ...)");
+  if (peek().isWord("FILTER") && peek(1).isSymbol("(")) {
+    // Calcite's aggregate FILTER clause; the planner refuses it on anything but an aggregate call.
+    next();
+    next();
+    expectWord("WHERE");
+    call->filter = std::shared_ptr<const Expr>(parseExpr().release());
+    expectSymbol(")");
+  }
   if (peek().isWord("WITHIN") && peek(1).isWord("GROUP")) unsupported(peek(), "WITHIN GROUP");
   if (peek().isWord("OVER")) return parseOver(std::move(call));
   return call;
