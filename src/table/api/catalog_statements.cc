@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
 #include "common/config.h"
 #include "table/catalog/catalog.h"
+#include "table/functions/expression.h"
 #include "table/planner/sql_to_rel.h"
 #include "table/sql/parser.h"
 
@@ -118,6 +120,138 @@ StatementResult describeRow(const types::RowType& row) {
                      script, st.object_pos, "SQL validation error");
 }
 
+/// SQL LIKE: `%` any run, `_` one character (UTF-8 aware enough for names: bytes), `\\` escapes.
+bool likeMatch(std::string_view s, std::string_view p, bool fold) {
+  auto eq = [&](char a, char b) {
+    return fold ? std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)) : a == b;
+  };
+  size_t si = 0, pi = 0, star_p = std::string_view::npos, star_s = 0;
+  while (si < s.size()) {
+    if (pi < p.size() && p[pi] == '%') {
+      star_p = pi++;
+      star_s = si;
+    } else if (pi < p.size() && p[pi] == '\\' && pi + 1 < p.size() && eq(p[pi + 1], s[si])) {
+      pi += 2;
+      ++si;
+    } else if (pi < p.size() && p[pi] != '\\' && (p[pi] == '_' || eq(p[pi], s[si]))) {
+      ++pi;
+      ++si;
+    } else if (star_p != std::string_view::npos) {
+      pi = star_p + 1;
+      si = ++star_s;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '%') ++pi;
+  return pi == p.size();
+}
+
+/// The names that pass the statement's `[NOT] LIKE | ILIKE` filter.
+std::vector<std::string> filtered(const sql::Statement& st, std::vector<std::string> names) {
+  if (!st.like_pattern) return names;
+  std::vector<std::string> out;
+  for (auto& n : names)
+    if (likeMatch(n, *st.like_pattern, st.like_case_insensitive) != st.like_not) out.push_back(std::move(n));
+  return out;
+}
+
+/// FROM / IN of SHOW TABLES / VIEWS / FUNCTIONS: the one database there is.
+void checkDatabase(const sql::Statement& st, std::string_view script) {
+  if (st.object.empty()) return;
+  const bool ok = (st.object.size() == 1 && st.object[0] == "default_database") ||
+                  (st.object.size() == 2 && st.object[0] == "default_catalog" && st.object[1] == "default_database");
+  if (ok) return;
+  if (st.object.size() == 2 && st.object[0] != "default_catalog")
+    sql::throwSqlError(fmt::format("Catalog {} does not exist", st.object[0]), script, st.object_pos,
+                       "SQL validation error");
+  sql::throwSqlError(fmt::format("Database {} does not exist in Catalog default_catalog.", st.object.back()), script,
+                     st.object_pos, "SQL validation error");
+}
+
+/// The functions SHOW FUNCTIONS lists: the scalar built-ins and what the planner resolves itself.
+std::vector<std::string> functionNames() {
+  std::vector<std::string> names = scalarFunctionNames();
+  for (const char* n : {"AVG", "CAST", "COUNT", "CUMULATE", "DENSE_RANK", "HOP", "MAX", "MIN", "RANK", "ROW_NUMBER",
+                        "SUM", "TRY_CAST", "TUMBLE", "EXTRACT", "OVERLAY", "POSITION", "TRIM"})
+    names.push_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::vector<std::vector<std::string>> oneColumn(const std::vector<std::string>& names) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& n : names) rows.push_back({n});
+  return rows;
+}
+
+void runAlterTable(const sql::Statement& st, std::string_view script, Catalog& catalog,
+                   const FactoryRegistry& factories, const Configuration& config) {
+  const CatalogTable* t = catalog.findTable(st.object);
+  if (t == nullptr) {
+    if (st.if_exists) return;
+    if (catalog.findView(st.object))
+      sql::throwSqlError(fmt::format("'{}' is a view; use ALTER VIEW", Catalog::normalize(st.object)), script,
+                         st.object_pos, "SQL validation error");
+    notFound(st, script, "Table");
+  }
+  auto def = std::make_shared<sql::CreateTableStmt>(t->definition->clone());
+  if (st.alter == "RENAME") {
+    try {
+      catalog.renameTable(st.object, st.new_name, st.object_pos);
+    } catch (const SqlError& e) {
+      sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+    }
+    def->name = st.new_name;
+    catalog.replaceTable(st.new_name, std::move(def));
+    return;
+  }
+  for (const auto& o : st.options) {
+    auto it = std::find_if(def->options.begin(), def->options.end(), [&](const auto& e) { return e.key == o.key; });
+    if (st.alter == "RESET") {
+      if (o.key == "connector")
+        sql::throwSqlError("ALTER TABLE RESET does not support changing 'connector'", script, o.pos,
+                           "SQL validation error");
+      if (it != def->options.end()) def->options.erase(it);
+    } else if (it != def->options.end()) {
+      it->value = o.value;
+      it->pos = o.pos;
+    } else {
+      def->options.push_back(o);
+    }
+  }
+  // The new options are checked as CREATE TABLE checks them, before anything changes.
+  SqlToRelConverter(catalog, factories, config, script).validateCreateTable(*def);
+  catalog.replaceTable(st.object, std::move(def));
+}
+
+void runAlterView(const sql::Statement& st, std::string_view script, Catalog& catalog,
+                  const FactoryRegistry& factories, const Configuration& config) {
+  const CatalogView* v = catalog.findView(st.object);
+  if (v == nullptr) {
+    if (catalog.findTable(st.object))
+      sql::throwSqlError(fmt::format("'{}' is a table; use ALTER TABLE", Catalog::normalize(st.object)), script,
+                         st.object_pos, "SQL validation error");
+    notFound(st, script, "View");
+  }
+  if (st.alter == "RENAME") {
+    try {
+      catalog.renameView(st.object, st.new_name, st.object_pos);
+    } catch (const SqlError& e) {
+      sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+    }
+    return;
+  }
+  SqlToRelConverter(catalog, factories, config, script).convertQuery(*st.create_view->query);
+  auto def = std::make_shared<sql::CreateViewStmt>();
+  def->name = v->definition->name;
+  def->temporary = v->definition->temporary;
+  def->query = st.create_view->query->clone();
+  def->query_text = st.create_view->query_text;
+  catalog.replaceView(st.object, std::move(def));
+}
+
 }  // namespace
 
 bool runCatalogStatement(const sql::Statement& st, std::string_view script, Catalog& catalog,
@@ -135,6 +269,32 @@ bool runCatalogStatement(const sql::Statement& st, std::string_view script, Cata
       return true;
     case sql::StatementKind::kDropView:
       if (!catalog.dropView(st.object) && !st.if_exists) notFound(st, script, "View");
+      return true;
+    case sql::StatementKind::kUse: {
+      // One catalog with one database (Flink's defaults): USE names them or fails as Flink does.
+      const auto& n = st.object;
+      if (st.show == "CATALOG") {
+        if (n.size() != 1 || n[0] != "default_catalog")
+          sql::throwSqlError(fmt::format("A catalog with name [{}] does not exist.", sql::qualifiedNameToString(n)),
+                             script, st.object_pos, "SQL validation error");
+      } else {
+        const bool ok = (n.size() == 1 && n[0] == "default_database") ||
+                        (n.size() == 2 && n[0] == "default_catalog" && n[1] == "default_database");
+        if (!ok && n.size() == 2 && n[0] != "default_catalog")
+          sql::throwSqlError(fmt::format("A catalog with name [{}] does not exist.", n[0]), script, st.object_pos,
+                             "SQL validation error");
+        if (!ok)
+          sql::throwSqlError(
+              fmt::format("A database with name [{}] does not exist in the catalog: [default_catalog].", n.back()),
+              script, st.object_pos, "SQL validation error");
+      }
+      return true;
+    }
+    case sql::StatementKind::kAlterTable:
+      runAlterTable(st, script, catalog, factories, config);
+      return true;
+    case sql::StatementKind::kAlterView:
+      runAlterView(st, script, catalog, factories, config);
       return true;
     case sql::StatementKind::kDescribe: {
       SqlToRelConverter conv(catalog, factories, config, script);
@@ -160,11 +320,46 @@ bool runCatalogStatement(const sql::Statement& st, std::string_view script, Cata
       } else if (st.show == "CURRENT DATABASE") {
         result = stringTable({"current database name"}, {{"default_database"}});
       } else if (st.show == "TABLES" || st.show == "VIEWS") {
+        checkDatabase(st, script);
         std::vector<std::string> names = st.show == "VIEWS" ? catalog.viewNames() : catalog.names();
         std::sort(names.begin(), names.end());
-        std::vector<std::vector<std::string>> rows;
-        for (auto& n : names) rows.push_back({n});
-        result = stringTable({st.show == "VIEWS" ? "view name" : "table name"}, rows);
+        result = stringTable({st.show == "VIEWS" ? "view name" : "table name"}, oneColumn(filtered(st, names)));
+      } else if (st.show == "FUNCTIONS" || st.show == "USER FUNCTIONS") {
+        checkDatabase(st, script);
+        // No user-defined functions yet: SHOW USER FUNCTIONS is empty.
+        std::vector<std::string> names = st.show == "FUNCTIONS" ? functionNames() : std::vector<std::string>{};
+        result = stringTable({"function name"}, oneColumn(filtered(st, names)));
+      } else if (st.show == "MODULES") {
+        result = stringTable({"module name"}, {{"core"}});
+      } else if (st.show == "FULL MODULES") {
+        result = stringTable({"module name", "used"}, {{"core", "TRUE"}}, {"used"});
+      } else if (st.show == "JARS") {
+        result = stringTable({"jars"}, {});
+      } else if (st.show == "COLUMNS") {
+        sql::Statement describe;
+        describe.kind = sql::StatementKind::kDescribe;
+        describe.object = st.object;
+        describe.object_pos = st.object_pos;
+        runCatalogStatement(describe, script, catalog, factories, config, result);
+        if (st.like_pattern) {
+          StatementResult all = std::move(*result);
+          StatementResult kept;
+          kept.schema = all.schema;
+          kept.rows = types::RowBatch(all.schema);
+          for (size_t r = 0; r < all.rows.numRows(); ++r) {
+            std::string name(all.rows.column(0).getString(r));
+            if (filtered(st, {name}).empty()) continue;
+            for (size_t c = 0; c < all.schema.size(); ++c) {
+              if (all.schema.types[c].id == types::TypeId::kBoolean) {
+                kept.rows.column(c).appendLong(all.rows.column(c).getLong(r));
+              } else {
+                kept.rows.column(c).appendString(all.rows.column(c).getString(r));
+              }
+            }
+            kept.rows.kinds().push_back(types::RowKind::kInsert);
+          }
+          result = std::move(kept);
+        }
       } else if (st.show == "CREATE TABLE") {
         const CatalogTable* t = catalog.findTable(st.object);
         if (t == nullptr) notFound(st, script, "Table");

@@ -11,6 +11,7 @@
 #include "table/api/collect_sink.h"
 #include "table/api/job_runner.h"
 #include "table/catalog/catalog.h"
+#include "table/catalog/table_like.h"
 #include "table/catalog/table_factory.h"
 #include "table/planner/column_pruning.h"
 #include "table/planner/exec_translator.h"
@@ -85,17 +86,54 @@ bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalo
                     Configuration& config, const std::function<void(const std::string&)>& message) {
   switch (st.kind) {
     case sql::StatementKind::kCreateTable: {
-      std::shared_ptr<const sql::CreateTableStmt> def(std::move(st.create_table));
-      SqlToRelConverter(catalog, factories, config, script).validateCreateTable(*def);
-      try {
-        catalog.createTable(def, st.pos);
-      } catch (const SqlError& e) {
-        sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+      sql::CreateTableStmt& ct = *st.create_table;
+      const std::shared_ptr<const sql::Query> as_query = ct.as_query;
+      sql::CreateTableStmt resolved = ct.like ? mergeTableLike(ct, catalog, script) : std::move(ct);
+      resolved.like.reset();
+      resolved.as_query.reset();
+      const bool exists = catalog.findTable(resolved.name) || catalog.findView(resolved.name);
+      if (as_query && !(exists && resolved.if_not_exists)) {
+        // CTAS: the query's columns, in order, with their types (FLIP-218); the rows follow as an INSERT.
+        types::RowType row = SqlToRelConverter(catalog, factories, config, script).convertQuery(*as_query)->row_type;
+        for (size_t i = 0; i < row.size(); ++i) {
+          for (const auto& c : resolved.columns)
+            if (c.name == row.names[i])
+              sql::throwSqlError(fmt::format("Duplicate column name '{}' in the query of CREATE TABLE AS SELECT; "
+                                             "give the columns distinct aliases",
+                                             c.name),
+                                 script, resolved.as_pos, "SQL validation error");
+          sql::ColumnDef col;
+          col.pos = resolved.as_pos;
+          col.name = row.names[i];
+          col.type = row.types[i];
+          resolved.columns.push_back(std::move(col));
+        }
       }
-      return true;
+      auto def = std::make_shared<const sql::CreateTableStmt>(std::move(resolved));
+      if (!(as_query && exists && def->if_not_exists)) {
+        SqlToRelConverter(catalog, factories, config, script).validateCreateTable(*def);
+        try {
+          catalog.createTable(def, st.pos);
+        } catch (const SqlError& e) {
+          sql::throwSqlError(e.what(), script, st.pos, "SQL validation error");
+        }
+      }
+      if (!as_query) return true;
+      // The insert of CREATE TABLE AS SELECT runs as the statement's job.
+      auto insert = std::make_unique<sql::InsertStmt>();
+      insert->pos = st.pos;
+      insert->target = def->name;
+      insert->query = as_query->clone();
+      st.kind = sql::StatementKind::kInsert;
+      st.insert = std::move(insert);
+      st.create_table.reset();
+      return false;
     }
     case sql::StatementKind::kCreateView: {
       std::shared_ptr<const sql::CreateViewStmt> def(std::move(st.create_view));
+      // Validated when created, as Flink does: a wrong query fails here, not where the view is used.
+      if (!(def->if_not_exists && (catalog.findTable(def->name) || catalog.findView(def->name))))
+        SqlToRelConverter(catalog, factories, config, script).convertQuery(*def->query);
       try {
         catalog.createView(def, st.pos);
       } catch (const SqlError& e) {

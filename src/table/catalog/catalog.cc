@@ -50,6 +50,46 @@ std::vector<std::string> Catalog::names() const {
 }
 
 
+bool Catalog::replaceTable(const sql::QualifiedName& name, std::shared_ptr<const sql::CreateTableStmt> def) {
+  auto it = tables_.find(normalize(name));
+  if (it == tables_.end()) return false;
+  it->second.definition = std::move(def);
+  return true;
+}
+
+bool Catalog::replaceView(const sql::QualifiedName& name, std::shared_ptr<const sql::CreateViewStmt> def) {
+  auto it = views_.find(normalize(name));
+  if (it == views_.end()) return false;
+  it->second.definition = std::move(def);
+  return true;
+}
+
+namespace {
+template <typename Map, typename Other>
+bool renameIn(Map& map, const Other& other, const sql::QualifiedName& from, const sql::QualifiedName& to,
+              sql::SourcePos pos) {
+  auto it = map.find(Catalog::normalize(from));
+  if (it == map.end()) return false;
+  std::string n = Catalog::normalize(to);
+  if (map.count(n) || other.count(n))
+    throw SqlError(fmt::format("Table or view 'default_catalog.default_database.{}' already exists", n), pos.line,
+                   pos.column);
+  auto node = map.extract(it);
+  node.key() = n;
+  node.mapped().name = n;
+  map.insert(std::move(node));
+  return true;
+}
+}  // namespace
+
+bool Catalog::renameTable(const sql::QualifiedName& from, const sql::QualifiedName& to, sql::SourcePos pos) {
+  return renameIn(tables_, views_, from, to, pos);
+}
+
+bool Catalog::renameView(const sql::QualifiedName& from, const sql::QualifiedName& to, sql::SourcePos pos) {
+  return renameIn(views_, tables_, from, to, pos);
+}
+
 bool Catalog::dropTable(const sql::QualifiedName& name) { return tables_.erase(normalize(name)) > 0; }
 
 bool Catalog::dropView(const sql::QualifiedName& name) { return views_.erase(normalize(name)) > 0; }

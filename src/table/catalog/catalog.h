@@ -33,6 +33,14 @@ class Catalog {
   bool dropTable(const sql::QualifiedName& name);
   /// Removes a view (Flink's DROP VIEW); false when there is none of that name.
   bool dropView(const sql::QualifiedName& name);
+  /// Replaces a table's definition (ALTER TABLE ... SET / RESET); false when there is no such table.
+  bool replaceTable(const sql::QualifiedName& name, std::shared_ptr<const sql::CreateTableStmt> def);
+  /// Replaces a view's query (ALTER VIEW ... AS); false when there is no such view.
+  bool replaceView(const sql::QualifiedName& name, std::shared_ptr<const sql::CreateViewStmt> def);
+  /// ALTER TABLE / VIEW ... RENAME TO: false when `from` is no table (view); throws SqlError at `pos` when
+  /// `to` names an existing table or view.
+  bool renameTable(const sql::QualifiedName& from, const sql::QualifiedName& to, sql::SourcePos pos);
+  bool renameView(const sql::QualifiedName& from, const sql::QualifiedName& to, sql::SourcePos pos);
   /// Null when absent.
   const CatalogTable* findTable(const sql::QualifiedName& name) const;
   const CatalogView* findView(const sql::QualifiedName& name) const;

@@ -278,6 +278,12 @@ std::optional<ScalarOp> builtinByName(const std::string& name) {
   return it->second;
 }
 
+std::vector<std::string> builtinNames() {
+  std::vector<std::string> out;
+  for (const auto& b : kBuiltins) out.push_back(b.name);
+  return out;
+}
+
 bool isNonDeterministic(ScalarOp op) {
   switch (op) {
     case ScalarOp::kRand: case ScalarOp::kRandInteger: case ScalarOp::kUuid: case ScalarOp::kCurrentTimestamp:

@@ -33,6 +33,8 @@ bool isBuiltin(ScalarOp op);
 const char* builtinName(ScalarOp op);
 /// Function looked up by its SQL name (upper case), e.g. "CEILING" -> kCeil.
 std::optional<ScalarOp> builtinByName(const std::string& name);
+/// The SQL names builtinByName knows.
+std::vector<std::string> builtinNames();
 /// Checks arity and argument types, retypes NULL literals, returns the result type. Throws UserError
 /// ("Cannot apply ...", "Invalid number of arguments ...").
 types::LogicalType inferBuiltinType(ScalarOp op, std::vector<ExprPtr>& args);

@@ -502,7 +502,8 @@ const char* scalarOpName(ScalarOp op) {
   return name ? name : "?";
 }
 
-std::optional<ScalarOp> scalarFunctionByName(const std::string& name) {
+namespace {
+const std::unordered_map<std::string, ScalarOp>& coreFunctions() {
   static const std::unordered_map<std::string, ScalarOp> kFunctions = {
       {"UPPER", ScalarOp::kUpper},           {"LOWER", ScalarOp::kLower},
       {"TRIM", ScalarOp::kTrim},             {"LTRIM", ScalarOp::kLtrim},
@@ -518,9 +519,22 @@ std::optional<ScalarOp> scalarFunctionByName(const std::string& name) {
       {"YEAR", ScalarOp::kYear},             {"MONTH", ScalarOp::kMonth},
       {"DAYOFMONTH", ScalarOp::kDayOfMonth},
   };
-  auto it = kFunctions.find(name);
-  if (it == kFunctions.end()) return builtinByName(name);
+  return kFunctions;
+}
+}  // namespace
+
+std::optional<ScalarOp> scalarFunctionByName(const std::string& name) {
+  auto it = coreFunctions().find(name);
+  if (it == coreFunctions().end()) return builtinByName(name);
   return it->second;
+}
+
+std::vector<std::string> scalarFunctionNames() {
+  std::vector<std::string> out = internal::builtinNames();
+  for (const auto& kv : coreFunctions()) out.push_back(kv.first);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

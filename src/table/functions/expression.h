@@ -115,6 +115,8 @@ ExprPtr makeIntervalLiteral(int64_t millis);
 /// TO_TIMESTAMP, DATE_FORMAT, HOUR, MINUTE, SECOND, YEAR, MONTH, DAYOFMONTH. Operators (+, =, AND,
 /// LIKE, ...) are not listed: the planner maps them from the AST directly.
 std::optional<ScalarOp> scalarFunctionByName(const std::string& name);
+/// Every name scalarFunctionByName knows (SHOW FUNCTIONS), sorted.
+std::vector<std::string> scalarFunctionNames();
 
 /// True for the functions that read the session time zone (`table.local-time-zone`: CURRENT_TIMESTAMP,
 /// NOW, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME, LOCALTIME, UNIX_TIMESTAMP, FROM_UNIXTIME): the planner

@@ -500,14 +500,17 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
     if (const sql::Expr* a = findAggregate(*s.where))
       fail(a->pos, containsOverWindow(*s.where) ? "Windowed aggregate expression is illegal in WHERE clause"
                                                 : "Aggregate functions are not allowed in WHERE");
-  // WHERE conjuncts x [NOT] IN (SELECT ...) become semi / anti joins (sql_to_rel_join.cc).
+  // WHERE conjuncts x [NOT] IN (SELECT ...) and [NOT] EXISTS (...) become semi / anti joins (sql_to_rel_join.cc).
   std::vector<const sql::Expr*> conjuncts, in_subqueries;
   std::function<void(const sql::Expr&)> split = [&](const sql::Expr& e) {
     if (e.kind == sql::ExprKind::kBinary && e.binary_op == sql::BinaryOp::kAnd) {
       split(*e.children[0]);
       split(*e.children[1]);
     } else {
-      (e.kind == sql::ExprKind::kIn && e.subquery ? in_subqueries : conjuncts).push_back(&e);
+      const bool subquery = (e.kind == sql::ExprKind::kIn && e.subquery) || e.kind == sql::ExprKind::kExists ||
+                            (e.kind == sql::ExprKind::kUnary && e.unary_op == sql::UnaryOp::kNot &&
+                             e.children[0]->kind == sql::ExprKind::kExists);
+      (subquery ? in_subqueries : conjuncts).push_back(&e);
     }
   };
   if (s.where) split(*s.where);
@@ -523,7 +526,8 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
     }
   }
   if (!in_subqueries.empty()) {
-    if (from.windowed) fail(in_subqueries[0]->pos, "IN (subquery) over a window table function is not supported");
+    if (from.windowed)
+      fail(in_subqueries[0]->pos, "IN / EXISTS (subquery) over a window table function is not supported");
     if (where) {
       std::vector<ExprPtr> all;
       for (size_t i = 0; i < from.rel->row_type.size(); ++i)
@@ -531,7 +535,7 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
       from.rel = makeCalc(from.rel, where, all, from.rel->row_type.names);
       where = nullptr;
     }
-    for (const sql::Expr* in : in_subqueries) from.rel = convertInSubquery(from.rel, from.scope, *in);
+    for (const sql::Expr* in : in_subqueries) from.rel = convertSubqueryPredicate(from.rel, from.scope, *in);
     for (auto& c : from.scope.columns) c.rowtime = false;  // a join's output has no time attributes
   }
   if (selectHasOver(s)) return convertOverSelect(s, from, where);

@@ -38,12 +38,18 @@ ExprPtr SqlToRelConverter::Impl::resolveIdentifier(const sql::Expr& e, const Sco
     return skip == 0 || c.qualifier == parts[0];
   };
   const ScopeColumn* qualified = nullptr;
-  for (const auto& c : scope.columns) {
-    if (parts.size() > 1 && matches(c, 1)) {
-      qualified = &c;
-    } else if (matches(c, 0)) {
-      if (found != nullptr) fail(e.pos, fmt::format("Column '{}' is ambiguous", sql::qualifiedNameToString(parts)));
-      found = &c;
+  // The innermost query that has the name wins (a correlated subquery sees the outer row's columns last).
+  int max_depth = 0;
+  for (const auto& c : scope.columns) max_depth = std::max(max_depth, c.depth);
+  for (int depth = 0; depth <= max_depth && found == nullptr && qualified == nullptr; ++depth) {
+    for (const auto& c : scope.columns) {
+      if (c.depth != depth) continue;
+      if (parts.size() > 1 && matches(c, 1)) {
+        qualified = &c;
+      } else if (matches(c, 0)) {
+        if (found != nullptr) fail(e.pos, fmt::format("Column '{}' is ambiguous", sql::qualifiedNameToString(parts)));
+        found = &c;
+      }
     }
   }
   if (qualified != nullptr) found = qualified;
@@ -335,6 +341,9 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
     case sql::ExprKind::kOver:
       // Ranking functions as whole SELECT items are planned by sql_to_rel_rank.cc before this.
       fail(e.pos, overNotHere(e));
+    case sql::ExprKind::kExists:
+      // WHERE conjuncts [NOT] EXISTS (...) are semi / anti joins (sql_to_rel_join.cc); elsewhere not yet.
+      fail(e.pos, "EXISTS (subquery) is only supported as a conjunct of a WHERE clause (AND-ed with the rest)");
   }
   fail(e.pos, "unsupported expression");
 }

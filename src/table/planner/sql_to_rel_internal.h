@@ -30,6 +30,9 @@ struct ScopeColumn {
   /// A flattened field of the ROW column `name`: the field names below it (`name.a.b` or `qualifier.name.a.b`).
   std::vector<std::string> nested = {};
   bool row_value = false;  ///< the ROW column itself (index -1): naming it whole is refused
+  /// 0 for the query's own columns, 1 for an enclosing query's (a correlated subquery): a name resolves at
+  /// the smallest depth that has it, as SQL scoping does.
+  int depth = 0;
 };
 
 struct Scope {
@@ -197,6 +200,10 @@ struct SqlToRelConverter::Impl {
   RelNodePtr makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right, const std::vector<ExprPtr>& left_keys,
                       const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos);
   /// `input` semi / anti joined with the subquery of `in` (x [NOT] IN (SELECT ...)), x over `scope`.
+  /// A WHERE conjunct `x [NOT] IN (SELECT ...)`, `EXISTS (...)` or `NOT EXISTS (...)` as a semi / anti join
+  /// of `input` with the subquery; a correlated subquery's conditions on the outer row become join keys
+  /// and a residual join condition (sql_to_rel_join.cc).
+  RelNodePtr convertSubqueryPredicate(const RelNodePtr& input, const Scope& scope, const sql::Expr& pred);
   RelNodePtr convertInSubquery(const RelNodePtr& input, const Scope& scope, const sql::Expr& in);
 
   // ---- SELECT ------------------------------------------------------------------------------

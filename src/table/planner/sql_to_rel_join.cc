@@ -15,10 +15,13 @@
 //    ChangelogNormalize, kept through projections);
 //  - the output has no time attributes (a regular join materializes them) and its changelog is
 //    insert-only for an inner join of insert-only inputs, a retract changelog otherwise;
-//  - a WHERE conjunct `x [NOT] IN (SELECT y ...)` (uncorrelated) is a semi / anti join on x = y of the
-//    FROM clause (filtered by the rest of the WHERE) with the subquery (Flink's
-//    StreamingSemiAntiJoinOperator); NOT IN only over NOT NULL values (SQL's NULL rules make it a join
-//    without keys).
+//  - a WHERE conjunct `x [NOT] IN (SELECT y ...)` is a semi / anti join on x = y of the FROM clause
+//    (filtered by the rest of the WHERE) with the subquery (Flink's StreamingSemiAntiJoinOperator); NOT IN
+//    only over NOT NULL values (SQL's NULL rules make it a join without keys);
+//  - `[NOT] EXISTS (SELECT ... FROM t WHERE ...)` and a correlated IN are decorrelated as Flink's
+//    SubQueryDecorrelator does for a plain SELECT: the subquery's conjuncts over its own table filter it,
+//    `outer = inner` conjuncts become join keys, the other correlated ones the semi / anti join's residual
+//    condition; a NULL outer key matches nothing (NOT EXISTS keeps the row).
 
 #include <algorithm>
 
@@ -222,6 +225,123 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
     names.push_back(join->row_type.names[static_cast<size_t>(from_col)]);
   }
   return makeCalc(join, nullptr, keep, names);
+}
+
+RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& input, const Scope& scope,
+                                                            const sql::Expr& pred) {
+  const bool not_exists = pred.kind == sql::ExprKind::kUnary;
+  const sql::Expr& e = not_exists ? *pred.children[0] : pred;
+  const bool exists = e.kind == sql::ExprKind::kExists;
+  const bool negated = exists ? not_exists : e.negated;
+  const sql::Query& q = *e.subquery;
+  const char* what = exists ? "EXISTS" : "IN";
+  // A plain SELECT ... FROM t WHERE ... may read the outer row (correlation); anything else is planned on
+  // its own (uncorrelated IN only).
+  const bool plain = q.with.empty() && q.selects.size() == 1 && q.order_by.empty() && !q.limit && !q.offset &&
+                     !q.selects[0].set_op && q.selects[0].values.empty() && q.selects[0].from &&
+                     q.selects[0].from->kind != sql::TableRefKind::kJoin && q.selects[0].group_by.empty() &&
+                     !q.selects[0].having && !q.selects[0].distinct &&
+                     std::none_of(q.selects[0].select_list.begin(), q.selects[0].select_list.end(),
+                                  [](const sql::SelectItem& i) { return i.expr && containsAggregate(*i.expr); });
+  if (!plain) {
+    if (exists)
+      fail(e.pos, "EXISTS over a subquery with GROUP BY, aggregates, DISTINCT, joins, set operations, WITH or LIMIT "
+                  "is not supported yet");
+    return convertInSubquery(input, scope, e);
+  }
+  const sql::SelectStmt& sel = q.selects[0];
+  FromResult inner = convertFrom(*sel.from);
+  if (inner.windowed) fail(inner.window_pos, fmt::format("A window table function inside {} (subquery) is not "
+                                                         "supported",
+                                                         what));
+  const int nl = static_cast<int>(input->row_type.size());
+  const int ni = static_cast<int>(inner.rel->row_type.size());
+  // The outer row's columns [0, nl) (seen last), then the subquery's [nl, nl + ni).
+  Scope combined;
+  for (ScopeColumn c : scope.columns) {
+    c.depth += 1;
+    combined.columns.push_back(c);
+  }
+  for (ScopeColumn c : inner.scope.columns) {
+    if (c.index >= 0) c.index += nl;
+    combined.columns.push_back(c);
+  }
+  std::vector<ExprPtr> parts;
+  if (sel.where) {
+    if (const sql::Expr* a = findAggregate(*sel.where)) fail(a->pos, "Aggregate functions are not allowed in WHERE");
+    ExprPtr w = convert(*sel.where, combined);
+    checkBoolean(w, *sel.where, "WHERE");
+    splitConjuncts(w, parts);
+  }
+  // IN's value and the subquery's one column.
+  ExprPtr in_value, in_item;
+  if (!exists) {
+    if (sel.select_list.size() != 1 || sel.select_list[0].is_star)
+      fail(e.pos, "The subquery of IN must return exactly one column");
+    in_value = convert(*e.children[0], scope);
+    in_item = convert(*sel.select_list[0].expr, combined);
+  }
+  auto readsOuter = [&](const ExprPtr& x) {
+    int lo = INT32_MAX, hi = -1;
+    refRange(x, lo, hi);
+    return hi >= 0 && lo < nl;
+  };
+  const bool correlated = std::any_of(parts.begin(), parts.end(), readsOuter) || (in_item && readsOuter(in_item));
+  if (!exists && !correlated) return convertInSubquery(input, scope, e);  // planned on its own, as before
+  if (in_item && readsOuter(in_item))
+    fail(sel.select_list[0].pos, "The select item of a correlated IN subquery can only read the subquery's tables");
+
+  std::vector<ExprPtr> left_keys, right_keys, inner_filters, residual;
+  if (!exists) {
+    const LogicalType& b = in_item->type;
+    if (!leastRestrictive(in_value->type, b))
+      fail(e.pos, fmt::format("Values passed to IN operator must have compatible types: {} and {}",
+                              in_value->type.toString(), b.toString()));
+    if (negated && (in_value->type.nullable || b.nullable))
+      fail(e.pos, fmt::format("NOT IN over nullable values is not supported (a null-aware anti join has no join key): "
+                              "the value is {} and the subquery returns {}; declare the columns NOT NULL",
+                              in_value->type.toString(), b.toString()));
+    left_keys.push_back(in_value);
+    right_keys.push_back(shiftRefs(in_item, 0, -nl));
+  }
+  for (const ExprPtr& p : parts) {
+    int lo = INT32_MAX, hi = -1;
+    refRange(p, lo, hi);
+    if (hi < 0 || lo >= nl) {  // the subquery's own filter
+      inner_filters.push_back(shiftRefs(p, 0, -nl));
+      continue;
+    }
+    // outer = inner (either order): a join key pair.
+    if (p->kind == ExprKind::kCall && p->op == ScalarOp::kEquals) {
+      int llo = INT32_MAX, lhi = -1, rlo = INT32_MAX, rhi = -1;
+      refRange(p->args[0], llo, lhi);
+      refRange(p->args[1], rlo, rhi);
+      const bool l_outer = lhi >= 0 && lhi < nl, r_outer = rhi >= 0 && rhi < nl;
+      const bool l_inner = lhi >= 0 && llo >= nl, r_inner = rhi >= 0 && rlo >= nl;
+      if ((l_outer && r_inner) || (l_inner && r_outer)) {
+        const ExprPtr& o = l_outer ? p->args[0] : p->args[1];
+        const ExprPtr& i = l_outer ? p->args[1] : p->args[0];
+        if (leastRestrictive(o->type, i->type)) {
+          left_keys.push_back(o);
+          right_keys.push_back(shiftRefs(i, 0, -nl));
+          continue;
+        }
+      }
+    }
+    residual.push_back(p);  // over [outer | inner], as the join's non-equi condition
+  }
+  if (left_keys.empty())
+    fail(e.pos, fmt::format("{}{} (subquery) needs an equality between the outer query and the subquery (e.g. "
+                            "WHERE inner.k = outer.k): without one the semi join would have no key",
+                            negated ? "NOT " : "", what));
+  RelNodePtr right = inner.rel;
+  if (!inner_filters.empty()) {
+    std::vector<ExprPtr> all;
+    for (int i = 0; i < ni; ++i) all.push_back(makeInputRef(i, right->row_type.types[static_cast<size_t>(i)]));
+    right = makeCalc(right, andOf(inner_filters), all, right->row_type.names);
+  }
+  return makeJoin(negated ? FlinkJoinType::kAnti : FlinkJoinType::kSemi, input, right, left_keys, right_keys,
+                  andOf(residual), e.pos);
 }
 
 RelNodePtr SqlToRelConverter::Impl::convertInSubquery(const RelNodePtr& input, const Scope& scope,

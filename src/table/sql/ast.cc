@@ -190,6 +190,8 @@ std::string Expr::toString() const {
     case ExprKind::kBetween:
       return fmt::format("({} {}BETWEEN {} AND {})", childText(*this, 0), negated ? "NOT " : "",
                          childText(*this, 1), childText(*this, 2));
+    case ExprKind::kExists:
+      return "EXISTS (subquery)";
     case ExprKind::kIn: {
       if (subquery) return fmt::format("({} {}IN (subquery))", childText(*this, 0), negated ? "NOT " : "");
       std::string items;
@@ -401,6 +403,33 @@ InsertStmt InsertStmt::clone() const {
   out.overwrite = overwrite;
   out.columns = columns;
   if (query) out.query = query->clone();
+  return out;
+}
+
+CreateTableStmt CreateTableStmt::clone() const {
+  CreateTableStmt out;
+  out.name = name;
+  out.temporary = temporary;
+  out.if_not_exists = if_not_exists;
+  for (const auto& c : columns) {
+    ColumnDef d;
+    d.pos = c.pos;
+    d.name = c.name;
+    d.kind = c.kind;
+    d.type = c.type;
+    if (c.expr) d.expr = c.expr->clone();
+    d.metadata_key = c.metadata_key;
+    d.metadata_virtual = c.metadata_virtual;
+    out.columns.push_back(std::move(d));
+  }
+  if (watermark) out.watermark = WatermarkDef{watermark->pos, watermark->column, watermark->expr->clone()};
+  out.primary_key = primary_key;
+  out.primary_key_pos = primary_key_pos;
+  out.comment = comment;
+  out.options = options;
+  out.like = like;
+  out.as_query = as_query;
+  out.as_pos = as_pos;
   return out;
 }
 

@@ -83,6 +83,7 @@ enum class ExprKind : uint8_t {
   kDescriptor,  ///< DESCRIPTOR(a, b): `names` = the column names (unqualified)
   kTableArg,    ///< TABLE t (a window TVF's table argument): `names` = the table name parts
   kOver,        ///< fn(...) OVER window: children = {the kCall}; `over` = the window (ast_window.cc)
+  kExists,      ///< EXISTS (query): `subquery`, no children (NOT EXISTS is kUnary NOT over it)
 };
 
 /// Kinds of literal. `text` holds the literal as needed to evaluate it exactly.
@@ -152,7 +153,7 @@ struct Expr {
   TrimMode trim_mode = TrimMode::kBoth;  ///< kCall TRIM
   /// kOver: the window, immutable once parsed (clones share it).
   std::shared_ptr<const OverWindow> over;
-  std::shared_ptr<const Query> subquery;  ///< kIn: the subquery of x IN (SELECT ...), else null (shared by clones)
+  std::shared_ptr<const Query> subquery;  ///< kIn: the subquery of x IN (SELECT ...); kExists; else null (shared by clones)
   /// kCall: the condition of `agg(...) FILTER (WHERE cond)`, else null (immutable, shared by clones).
   std::shared_ptr<const Expr> filter;
 
@@ -368,8 +369,26 @@ struct TableOption {
 };
 
 /// CREATE TABLE [IF NOT EXISTS] name (...) [COMMENT '...'] WITH (...).
+/// The features a CREATE TABLE ... LIKE clause merges, and how (FLIP-110, Flink's MergeTableLikeUtil).
+enum class LikeFeature : uint8_t { kAll, kConstraints, kGenerated, kMetadata, kOptions, kPartitions, kWatermarks };
+enum class LikeStrategy : uint8_t { kIncluding, kExcluding, kOverwriting };
+
+struct LikeOption {
+  SourcePos pos;
+  LikeFeature feature = LikeFeature::kAll;
+  LikeStrategy strategy = LikeStrategy::kIncluding;
+};
+
+/// `LIKE source [(option, ...)]` of CREATE TABLE.
+struct LikeClause {
+  SourcePos pos;  ///< the source table's name
+  QualifiedName source;
+  std::vector<LikeOption> options;  ///< as written; empty = Flink's default INCLUDING ALL OVERWRITING OPTIONS
+};
+
 struct CreateTableStmt {
   QualifiedName name;
+  bool temporary = false;
   bool if_not_exists = false;
   std::vector<ColumnDef> columns;
   std::optional<WatermarkDef> watermark;
@@ -377,6 +396,13 @@ struct CreateTableStmt {
   SourcePos primary_key_pos;
   std::optional<std::string> comment;
   std::vector<TableOption> options;
+  /// CREATE TABLE ... LIKE: merged into the fields above when the statement runs (then reset).
+  std::optional<LikeClause> like;
+  /// CREATE TABLE ... AS query (CTAS): the columns come from the query when the statement runs.
+  std::shared_ptr<const Query> as_query;
+  SourcePos as_pos;  ///< AS
+
+  CreateTableStmt clone() const;
 };
 
 /// CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name [(col, ...)] AS query.
@@ -409,11 +435,15 @@ enum class StatementKind : uint8_t {
   kReset,         ///< RESET 'k' (key set) or bare RESET (key empty: reset all)
   kExplain,       ///< explained (+ explain_details)
   kStatementSet,  ///< statement_set: EXECUTE STATEMENT SET BEGIN ... END / BEGIN STATEMENT SET; ... END
-  kShow,          ///< `show` = CATALOGS, DATABASES, TABLES, VIEWS, CURRENT CATALOG, CURRENT DATABASE, CREATE TABLE,
-                  ///<  CREATE VIEW (the last two with `object`)
+  kShow,          ///< `show` = CATALOGS, DATABASES, TABLES, VIEWS, FUNCTIONS, USER FUNCTIONS, MODULES, FULL MODULES,
+                  ///<  CURRENT CATALOG, CURRENT DATABASE, CREATE TABLE, CREATE VIEW, COLUMNS (the last three with
+                  ///<  `object`; TABLES / VIEWS / FUNCTIONS with `object` = the database of FROM / IN, if given)
   kDescribe,      ///< DESCRIBE | DESC `object`
   kDropTable,     ///< DROP [TEMPORARY] TABLE [IF EXISTS] `object`
   kDropView,      ///< DROP [TEMPORARY] VIEW [IF EXISTS] `object`
+  kUse,           ///< USE [CATALOG] `object` (`show` = "CATALOG" for USE CATALOG)
+  kAlterTable,    ///< ALTER TABLE `object` RENAME TO `new_name` | SET (options) | RESET (keys)
+  kAlterView,     ///< ALTER VIEW `object` RENAME TO `new_name` | AS query (create_view)
 };
 
 /// One statement of a script.
@@ -435,7 +465,16 @@ struct Statement {
   std::string show;                          ///< kShow: what, upper case, words joined by one space
   QualifiedName object;                      ///< kShow CREATE ..., kDescribe, kDropTable, kDropView
   SourcePos object_pos;
-  bool if_exists = false;                    ///< kDropTable, kDropView
+  bool if_exists = false;                    ///< kDropTable, kDropView, kAlterTable
+  /// kShow TABLES / VIEWS / FUNCTIONS / COLUMNS: `[NOT] LIKE | ILIKE 'pattern'`, when given.
+  std::optional<std::string> like_pattern;
+  bool like_not = false;
+  bool like_case_insensitive = false;
+  /// kAlterTable / kAlterView RENAME TO.
+  QualifiedName new_name;
+  /// kAlterTable SET (options) / RESET (keys: `options` with empty values).
+  std::vector<TableOption> options;
+  std::string alter;                         ///< kAlterTable / kAlterView: RENAME, SET, RESET, AS
 };
 
 }  // namespace sluice::table::sql

@@ -276,9 +276,12 @@ Statement Parser::parseStatement() {
     st.object = parseQualifiedName("a table or view name");
   } else if (first.isWord("DROP")) {
     parseDrop(st);
+  } else if (first.isWord("USE")) {
+    parseUse(st);
+  } else if (first.isWord("ALTER")) {
+    parseAlter(st);
   } else if (first.kind == TokenKind::kWord &&
-             (first.upper == "ALTER" || first.upper == "USE" ||
-              first.upper == "LOAD" || first.upper == "UNLOAD" || first.upper == "ADD" ||
+             (first.upper == "LOAD" || first.upper == "UNLOAD" || first.upper == "ADD" ||
               first.upper == "REMOVE" || first.upper == "ANALYZE" || first.upper == "TRUNCATE" ||
               first.upper == "DELETE" || first.upper == "UPDATE")) {
     unsupported(first, first.upper + " statement");
@@ -297,11 +300,40 @@ void Parser::parseShow(Statement& st) {
   expectWord("SHOW");
   st.kind = StatementKind::kShow;
   const Token& t = peek();
-  if (t.isWord("CATALOGS") || t.isWord("DATABASES") || t.isWord("TABLES") || t.isWord("VIEWS")) {
+  // [(FROM | IN) name] [[NOT] LIKE | ILIKE 'pattern'] (Flink 1.17+).
+  auto fromAndLike = [&](bool from_required) {
+    if (peek().isWord("FROM") || peek().isWord("IN")) {
+      next();
+      st.object_pos = peek().pos;
+      st.object = parseQualifiedName(st.show == "COLUMNS" ? "a table or view name" : "a database name");
+    } else if (from_required) {
+      unexpected(peek(), {"FROM", "IN"});
+    }
+    const Token& n = peek();
+    if (n.isWord("NOT") && (peek(1).isWord("LIKE") || peek(1).isWord("ILIKE"))) {
+      next();
+      st.like_not = true;
+    } else if (n.isWord("NOT")) {
+      next();
+      unexpected(peek(), {"LIKE", "ILIKE"});
+    }
+    if (peek().isWord("LIKE") || peek().isWord("ILIKE")) {
+      st.like_case_insensitive = next().upper == "ILIKE";
+      st.like_pattern = expectString("a pattern string ('...')").text;
+    }
+  };
+  if (t.isWord("CATALOGS") || t.isWord("DATABASES") || t.isWord("MODULES") || t.isWord("JARS")) {
     st.show = next().upper;
-    if (peek().isWord("FROM") || peek().isWord("IN") || peek().isWord("LIKE") || peek().isWord("ILIKE") ||
-        peek().isWord("NOT"))
-      unsupported(peek(), "SHOW " + st.show + " with FROM / IN / LIKE");
+  } else if (t.isWord("TABLES") || t.isWord("VIEWS") || t.isWord("FUNCTIONS")) {
+    st.show = next().upper;
+    fromAndLike(false);
+  } else if (t.isWord("USER") || (t.isWord("FULL") && peek(1).isWord("MODULES"))) {
+    next();
+    st.show = t.upper + " " + expectWord(t.isWord("USER") ? "FUNCTIONS" : "MODULES").upper;
+    if (st.show == "USER FUNCTIONS") fromAndLike(false);
+  } else if (t.isWord("COLUMNS")) {
+    st.show = next().upper;
+    fromAndLike(true);
   } else if (t.isWord("CURRENT")) {
     next();
     const Token& what = peek();
@@ -317,7 +349,81 @@ void Parser::parseShow(Statement& st) {
   } else if (t.kind == TokenKind::kWord) {
     unsupported(t, "SHOW " + t.upper);
   } else {
-    unexpected(t, {"CATALOGS", "DATABASES", "TABLES", "VIEWS", "CURRENT", "CREATE"});
+    unexpected(t, {"CATALOGS", "DATABASES", "TABLES", "VIEWS", "FUNCTIONS", "COLUMNS", "MODULES", "CURRENT", "CREATE"});
+  }
+}
+
+void Parser::parseUse(Statement& st) {
+  expectWord("USE");
+  st.kind = StatementKind::kUse;
+  if (peek().isWord("CATALOG")) {
+    next();
+    st.show = "CATALOG";
+  } else if (peek().isWord("MODULES")) {
+    unsupported(peek(), "USE MODULES");
+  }
+  st.object_pos = peek().pos;
+  st.object = parseQualifiedName(st.show == "CATALOG" ? "a catalog name" : "a database name");
+}
+
+void Parser::parseAlter(Statement& st) {
+  expectWord("ALTER");
+  const Token& what = peek();
+  if (what.isWord("TABLE")) {
+    st.kind = StatementKind::kAlterTable;
+  } else if (what.isWord("VIEW")) {
+    st.kind = StatementKind::kAlterView;
+  } else if (what.kind == TokenKind::kWord) {
+    unsupported(what, "ALTER " + what.upper);
+  } else {
+    unexpected(what, {"TABLE", "VIEW"});
+  }
+  next();
+  if (st.kind == StatementKind::kAlterTable && acceptWord("IF")) {
+    expectWord("EXISTS");
+    st.if_exists = true;
+  }
+  st.object_pos = peek().pos;
+  st.object = parseQualifiedName(st.kind == StatementKind::kAlterTable ? "a table name" : "a view name");
+  const Token& action = peek();
+  if (action.isWord("RENAME")) {
+    next();
+    expectWord("TO");
+    st.alter = "RENAME";
+    st.new_name = parseQualifiedName(st.kind == StatementKind::kAlterTable ? "a table name" : "a view name");
+  } else if (st.kind == StatementKind::kAlterTable && (action.isWord("SET") || action.isWord("RESET"))) {
+    st.alter = next().upper;
+    expectSymbol("(");
+    do {
+      TableOption opt;
+      const Token& key = expectString("an option key string ('key')");
+      opt.pos = key.pos;
+      opt.key = key.text;
+      if (st.alter == "SET") {
+        expectSymbol("=");
+        opt.value = expectString("an option value string ('value')").text;
+      }
+      st.options.push_back(std::move(opt));
+    } while (acceptSymbol(","));
+    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
+    next();
+  } else if (st.kind == StatementKind::kAlterView && action.isWord("AS")) {
+    next();
+    st.alter = "AS";
+    if (!startsQuery(0)) unexpected(peek(), {"SELECT", "("});
+    auto view = std::make_unique<CreateViewStmt>();
+    view->name = st.object;
+    const size_t first = pos_;
+    view->query = parseQuery();
+    const Token& last = tokens_[pos_ > first ? pos_ - 1 : first];
+    view->query_text = std::string(script_.substr(tokens_[first].offset, last.end - tokens_[first].offset));
+    st.create_view = std::move(view);
+  } else if (action.kind == TokenKind::kWord && st.kind == StatementKind::kAlterTable) {
+    unsupported(action, "ALTER TABLE ... " + action.upper);
+  } else if (st.kind == StatementKind::kAlterTable) {
+    unexpected(action, {"RENAME", "SET", "RESET"});
+  } else {
+    unexpected(action, {"RENAME", "AS"});
   }
 }
 
@@ -479,6 +585,7 @@ void Parser::parseCreate(Statement& st) {
   bool temporary = acceptWord("TEMPORARY");
   if (peek().isWord("TABLE")) {
     parseCreateTable(st);
+    st.create_table->temporary = temporary;
   } else if (peek().isWord("VIEW")) {
     parseCreateView(st, temporary);
   } else if (peek().kind == TokenKind::kWord &&
@@ -523,8 +630,94 @@ void Parser::parseCreateTable(Statement& st) {
     table->if_not_exists = true;
   }
   table->name = parseQualifiedName("a table name");
-  if (peek().isWord("LIKE")) unsupported(peek(), "CREATE TABLE ... LIKE");
-  if (peek().isWord("AS")) unsupported(peek(), "CREATE TABLE ... AS SELECT");
+  // The column list is optional with LIKE and AS (the schema then comes from the base table or the query).
+  const bool has_columns = peek().isSymbol("(");
+  if (!has_columns && !peek().isWord("WITH") && !peek().isWord("LIKE") && !peek().isWord("AS") &&
+      !peek().isWord("COMMENT"))
+    unexpected(peek(), {"(", "WITH", "LIKE", "AS"});
+  if (has_columns) parseTableElements(*table);
+  follow_ = {"COMMENT", "WITH", "LIKE", "AS"};
+  if (acceptWord("COMMENT")) table->comment = expectString("a comment string").text;
+  if (peek().isWord("PARTITIONED")) unsupported(peek(), "PARTITIONED BY");
+  follow_ = {"WITH", "LIKE", "AS"};
+  if (acceptWord("WITH")) {
+    expectSymbol("(");
+    if (!peek().isSymbol(")")) {
+      do {
+        TableOption opt;
+        const Token& key = expectString("an option key string ('key')");
+        opt.pos = key.pos;
+        opt.key = key.text;
+        expectSymbol("=");
+        opt.value = expectString("an option value string ('value')").text;
+        table->options.push_back(std::move(opt));
+      } while (acceptSymbol(","));
+    }
+    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
+    next();
+  }
+  follow_ = {"LIKE", "AS"};
+  if (peek().isWord("LIKE")) parseLikeClause(*table);
+  if (peek().isWord("AS")) {
+    if (table->like) fail("CREATE TABLE ... AS SELECT cannot have a LIKE clause", peek().pos);
+    if (has_columns) unsupported(peek(), "CREATE TABLE AS SELECT with a column list");
+    table->as_pos = next().pos;
+    if (!startsQuery(0)) unexpected(peek(), {"SELECT", "("});
+    table->as_query = parseQuery();
+  } else if (!has_columns && !table->like) {
+    unexpected(peek(), {"LIKE", "AS"});
+  }
+  follow_.clear();
+  st.create_table = std::move(table);
+}
+
+void Parser::parseLikeClause(CreateTableStmt& table) {
+  expectWord("LIKE");
+  LikeClause like;
+  like.pos = peek().pos;
+  like.source = parseQualifiedName("a table name");
+  if (acceptSymbol("(")) {
+    do {
+      LikeOption opt;
+      opt.pos = peek().pos;
+      const Token& s = peek();
+      if (s.isWord("INCLUDING")) opt.strategy = LikeStrategy::kIncluding;
+      else if (s.isWord("EXCLUDING")) opt.strategy = LikeStrategy::kExcluding;
+      else if (s.isWord("OVERWRITING")) opt.strategy = LikeStrategy::kOverwriting;
+      else unexpected(s, {"INCLUDING", "EXCLUDING", "OVERWRITING"});
+      next();
+      static const std::vector<std::pair<const char*, LikeFeature>> kFeatures = {
+          {"ALL", LikeFeature::kAll},           {"CONSTRAINTS", LikeFeature::kConstraints},
+          {"GENERATED", LikeFeature::kGenerated}, {"METADATA", LikeFeature::kMetadata},
+          {"OPTIONS", LikeFeature::kOptions},   {"PARTITIONS", LikeFeature::kPartitions},
+          {"WATERMARKS", LikeFeature::kWatermarks}};
+      bool found = false;
+      for (const auto& [word, feature] : kFeatures) {
+        if (peek().isWord(word)) {
+          opt.feature = feature;
+          found = true;
+        }
+      }
+      if (!found) unexpected(peek(), {"ALL", "CONSTRAINTS", "GENERATED", "METADATA", "OPTIONS", "PARTITIONS", "WATERMARKS"});
+      next();
+      // Flink's SqlTableLike validation: ALL and CONSTRAINTS cannot be OVERWRITING.
+      if (opt.strategy == LikeStrategy::kOverwriting && opt.feature == LikeFeature::kAll)
+        fail("Illegal merging strategy 'OVERWRITING' for 'ALL' option.", opt.pos);
+      if (opt.strategy == LikeStrategy::kOverwriting && opt.feature == LikeFeature::kConstraints)
+        fail("Illegal merging strategy 'OVERWRITING' for 'CONSTRAINTS' option.", opt.pos);
+      for (const auto& o : like.options)
+        if (o.feature == opt.feature && o.feature != LikeFeature::kAll)
+          fail("Each like option feature can be declared only once.", opt.pos);
+      like.options.push_back(opt);
+    } while (acceptSymbol(","));
+    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
+    next();
+  }
+  table.like = std::move(like);
+}
+
+void Parser::parseTableElements(CreateTableStmt& table_ref) {
+  CreateTableStmt* table = &table_ref;
   expectSymbol("(");
   for (;;) {
     const Token& t = peek();
@@ -560,29 +753,6 @@ void Parser::parseCreateTable(Statement& st) {
     if (acceptSymbol(")")) break;
     unexpected(peek(), {",", ")"});
   }
-  follow_ = {"COMMENT", "WITH"};
-  if (acceptWord("COMMENT")) table->comment = expectString("a comment string").text;
-  if (peek().isWord("PARTITIONED")) unsupported(peek(), "PARTITIONED BY");
-  follow_ = {"WITH"};
-  if (acceptWord("WITH")) {
-    expectSymbol("(");
-    if (!peek().isSymbol(")")) {
-      do {
-        TableOption opt;
-        const Token& key = expectString("an option key string ('key')");
-        opt.pos = key.pos;
-        opt.key = key.text;
-        expectSymbol("=");
-        opt.value = expectString("an option value string ('value')").text;
-        table->options.push_back(std::move(opt));
-      } while (acceptSymbol(","));
-    }
-    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
-    next();
-    follow_.clear();
-  }
-  if (peek().isWord("LIKE")) unsupported(peek(), "CREATE TABLE ... LIKE");
-  st.create_table = std::move(table);
 }
 
 void Parser::parseColumn(CreateTableStmt& table) {

@@ -273,7 +273,17 @@ ExprPtr Parser::parseWordPrimary() {
       return makeLiteral(u == "DATE" ? LiteralKind::kDate : LiteralKind::kTime, after.text, t.pos);
     }
     if (u == "TRY_CAST" && after.isSymbol("(")) return parseCast();
-    if (u == "EXISTS") unsupported(t, "EXISTS (subquery)");
+    if (u == "EXISTS") {
+      // EXISTS (SELECT ...): the planner turns it into a semi join (NOT EXISTS: an anti join).
+      next();
+      expectSymbol("(");
+      if (!startsQuery(0)) unexpected(peek(), {"SELECT", "WITH", "VALUES", "("});
+      auto e = makeNode(ExprKind::kExists, t.pos, false);
+      e->subquery = parseQuery();
+      if (!peek().isSymbol(")")) unexpected(peek(), {")"});
+      next();
+      return e;
+    }
     if (u == "TABLE") {
       next();
       if (peek().isSymbol("(")) unsupported(peek(), "TABLE (subquery) as a table argument");

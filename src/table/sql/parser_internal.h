@@ -32,6 +32,10 @@ class Parser {
   void parseExplain(Statement& st);
   void parseShow(Statement& st);
   void parseDrop(Statement& st);
+  void parseUse(Statement& st);
+  void parseAlter(Statement& st);
+  void parseLikeClause(CreateTableStmt& table);
+  void parseTableElements(CreateTableStmt& table);
   void parseStatementSetBody(Statement& st, bool begin_form);
   void parseColumn(CreateTableStmt& table);
   std::vector<std::string> parseParenNameList(const char* what);

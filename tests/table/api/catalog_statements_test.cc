@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -108,11 +109,84 @@ TEST_F(CatalogStatementsTest, DropRemovesAndNamesWhatIsMissing) {
         << e.what();
   }
   EXPECT_THROW(env_->executeScript("DESCRIBE nope"), SqlError);
-  EXPECT_THROW(env_->executeScript("SHOW FUNCTIONS"), SqlError);
   // A dropped table can be created again.
   env_->executeScript("DROP TABLE a; CREATE TABLE a (y STRING) WITH ('connector' = 'blackhole'); DESCRIBE a;");
   ASSERT_EQ(results_.size(), 2u);
   EXPECT_EQ(results_[1].rows, std::vector<std::string>{"+I[y, STRING, true, , , ]"});
+}
+
+TEST_F(CatalogStatementsTest, ShowFiltersByLikeAndDatabase) {
+  env_->executeScript(
+      "SHOW TABLES LIKE 't%'; SHOW TABLES NOT LIKE 't'; SHOW TABLES FROM default_database ILIKE 'T';"
+      "SHOW VIEWS IN default_catalog.default_database; SHOW TABLES LIKE '_';"
+      "SHOW FUNCTIONS LIKE 'REGEXP%'; SHOW USER FUNCTIONS; SHOW COLUMNS FROM t LIKE '%d';"
+      "SHOW COLUMNS IN t NOT LIKE '%a%'; SHOW MODULES; SHOW FULL MODULES;");
+  ASSERT_EQ(results_.size(), 11u);
+  EXPECT_EQ(results_[0].rows, std::vector<std::string>{"+I[t]"});
+  EXPECT_EQ(results_[1].rows, (std::vector<std::string>{"+I[a]", "+I[v]"}));
+  EXPECT_EQ(results_[2].rows, std::vector<std::string>{"+I[t]"});
+  EXPECT_EQ(results_[3].rows, std::vector<std::string>{"+I[v]"});
+  EXPECT_EQ(results_[4].rows, (std::vector<std::string>{"+I[a]", "+I[t]", "+I[v]"}));
+  EXPECT_EQ(results_[5].names, std::vector<std::string>{"function name"});
+  EXPECT_EQ(results_[5].rows,
+            (std::vector<std::string>{"+I[REGEXP]", "+I[REGEXP_EXTRACT]", "+I[REGEXP_REPLACE]"}));
+  EXPECT_TRUE(results_[6].rows.empty());
+  // Columns id, name, ts, up: only `id` ends in d; `name` has an a.
+  EXPECT_EQ(results_[7].rows, std::vector<std::string>{"+I[id, BIGINT, false, PRI(id), , ]"});
+  ASSERT_EQ(results_[8].rows.size(), 3u);
+  EXPECT_EQ(results_[8].rows[0], "+I[id, BIGINT, false, PRI(id), , ]");
+  EXPECT_EQ(results_[9].rows, std::vector<std::string>{"+I[core]"});
+  EXPECT_EQ(results_[10].names, (std::vector<std::string>{"module name", "used"}));
+  EXPECT_EQ(results_[10].rows, std::vector<std::string>{"+I[core, true]"});
+}
+
+TEST_F(CatalogStatementsTest, ShowFunctionsListsBuiltins) {
+  env_->executeScript("SHOW FUNCTIONS");
+  ASSERT_EQ(results_.size(), 1u);
+  for (const char* f : {"+I[COUNT]", "+I[UPPER]", "+I[JSON_VALUE]", "+I[TUMBLE]", "+I[SHA256]"})
+    EXPECT_NE(std::find(results_[0].rows.begin(), results_[0].rows.end(), f), results_[0].rows.end()) << f;
+  EXPECT_TRUE(std::is_sorted(results_[0].rows.begin(), results_[0].rows.end()));
+}
+
+TEST_F(CatalogStatementsTest, UseAcceptsTheOneCatalogAndDatabase) {
+  env_->executeScript("USE CATALOG default_catalog; USE default_database; USE default_catalog.default_database;");
+  auto errorOf = [&](const std::string& sql) -> std::pair<std::string, int> {
+    try {
+      env_->executeScript(sql);
+    } catch (const SqlError& e) {
+      return {e.what(), e.column()};
+    }
+    return {"", 0};
+  };
+  auto [cat, cat_col] = errorOf("USE CATALOG hive");
+  EXPECT_NE(cat.find("A catalog with name [hive] does not exist."), std::string::npos) << cat;
+  EXPECT_EQ(cat_col, 13);
+  auto [db, db_col] = errorOf("USE mydb");
+  EXPECT_NE(db.find("A database with name [mydb] does not exist in the catalog: [default_catalog]."),
+            std::string::npos)
+      << db;
+  EXPECT_EQ(db_col, 5);
+  auto [from, from_col] = errorOf("SHOW TABLES FROM other_db");
+  EXPECT_NE(from.find("Database other_db does not exist in Catalog default_catalog."), std::string::npos) << from;
+  EXPECT_EQ(from_col, 18);
+}
+
+TEST_F(CatalogStatementsTest, AlterRenamesAndChangesOptions) {
+  env_->executeScript(
+      "ALTER TABLE a RENAME TO b; ALTER TABLE b SET ('connector' = 'print', 'print-identifier' = 'x');"
+      "ALTER TABLE b RESET ('print-identifier'); ALTER VIEW v RENAME TO w; SHOW TABLES; SHOW CREATE TABLE b;");
+  ASSERT_EQ(results_.size(), 1u);
+  EXPECT_EQ(results_[0].rows, (std::vector<std::string>{"+I[b]", "+I[t]", "+I[w]"}));
+  ASSERT_EQ(messages_.size(), 1u);
+  EXPECT_EQ(messages_[0],
+            "CREATE TABLE `default_catalog`.`default_database`.`b` (\n  `x` INT\n) WITH (\n  'connector' = "
+            "'print'\n)\n");
+  // Renaming onto an existing name, or a view with ALTER TABLE, fails and changes nothing.
+  EXPECT_THROW(env_->executeScript("ALTER TABLE b RENAME TO t"), SqlError);
+  EXPECT_THROW(env_->executeScript("ALTER TABLE w SET ('a' = 'b')"), SqlError);
+  results_.clear();
+  env_->executeScript("SHOW TABLES");
+  EXPECT_EQ(results_[0].rows, (std::vector<std::string>{"+I[b]", "+I[t]", "+I[w]"}));
 }
 
 }  // namespace
