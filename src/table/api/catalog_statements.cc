@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/error.h"
 #include "table/catalog/catalog.h"
 #include "table/functions/expression.h"
 #include "table/planner/sql_to_rel.h"

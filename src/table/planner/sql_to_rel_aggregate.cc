@@ -14,6 +14,88 @@
 
 namespace sluice::table {
 
+namespace {
+
+ExprPtr castTo(ExprPtr e, const LogicalType& t) {
+  if (e->type == t) return e;
+  return makeCast(std::move(e), t);
+}
+
+}  // namespace
+
+/// Calcite's AggregateReduceFunctionsRule.reduceStddev, over the aggregate's output:
+/// (SUM(x*x) - SUM(x) * SUM(x) / COUNT(x)) / (biased ? COUNT(x) : CASE COUNT(x) WHEN 1 THEN NULL ELSE COUNT(x) - 1),
+/// POWER(..., 0.5) for STDDEV, cast to the call's type (the argument's, as AVG: integer arithmetic for integers).
+ExprPtr SqlToRelConverter::Impl::varianceFormula(ExprPtr sum_sq, ExprPtr sum, ExprPtr count, bool sqrt, bool biased,
+                                                 const LogicalType& type) {
+  const LogicalType t = type.withNullable(true);
+  ExprPtr sum_cast = castTo(sum, t);
+  ExprPtr avg_sum_squared = makeCall(ScalarOp::kDivide, {makeCall(ScalarOp::kTimes, {sum_cast, sum_cast}), count});
+  ExprPtr diff = makeCall(ScalarOp::kMinus, {sum_sq, avg_sum_squared});
+  ExprPtr null_count = makeCast(makeNullLiteral(), LogicalType::bigint(true));
+  // No rows: NULL (the sums are NULL; the CASE keeps the division from seeing 0).
+  ExprPtr denominator =
+      biased ? makeCall(ScalarOp::kCase,
+                        {makeCall(ScalarOp::kEquals, {count, makeLiteral(int64_t{0}, LogicalType::bigint(false))}),
+                         null_count, count})
+             : makeCall(ScalarOp::kCase,
+                        {makeCall(ScalarOp::kLessThanOrEqual, {count, makeLiteral(int64_t{1}, LogicalType::bigint(false))}),
+                         null_count,
+                         makeCall(ScalarOp::kMinus, {count, makeLiteral(int64_t{1}, LogicalType::bigint(false))})});
+  ExprPtr div = makeCall(ScalarOp::kDivide, {diff, denominator});
+  if (sqrt) div = makeCall(ScalarOp::kPower, {div, makeLiteral(0.5, LogicalType::doubleType(false))});
+  return castTo(div, type.withNullable(true));
+}
+
+SqlToRelConverter::Impl::VarianceCalls SqlToRelConverter::Impl::reduceVariance(
+    const sql::Expr& a, const Scope& scope, std::vector<ExprPtr>& pre, std::vector<std::string>& pre_names,
+    std::vector<AggregateCall>& calls) {
+  if (a.star) fail(a.pos, fmt::format("{}(*) is not allowed", a.name));
+  if (a.distinct) fail(a.pos, fmt::format("{}(DISTINCT ...) is not supported yet", a.name));
+  if (a.children.size() != 1)
+    fail(a.pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting 1 arguments", a.name));
+  if (const sql::Expr* inner = findAggregate(*a.children[0])) fail(inner->pos, "Aggregate function calls cannot be nested");
+  ExprPtr arg = convert(*a.children[0], scope);
+  if (!arg->type.isNumeric())
+    fail(a.pos, fmt::format("Cannot apply '{}' to arguments of type '{}({})'. Supported form(s): '{}(<NUMERIC>)'", a.name,
+                            a.name, arg->type.toString(), a.name));
+  if (arg->type.id == TypeId::kDecimal)
+    fail(a.pos, fmt::format("{} over DECIMAL is not supported yet; cast the argument to DOUBLE", a.name));
+  VarianceCalls out;
+  out.sqrt = a.name.rfind("STDDEV", 0) == 0;
+  out.biased = a.name.size() > 4 && a.name.substr(a.name.size() - 4) == "_POP";
+  out.type = AggregateCall::resultType(AggKind::kAvg, arg->type);
+  ExprPtr filter;
+  if (a.filter) {
+    if (const sql::Expr* inner = findAggregate(*a.filter)) fail(inner->pos, "Aggregate functions are not allowed in FILTER");
+    filter = convert(*a.filter, scope);
+    checkBoolean(filter, *a.filter, "FILTER");
+  }
+  auto column = [&](ExprPtr e) {
+    pre.push_back(std::move(e));
+    pre_names.push_back("$f" + std::to_string(pre.size() - 1));
+    return static_cast<int>(pre.size() - 1);
+  };
+  const int x = column(castTo(arg, out.type.withNullable(arg->type.nullable)));
+  const int x2 = column(makeCall(ScalarOp::kTimes, {pre[static_cast<size_t>(x)], pre[static_cast<size_t>(x)]}));
+  const int f = filter ? column(filter) : -1;
+  auto add = [&](AggKind kind, int col) {
+    AggregateCall c;
+    c.kind = kind;
+    c.arg_index = col;
+    c.arg_type = pre[static_cast<size_t>(col)]->type;
+    c.filter_arg = f;
+    c.result_type = AggregateCall::resultType(kind, c.arg_type);
+    c.name = fmt::format("{}({})", kind == AggKind::kCount ? "COUNT" : "SUM", pre_names[static_cast<size_t>(col)]);
+    calls.push_back(c);
+    return static_cast<int>(calls.size() - 1);
+  };
+  out.sum_sq = add(AggKind::kSum, x2);
+  out.sum = add(AggKind::kSum, x);
+  out.count = add(AggKind::kCount, x);
+  return out;
+}
+
 RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where) {
   // 1. Group keys and aggregate calls, in the order written.
   std::vector<const sql::Expr*> group_exprs;
@@ -62,7 +144,16 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
                                                               : "$f" + std::to_string(pre.size() - 1));
   }
   std::vector<AggregateCall> calls;
-  for (const sql::Expr* a : agg_exprs) {
+  // Per aggregate expression: its call, or for STDDEV / VAR the calls SUM(x * x), SUM(x), COUNT(x).
+  std::vector<int> call_of(agg_exprs.size(), -1);
+  std::vector<std::optional<VarianceCalls>> reduced(agg_exprs.size());
+  for (size_t ai = 0; ai < agg_exprs.size(); ++ai) {
+    const sql::Expr* a = agg_exprs[ai];
+    if (isVarianceName(a->name)) {
+      reduced[ai] = reduceVariance(*a, from.scope, pre, pre_names, calls);
+      continue;
+    }
+    call_of[ai] = static_cast<int>(calls.size());
     AggregateCall call;
     call.distinct = a->distinct;
     if (a->name == "COUNT")
@@ -163,9 +254,15 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
       if (group_exprs[i]->equals(e)) return makeInputRef(static_cast<int>(i), agg->row_type.types[i]);
     }
     if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) {
-      for (size_t i = 0; i < agg_exprs.size(); ++i)
-        if (agg_exprs[i]->equals(e))
-          return makeInputRef(static_cast<int>(num_keys + i), agg->row_type.types[num_keys + i]);
+      for (size_t i = 0; i < agg_exprs.size(); ++i) {
+        if (!agg_exprs[i]->equals(e)) continue;
+        auto ref = [&](int call) {
+          return makeInputRef(static_cast<int>(num_keys) + call, agg->row_type.types[num_keys + static_cast<size_t>(call)]);
+        };
+        if (!reduced[i]) return ref(call_of[i]);
+        return varianceFormula(ref(reduced[i]->sum_sq), ref(reduced[i]->sum), ref(reduced[i]->count),
+                               reduced[i]->sqrt, reduced[i]->biased, reduced[i]->type);
+      }
     }
     if (e.kind == sql::ExprKind::kIdentifier) {
       const std::string& n = e.names.back();

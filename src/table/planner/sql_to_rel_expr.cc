@@ -19,7 +19,7 @@ namespace {
 bool isFlinkBuiltinFunction(const std::string& name) {
   static const char* const kNames[] = {
       "TO_TIMESTAMP_LTZ", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "STR_TO_MAP", "LISTAGG",
-      "STDDEV_POP", "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER",
+      "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER",
       "RANK", "DENSE_RANK", "LAG", "LEAD", "PROCTIME", "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
   for (const char* n : kNames)
     if (name == n) return true;

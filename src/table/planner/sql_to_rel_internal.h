@@ -48,8 +48,14 @@ struct FromResult {
   sql::SourcePos window_pos;
 };
 
+/// STDDEV_POP, STDDEV_SAMP, VAR_POP, VAR_SAMP: planned as SUM(x * x), SUM(x), COUNT(x) and a formula over
+/// them (Flink's AggregateReduceFunctionsRule).
+inline bool isVarianceName(const std::string& n) {
+  return n == "STDDEV_POP" || n == "STDDEV_SAMP" || n == "VAR_POP" || n == "VAR_SAMP";
+}
+
 inline bool isAggregateName(const std::string& n) {
-  return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG";
+  return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG" || isVarianceName(n);
 }
 
 /// The first aggregate call inside `e` (pre-order), or null.
@@ -200,6 +206,16 @@ struct SqlToRelConverter::Impl {
   RelNodePtr makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right, const std::vector<ExprPtr>& left_keys,
                       const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos);
   /// `input` semi / anti joined with the subquery of `in` (x [NOT] IN (SELECT ...)), x over `scope`.
+  /// STDDEV_* / VAR_* as three calls appended to `calls` over columns appended to `pre` (their indices).
+  struct VarianceCalls {
+    int sum_sq = -1, sum = -1, count = -1;
+    bool sqrt = false, biased = false;
+    LogicalType type;  ///< the call's type (AVG's of the argument)
+  };
+  VarianceCalls reduceVariance(const sql::Expr& a, const Scope& scope, std::vector<ExprPtr>& pre,
+                               std::vector<std::string>& pre_names, std::vector<AggregateCall>& calls);
+  static ExprPtr varianceFormula(ExprPtr sum_sq, ExprPtr sum, ExprPtr count, bool sqrt, bool biased,
+                                 const LogicalType& type);
   /// A WHERE conjunct `x [NOT] IN (SELECT ...)`, `EXISTS (...)` or `NOT EXISTS (...)` as a semi / anti join
   /// of `input` with the subquery; a correlated subquery's conditions on the outer row become join keys
   /// and a residual join condition (sql_to_rel_join.cc).

@@ -277,7 +277,8 @@ RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& i
   ExprPtr in_value, in_item;
   if (!exists) {
     if (sel.select_list.size() != 1 || sel.select_list[0].is_star)
-      fail(e.pos, "The subquery of IN must return exactly one column");
+      fail(e.pos, fmt::format("The subquery of IN must return exactly one column, not {}",
+                              sel.select_list[0].is_star ? std::string("*") : std::to_string(sel.select_list.size())));
     in_value = convert(*e.children[0], scope);
     in_item = convert(*sel.select_list[0].expr, combined);
   }

@@ -145,7 +145,9 @@ TEST_F(CatalogStatementsTest, ShowFunctionsListsBuiltins) {
   ASSERT_EQ(results_.size(), 1u);
   for (const char* f : {"+I[COUNT]", "+I[UPPER]", "+I[JSON_VALUE]", "+I[TUMBLE]", "+I[SHA256]"})
     EXPECT_NE(std::find(results_[0].rows.begin(), results_[0].rows.end(), f), results_[0].rows.end()) << f;
-  EXPECT_TRUE(std::is_sorted(results_[0].rows.begin(), results_[0].rows.end()));
+  std::vector<std::string> names;
+  for (const auto& r : results_[0].rows) names.push_back(r.substr(3, r.size() - 4));  // "+I[NAME]"
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
 }
 
 TEST_F(CatalogStatementsTest, UseAcceptsTheOneCatalogAndDatabase) {

@@ -103,8 +103,8 @@ TEST(SqlErrorTest, UnsupportedConstructs) {
   EXPECT_EQ(c.column, 23);
   EXPECT_TRUE(contains(c.message, "Window 'w' not found")) << c.message;
 
-  // "SELECT a FROM t WHERE EXISTS (SELECT b FROM u)": EXISTS at column 23 (IN (SELECT ...) parses).
-  EXPECT_EQ(parseError("SELECT a FROM t WHERE EXISTS (SELECT b FROM u)").column, 23);
+  // "SELECT a FROM t WHERE EXISTS SELECT b": EXISTS takes a parenthesized query; the SELECT at column 30.
+  EXPECT_EQ(parseError("SELECT a FROM t WHERE EXISTS SELECT b").column, 30);
 
   // Named TVF argument: "SELECT * FROM TABLE(TUMBLE(DATA => TABLE t))": "=>" at column 33.
   EXPECT_EQ(parseError("SELECT * FROM TABLE(TUMBLE(DATA => TABLE t))").column, 33);
