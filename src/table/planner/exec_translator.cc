@@ -23,11 +23,52 @@ namespace sluice::table {
 
 namespace {
 
+// Flink's ExecutionConfigOptions.TABLE_EXEC_MINIBATCH_* and OptimizerConfigOptions keys and defaults.
+const ConfigOption<bool> kMiniBatchEnabled(
+    "table.exec.mini-batch.enabled", ConfigType::kBool, "false",
+    "Buffer the input of group aggregations and apply it key by key in bundles (fewer state accesses and "
+    "intermediate updates; the same final results).");
+const ConfigOption<int64_t> kMiniBatchAllowLatency(
+    "table.exec.mini-batch.allow-latency", ConfigType::kDuration, "0 ms",
+    "Longest time a row waits in a mini-batch bundle; must be > 0 when mini-batch is enabled.");
+const ConfigOption<int64_t> kMiniBatchSize(
+    "table.exec.mini-batch.size", ConfigType::kLong, "-1",
+    "Most rows in a mini-batch bundle; must be > 0 when mini-batch is enabled.");
+const ConfigOption<std::string> kAggPhaseStrategy(
+    "table.optimizer.agg-phase-strategy", ConfigType::kEnum, "AUTO",
+    "AUTO, ONE_PHASE or TWO_PHASE. Accepted; every group aggregation runs in one phase (same results).",
+    {"AUTO", "ONE_PHASE", "TWO_PHASE"});
+const ConfigOption<bool> kDistinctAggSplitEnabled(
+    "table.optimizer.distinct-agg.split.enabled", ConfigType::kBool, "false",
+    "Accepted; distinct aggregates are not split into two levels yet (same results).");
+const ConfigOption<int32_t> kDistinctAggSplitBucketNum(
+    "table.optimizer.distinct-agg.split.bucket-num", ConfigType::kInt, "1024",
+    "Buckets of a split distinct aggregation (accepted; see table.optimizer.distinct-agg.split.enabled).", 1);
+
+MiniBatchSpec miniBatchOf(const Configuration& config) {
+  MiniBatchSpec spec;
+  if (!config.get(kMiniBatchEnabled)) return spec;
+  const int64_t size = config.get(kMiniBatchSize);
+  const int64_t latency = config.get(kMiniBatchAllowLatency);
+  if (size <= 0)
+    throw UserError(fmt::format("MiniBatch Size must be greater than 0: table.exec.mini-batch.size is {} while "
+                                "table.exec.mini-batch.enabled is true",
+                                size));
+  if (latency <= 0)
+    throw UserError(fmt::format("MiniBatch Latency must be greater than 0 ms: table.exec.mini-batch.allow-latency is "
+                                "{} ms while table.exec.mini-batch.enabled is true",
+                                latency));
+  spec.size = size;
+  spec.latency_ms = latency;
+  return spec;
+}
+
 class Translator {
  public:
   Translator(const Configuration& config, std::shared_ptr<const runtime::StreamOperatorFactory> collect)
       : default_parallelism_(config.get(options::kParallelismDefault)),
         not_null_drop_(config.get(kSinkNotNullEnforcer) == "DROP"),
+        mini_batch_(miniBatchOf(config)),
         collect_(std::move(collect)) {}
 
   graph::TransformationPtr translate(const RelNodePtr& rel) {
@@ -122,7 +163,7 @@ class Translator {
         int p = global ? 1 : -1;
         if (rel.kind == RelKind::kGroupAggregate) {
           auto t = make(graph::TransformationKind::kOneInput, "GroupAggregate", rel, {ex}, p);
-          t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true);
+          t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true, mini_batch_);
           return t;
         }
         auto t = make(graph::TransformationKind::kOneInput, "WindowAggregate", rel, {ex}, p);
@@ -239,6 +280,7 @@ class Translator {
 
   int default_parallelism_;
   bool not_null_drop_;  ///< table.exec.sink.not-null-enforcer = DROP
+  MiniBatchSpec mini_batch_;  ///< table.exec.mini-batch.*
   std::shared_ptr<const runtime::StreamOperatorFactory> collect_;
   std::map<const RelNode*, graph::TransformationPtr> done_;
   int next_id_ = 1;

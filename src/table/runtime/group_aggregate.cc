@@ -1,10 +1,12 @@
 #include "table/runtime/group_aggregate.h"
 
 #include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "runtime/network/record_writer.h"
+#include "runtime/time/processing_time_service.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
 
@@ -21,10 +23,29 @@ constexpr const char* kAccStateName = "accState";  // GroupAggFunction's accumul
 
 struct GroupAggregateOperator::Impl {
   Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls,
-       bool generate_ub)
+       bool generate_ub, MiniBatchSpec mb)
       : keys(input_type, std::move(group_keys)),
         handler(input_type, calls, /*with_retraction=*/true),
-        generate_update_before(generate_ub) {}
+        generate_update_before(generate_ub),
+        mini_batch(mb),
+        bundle(input_type) {}
+
+  /// Emits the change of one key from `prev` (absent when `first_row`) to the current accumulators, or
+  /// clears the key when its record count is 0 (GroupAggFunction / MiniBatchGroupAggFunction).
+  void emitChange(const RowBatch& in, size_t row, bool first_row, agg::Accumulators& acc, RowBatch& out) {
+    if (acc.record_count != 0) {
+      handler.getValue(acc, next);
+      if (first_row) {
+        appendRow(in, row, next, RowKind::kInsert, out);
+      } else if (!handler.equal(prev, next)) {
+        if (generate_update_before) appendRow(in, row, prev, RowKind::kUpdateBefore, out);
+        appendRow(in, row, next, RowKind::kUpdateAfter, out);
+      }
+    } else {
+      if (!first_row) appendRow(in, row, prev, RowKind::kDelete, out);
+      acc_state->clear();
+    }
+  }
 
   void appendRow(const RowBatch& in, size_t row, const std::vector<agg::AggValue>& values, RowKind kind,
                  RowBatch& out) const {
@@ -40,6 +61,10 @@ struct GroupAggregateOperator::Impl {
   agg::KeyCodec keys;
   agg::AggsHandler handler;
   bool generate_update_before;
+  MiniBatchSpec mini_batch;
+  RowBatch bundle;           ///< mini-batch: the rows waiting, in arrival order
+  bool timer_pending = false;  ///< mini-batch: a latency timer is registered for the current bundle
+  uint64_t bundle_generation = 0;  ///< mini-batch: bumped per finished bundle, so an older bundle's timer is void
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
   runtime::state::KeyedStateBackend* backend = nullptr;
   AccState* acc_state = nullptr;
@@ -56,9 +81,13 @@ RowType GroupAggregateOperator::outputType(const RowType& input_type, const std:
 }
 
 GroupAggregateOperator::GroupAggregateOperator(RowType input_type, std::vector<int> group_keys,
-                                               std::vector<AggregateCall> calls, bool generate_update_before)
+                                               std::vector<AggregateCall> calls, bool generate_update_before,
+                                               MiniBatchSpec mini_batch)
     : output_type_(outputType(input_type, group_keys, calls)),
-      impl_(std::make_unique<Impl>(input_type, std::move(group_keys), calls, generate_update_before)) {}
+      impl_(std::make_unique<Impl>(input_type, std::move(group_keys), calls, generate_update_before, mini_batch)) {
+  if (mini_batch.enabled() && mini_batch.latency_ms < 0)
+    throw UserError("the mini-batch latency (table.exec.mini-batch.allow-latency) must not be negative");
+}
 
 GroupAggregateOperator::~GroupAggregateOperator() = default;
 
@@ -84,6 +113,28 @@ void GroupAggregateOperator::open(const runtime::OperatorContext& ctx, runtime::
 void GroupAggregateOperator::processBatch(RowBatch&& batch) {
   Impl& s = *impl_;
   SLUICE_CHECK(s.acc_state != nullptr, "GroupAggregate used before open()");
+  if (!s.mini_batch.enabled()) {
+    applyRows(batch);
+    return;
+  }
+  auto* pts = ctx_.processing_time_service;
+  // Flink's CountBundleTrigger: the bundle is finished as the row that fills it arrives; the first row of a
+  // bundle starts its latency timer.
+  for (size_t row = 0; row < batch.numRows(); ++row) {
+    if (s.bundle.numRows() == 0 && !s.timer_pending && s.mini_batch.latency_ms > 0 && pts != nullptr) {
+      s.timer_pending = true;
+      pts->registerTimer(pts->currentProcessingTime() + s.mini_batch.latency_ms,
+                         [this, generation = s.bundle_generation](int64_t) {
+                           if (generation == impl_->bundle_generation) finishBundle();
+                         });
+    }
+    s.bundle.appendRow(batch, row);
+    if (static_cast<int64_t>(s.bundle.numRows()) >= s.mini_batch.size) finishBundle();
+  }
+}
+
+void GroupAggregateOperator::applyRows(const RowBatch& batch) {
+  Impl& s = *impl_;
   RowBatch out(output_type_);
   runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
   for (size_t row = 0; row < batch.numRows(); ++row) {
@@ -102,35 +153,79 @@ void GroupAggregateOperator::processBatch(RowBatch&& batch) {
     } else {
       s.handler.getValue(*found, s.prev);
     }
-    agg::Accumulators& acc = *found;
-    if (accumulate) s.handler.accumulate(acc, batch, row);
-    else s.handler.retract(acc, batch, row);
-
+    if (accumulate) s.handler.accumulate(*found, batch, row);
+    else s.handler.retract(*found, batch, row);
     // RecordCounter: the count of accumulated minus retracted rows tells whether the key is empty.
-    if (acc.record_count != 0) {
-      s.handler.getValue(acc, s.next);
-      if (first_row) {
-        s.appendRow(batch, row, s.next, RowKind::kInsert, out);
-      } else if (!s.handler.equal(s.prev, s.next)) {
-        if (s.generate_update_before) s.appendRow(batch, row, s.prev, RowKind::kUpdateBefore, out);
-        s.appendRow(batch, row, s.next, RowKind::kUpdateAfter, out);
-      }
-    } else {
-      if (!first_row) s.appendRow(batch, row, s.prev, RowKind::kDelete, out);
-      s.acc_state->clear();
-    }
+    s.emitChange(batch, row, first_row, *found, out);
   }
   if (!out.empty()) output_->collect(std::move(out));
 }
 
+void GroupAggregateOperator::finishBundle() {
+  Impl& s = *impl_;
+  if (s.bundle.numRows() == 0) return;
+  ++s.bundle_generation;
+  s.timer_pending = false;
+  RowBatch bundle = std::move(s.bundle);
+  s.bundle = RowBatch(bundle.rowType());
+  // The rows of each key, keys in the order they first came (MapBundleFunction's LinkedHashMap).
+  runtime::hashKeys(bundle, s.keys.keyColumns(), s.hashes);
+  std::unordered_map<std::string, size_t> group_of;
+  std::vector<std::vector<uint32_t>> groups;
+  std::vector<std::string> group_keys;
+  for (size_t row = 0; row < bundle.numRows(); ++row) {
+    s.keys.encode(bundle, row, s.key_buf);
+    auto [it, inserted] = group_of.try_emplace(s.key_buf, groups.size());
+    if (inserted) {
+      groups.emplace_back();
+      group_keys.push_back(s.key_buf);
+    }
+    groups[it->second].push_back(static_cast<uint32_t>(row));
+  }
+  RowBatch out(output_type_);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<uint32_t>& rows = groups[g];
+    s.backend->setCurrentKey(group_keys[g], internal::keyGroupOf(s.hashes[rows[0]], *s.backend));
+    agg::Accumulators* found = s.acc_state->value();
+    size_t first = 0;
+    bool first_row = false;
+    if (found == nullptr) {
+      // MiniBatchGroupAggFunction: leading retractions of a key without state are dropped.
+      while (first < rows.size() && !types::isAccumulate(bundle.kind(rows[first]))) ++first;
+      if (first == rows.size()) continue;
+      found = &s.acc_state->valueOrInsert();
+      s.handler.init(*found);
+      first_row = true;
+    } else {
+      s.handler.getValue(*found, s.prev);
+    }
+    for (size_t i = first; i < rows.size(); ++i) {
+      if (types::isAccumulate(bundle.kind(rows[i]))) s.handler.accumulate(*found, bundle, rows[i]);
+      else s.handler.retract(*found, bundle, rows[i]);
+    }
+    s.emitChange(bundle, rows[first], first_row, *found, out);
+  }
+  if (!out.empty()) output_->collect(std::move(out));
+}
+
+void GroupAggregateOperator::processWatermark(runtime::Watermark mark) {
+  finishBundle();
+  output_->emitWatermark(mark);
+}
+
+void GroupAggregateOperator::endInput() { finishBundle(); }
+
+void GroupAggregateOperator::prepareSnapshotPreBarrier(int64_t) { finishBundle(); }
+
 std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
-    bool generate_update_before) {
+    bool generate_update_before, MiniBatchSpec mini_batch) {
   // Constructing one instance validates the arguments (UserError) before the job starts.
-  GroupAggregateOperator probe(input_type, group_keys, calls, generate_update_before);
+  GroupAggregateOperator probe(input_type, group_keys, calls, generate_update_before, mini_batch);
   return runtime::makeOperatorFactory([input_type = std::move(input_type), group_keys = std::move(group_keys),
-                                       calls = std::move(calls), generate_update_before] {
-    return std::make_unique<GroupAggregateOperator>(input_type, group_keys, calls, generate_update_before);
+                                       calls = std::move(calls), generate_update_before, mini_batch] {
+    return std::make_unique<GroupAggregateOperator>(input_type, group_keys, calls, generate_update_before,
+                                                    mini_batch);
   });
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// GROUP BY aggregation over an unbounded changelog (Flink's GroupAggFunction inside a
-/// KeyedProcessFunction, without mini-batch and without state TTL).
+/// KeyedProcessFunction, and MiniBatchGroupAggFunction under mini-batch; no state TTL yet).
 
 #include <memory>
 #include <vector>
@@ -9,6 +9,15 @@
 #include "table/runtime/aggregate_call.h"
 
 namespace sluice::table {
+
+/// Mini-batch aggregation (Flink's `table.exec.mini-batch.*`): input rows are buffered up to `size` rows or
+/// `latency_ms` of processing time, then each key's rows are applied to its accumulators at once and only
+/// the key's net change is emitted (MiniBatchGroupAggFunction.finishBundle). `size` 0 = off.
+struct MiniBatchSpec {
+  int64_t size = 0;        ///< rows per bundle (table.exec.mini-batch.size)
+  int64_t latency_ms = 0;  ///< a bundle is flushed this long after its first row (allow-latency); 0 = by size only
+  bool enabled() const { return size > 0; }
+};
 
 /// Keeps one set of accumulators per group key and emits the changelog of the aggregate result.
 ///
@@ -23,6 +32,13 @@ namespace sluice::table {
 /// Rows produced by one input batch leave as one output batch. endInput emits nothing: every update
 /// was emitted when it happened. Watermarks are forwarded.
 ///
+/// With a MiniBatchSpec the rows wait in a bundle (in arrival order per key); the bundle is finished when it
+/// holds `size` rows, `latency_ms` after its first row (a processing-time timer), before a watermark is
+/// forwarded, before a checkpoint barrier (prepareSnapshotPreBarrier, so no row is in flight in a snapshot)
+/// and at the end of the input. Finishing applies each key's rows in order and emits, per key, what the
+/// rules above give for the whole run of rows: +I when the key was new, -U/+U when the result changed,
+/// -D when the key's count dropped to 0, nothing when the result is unchanged.
+///
 /// State (flink-checkpointing.md §6): the keyed ValueState "accState" of the accumulators, keyed by the
 /// KeyCodec bytes of the group key in the key group of runtime::hashKey over the group key columns (the
 /// hash of the HASH exchange in front; a global aggregate has one key, the empty bytes, hashed over zero
@@ -34,7 +50,8 @@ class GroupAggregateOperator : public runtime::StreamOperator {
   /// `group_keys`: input column indexes; may be empty (a global aggregate: one group).
   /// Throws UserError on an out-of-range column or an unsupported aggregate argument type.
   GroupAggregateOperator(types::RowType input_type, std::vector<int> group_keys,
-                         std::vector<AggregateCall> calls, bool generate_update_before = true);
+                         std::vector<AggregateCall> calls, bool generate_update_before = true,
+                         MiniBatchSpec mini_batch = {});
   ~GroupAggregateOperator() override;
 
   /// The output row type: key columns (names and types of the input) then the aggregates (named by
@@ -48,12 +65,18 @@ class GroupAggregateOperator : public runtime::StreamOperator {
   /// the aggregate calls (a checkpoint of another query) or do not decode.
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
   void processBatch(types::RowBatch&& batch) override;
+  void processWatermark(runtime::Watermark mark) override;
+  void endInput() override;
+  void prepareSnapshotPreBarrier(int64_t checkpoint_id) override;
 
   /// Number of keys with state in this subtask (for tests and metrics); 0 before open().
   size_t numKeys() const;
 
  private:
   struct Impl;  // accumulators and state handles (accumulators_internal.h stays out of this header)
+  /// Applies `batch` row by row (mini-batch off), or the buffered bundle key by key.
+  void applyRows(const types::RowBatch& batch);
+  void finishBundle();
   types::RowType output_type_;
   std::unique_ptr<Impl> impl_;
 };
@@ -62,6 +85,6 @@ class GroupAggregateOperator : public runtime::StreamOperator {
 /// surface at plan time (UserError).
 std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     types::RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
-    bool generate_update_before = true);
+    bool generate_update_before = true, MiniBatchSpec mini_batch = {});
 
 }  // namespace sluice::table

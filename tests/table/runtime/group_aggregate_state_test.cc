@@ -115,6 +115,58 @@ TEST(GroupAggStateTest, RestoreAtEveryRowBoundaryContinuesTheChangelog) {
   }
 }
 
+// The rows a changelog leaves: +I/+U add a row, -U/-D remove one (which must be there).
+std::multiset<std::string> materialize(const std::vector<std::string>& changelog) {
+  std::multiset<std::string> rows;
+  for (const std::string& c : changelog) {
+    std::string row = c.substr(2);
+    if (c[0] == '+') {
+      rows.insert(row);
+    } else {
+      auto it = rows.find(row);
+      EXPECT_NE(it, rows.end()) << "retracts an absent row: " << c;
+      if (it != rows.end()) rows.erase(it);
+    }
+  }
+  return rows;
+}
+
+TEST(GroupAggStateTest, MiniBatchBundlesEachKeysRowsAndFlushesBeforeEverySnapshot) {
+  const MiniBatchSpec mb{100, 0};
+  {
+    // One bundle, finished at the end of the input: per key the net change from no state. a: r1, r3, -r1,
+    // r5, -r3, r9 -> {r5, r9}; b: r2, -r2, r7 -> {r7}; keys in the order they first came.
+    CollectingOutput out;
+    runtime::OperatorMetrics metrics;
+    GroupAggregateOperator op(inputType(), {0}, allKinds(), true, mb);
+    testing::openOperator(op, out, metrics);
+    feedRows(op, kInput, 0, kInput.size());
+    EXPECT_TRUE(out.take().empty());
+    op.endInput();
+    EXPECT_THAT(out.take(), ElementsAre("+I[a, 2, 7, 2, c, 6.0]", "+I[b, 1, 7, 1, y, 0.5]"));
+  }
+  const std::multiset<std::string> final_rows = materialize(kExpected);
+  for (size_t split = 0; split <= kInput.size(); ++split) {
+    SCOPED_TRACE("split after row " + std::to_string(split));
+    CollectingOutput out;
+    runtime::OperatorMetrics metrics;
+    auto state1 = testing::makeStateContext(nullptr);
+    auto first = std::make_unique<GroupAggregateOperator>(inputType(), std::vector<int>{0}, allKinds(), true, mb);
+    testing::openWithState(*first, out, metrics, *state1);
+    feedRows(*first, kInput, 0, split);
+    // The barrier finishes the bundle: the snapshot holds every row before it.
+    const runtime::checkpoint::OperatorSubtaskState snap = testing::takeSnapshot(*first, *state1);
+    first.reset();
+    state1.reset();
+    auto state2 = testing::makeStateContext(&snap);
+    GroupAggregateOperator second(inputType(), {0}, allKinds(), true, mb);
+    testing::openWithState(second, out, metrics, *state2);
+    feedRows(second, kInput, split, kInput.size());
+    second.endInput();
+    EXPECT_EQ(materialize(out.take()), final_rows);
+  }
+}
+
 TEST(GroupAggStateTest, KeyedStateLivesInTheKeyGroupsOfTheExchangeHash) {
   CollectingOutput out;
   runtime::OperatorMetrics metrics;

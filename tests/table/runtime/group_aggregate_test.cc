@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "operator_test_util.h"
+#include "runtime/time/processing_time_service.h"
 
 namespace sluice::table {
 namespace {
@@ -281,6 +282,44 @@ TEST(GroupAggFactoryTest, ValidatesAndCreates) {
   EXPECT_THROW(makeGroupAggregateFactory(inputType(), {0}, {call(AggKind::kSum, 4)}), UserError);
   const RowType out = GroupAggregateOperator::outputType(inputType(), {0}, {call(AggKind::kCountStar, -1)});
   EXPECT_EQ(out.names, (std::vector<std::string>{"k", "EXPR$0"}));
+}
+
+TEST(GroupAggMiniBatchTest, BundleFinishesAtItsSizeOnWatermarksAndAfterItsLatency) {
+  int64_t now = 1000;
+  runtime::ProcessingTimeService timers([&] { return now; });
+  runtime::OperatorMetrics metrics;
+  CollectingOutput out;
+  GroupAggregateOperator op(inputType(), {0}, {call(AggKind::kCountStar, -1), call(AggKind::kCount, 1)}, true,
+                            MiniBatchSpec{4, 100});
+  testing::openOperator(op, out, metrics, nullptr, &timers);
+  // Three rows: below the size, nothing yet.
+  op.processBatch(makeBatch(inputType(), {ins({"a", 1, kNull, kNull, kNull}), ins({"a", 2, kNull, kNull, kNull}),
+                                          ins({"b", 3, kNull, kNull, kNull})}));
+  EXPECT_THAT(out.take(), IsEmpty());
+  // The fourth row fills the bundle: a new with 3 rows, b new with 1; keys in arrival order.
+  op.processBatch(makeBatch(inputType(), {ins({"a", kNull, kNull, kNull, kNull})}));
+  EXPECT_THAT(out.take(), ElementsAre("+I[a, 3, 2]", "+I[b, 1, 1]"));
+  // A watermark finishes the bundle before it is forwarded.
+  op.processBatch(makeBatch(inputType(), {ins({"b", 4, kNull, kNull, kNull})}));
+  op.processWatermark(runtime::Watermark{5});
+  EXPECT_THAT(out.take(), ElementsAre("-U[b, 1, 1]", "+U[b, 2, 2]", "WM(5)"));
+  // The latency timer: registered by the first row of a bundle, due 100 ms later.
+  op.processBatch(makeBatch(inputType(), {ins({"c", 5, kNull, kNull, kNull})}));
+  now = 1099;
+  timers.fireDue();
+  EXPECT_THAT(out.take(), IsEmpty());
+  now = 1100;
+  timers.fireDue();  // also the void timers of the bundles finished by size and by the watermark
+  EXPECT_THAT(out.take(), ElementsAre("+I[c, 1, 1]"));
+  // Leading retractions of a key without state are dropped; a key whose rows cancel out emits nothing new
+  // (c: +1 -1 +1 = unchanged counts) and b's rows retracted to zero delete it.
+  op.processBatch(makeBatch(inputType(), {del({"d", 1, kNull, kNull, kNull}), ins({"d", 1, kNull, kNull, kNull}),
+                                          del({"c", 5, kNull, kNull, kNull}), ins({"c", 5, kNull, kNull, kNull})}));
+  EXPECT_THAT(out.take(), ElementsAre("+I[d, 1, 1]"));
+  op.processBatch(makeBatch(inputType(), {del({"b", 3, kNull, kNull, kNull}), del({"b", 4, kNull, kNull, kNull})}));
+  op.endInput();
+  EXPECT_THAT(out.take(), ElementsAre("-D[b, 2, 2]"));
+  EXPECT_EQ(op.numKeys(), 3u);
 }
 
 }  // namespace
