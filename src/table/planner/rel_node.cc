@@ -27,6 +27,9 @@ const char* aggName(AggKind k) {
     case AggKind::kMin: return "MIN";
     case AggKind::kMax: return "MAX";
     case AggKind::kAvg: return "AVG";
+    case AggKind::kFirstValue: return "FIRST_VALUE";
+    case AggKind::kLastValue: return "LAST_VALUE";
+    case AggKind::kListAgg: return "LISTAGG";
   }
   return "?";
 }
@@ -42,6 +45,7 @@ std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_n
                         ? std::string("COUNT(*)")
                         : fmt::format("{}({}{})", aggName(a.kind), a.distinct ? "DISTINCT " : "",
                                       columnName(a.arg_index, in_names));
+  if (a.kind == AggKind::kListAgg && a.separator != ",") out.insert(out.size() - 1, fmt::format(", '{}'", a.separator));
   if (a.filter_arg >= 0) out += " FILTER " + columnName(a.filter_arg, in_names);
   return out;
 }

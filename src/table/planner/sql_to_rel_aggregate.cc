@@ -164,12 +164,31 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
       call.kind = AggKind::kMin;
     else if (a->name == "MAX")
       call.kind = AggKind::kMax;
+    else if (a->name == "FIRST_VALUE")
+      call.kind = AggKind::kFirstValue;
+    else if (a->name == "LAST_VALUE")
+      call.kind = AggKind::kLastValue;
+    else if (a->name == "LISTAGG")
+      call.kind = AggKind::kListAgg;
     else
       call.kind = AggKind::kAvg;
     if (a->star && a->name != "COUNT") fail(a->pos, fmt::format("{}(*) is not allowed", a->name));
+    const bool ordered =
+        call.kind == AggKind::kFirstValue || call.kind == AggKind::kLastValue || call.kind == AggKind::kListAgg;
+    if (ordered && a->distinct) fail(a->pos, fmt::format("{}(DISTINCT ...) is not supported yet", a->name));
+    if (call.kind == AggKind::kListAgg && a->children.size() == 2) {
+      // LISTAGG(expr, separator): the separator is a string literal (Flink's ListAggWsWithRetractAggFunction
+      // takes any expression; a constant is what scripts use).
+      const sql::Expr& sep = *a->children[1];
+      if (sep.kind != sql::ExprKind::kLiteral || sep.literal_kind != sql::LiteralKind::kString)
+        fail(sep.pos, "The separator of LISTAGG must be a string literal");
+      call.separator = sep.text;
+    }
     if (!a->star) {
-      if (a->children.size() != 1)
-        fail(a->pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting 1 arguments", a->name));
+      const size_t max_args = call.kind == AggKind::kListAgg ? 2 : 1;
+      if (a->children.empty() || a->children.size() > max_args)
+        fail(a->pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting {} arguments", a->name,
+                                 max_args == 2 ? "1 or 2" : "1"));
       if (const sql::Expr* inner = findAggregate(*a->children[0]))
         fail(inner->pos, "Aggregate function calls cannot be nested");
       ExprPtr arg = convert(*a->children[0], from.scope);

@@ -18,8 +18,8 @@ namespace {
 /// Flink built-ins the engine does not have yet: named as such rather than as unknown functions.
 bool isFlinkBuiltinFunction(const std::string& name) {
   static const char* const kNames[] = {
-      "TO_TIMESTAMP_LTZ", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "STR_TO_MAP", "LISTAGG",
-      "COLLECT", "FIRST_VALUE", "LAST_VALUE", "ROW_NUMBER",
+      "TO_TIMESTAMP_LTZ", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "STR_TO_MAP",
+      "COLLECT", "ROW_NUMBER",
       "RANK", "DENSE_RANK", "LAG", "LEAD", "PROCTIME", "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
   for (const char* n : kNames)
     if (name == n) return true;

@@ -55,7 +55,8 @@ inline bool isVarianceName(const std::string& n) {
 }
 
 inline bool isAggregateName(const std::string& n) {
-  return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG" || isVarianceName(n);
+  return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG" || n == "FIRST_VALUE" ||
+         n == "LAST_VALUE" || n == "LISTAGG" || isVarianceName(n);
 }
 
 /// The first aggregate call inside `e` (pre-order), or null.

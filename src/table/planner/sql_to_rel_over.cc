@@ -163,7 +163,8 @@ RelNodePtr SqlToRelConverter::Impl::convertOverAggregate(const sql::SelectStmt& 
     call.distinct = fn->distinct;
     if (fn->filter) fail(fn->filter->pos, "FILTER (WHERE ...) in an OVER aggregation is not supported yet");
     if (fn->star && fn->name != "COUNT") fail(fn->pos, fmt::format("{}(*) is not allowed", fn->name));
-    if (isVarianceName(fn->name)) fail(fn->pos, fmt::format("{} in an OVER aggregation is not supported yet", fn->name));
+    if (isVarianceName(fn->name) || fn->name == "FIRST_VALUE" || fn->name == "LAST_VALUE" || fn->name == "LISTAGG")
+      fail(fn->pos, fmt::format("{} in an OVER aggregation is not supported yet", fn->name));
     call.kind = fn->name == "COUNT" ? (fn->star ? AggKind::kCountStar : AggKind::kCount)
                 : fn->name == "SUM" ? AggKind::kSum
                 : fn->name == "MIN" ? AggKind::kMin

@@ -147,7 +147,8 @@ class SubplanReuser {
       case RelKind::kWindowAggregate:
         appendInts(d, n.group_keys);
         for (const auto& a : n.aggregates) {
-          d += fmt::format("|{},{},{},{}:", static_cast<int>(a.kind), a.arg_index, a.distinct ? 1 : 0, a.filter_arg);
+          d += fmt::format("|{},{},{},{},{}:", static_cast<int>(a.kind), a.arg_index, a.distinct ? 1 : 0, a.filter_arg,
+                           a.kind == AggKind::kListAgg ? a.separator : std::string());
           appendType(d, a.arg_type);
           appendType(d, a.result_type);
         }

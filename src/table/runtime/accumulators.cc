@@ -1,5 +1,6 @@
 #include "table/runtime/accumulators_internal.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -126,6 +127,102 @@ using LongCounter = ValueCounterImpl<int64_t, std::less<int64_t>>;
 using DoubleCounter = ValueCounterImpl<double, JavaDoubleLess>;
 using StringCounter = ValueCounterImpl<std::string, std::less<>>;
 
+// Values in arrival order (FIRST_VALUE, LAST_VALUE, LISTAGG). Doubles compare by bits, as Java's
+// Double.equals does when List.remove looks a value up.
+template <typename T>
+class ValueListImpl final : public ValueCounter {
+ public:
+  int64_t add(const Column& column, size_t row, int64_t delta) override {
+    T v = get(column, row);
+    if (delta > 0) {
+      for (int64_t i = 0; i < delta; ++i) list_.push_back(v);
+      return 1;
+    }
+    for (int64_t i = 0; i < -delta; ++i) {
+      auto it = std::find_if(list_.begin(), list_.end(), [&](const T& x) { return same(x, v); });
+      if (it != list_.end()) list_.erase(it);
+    }
+    return 0;
+  }
+
+  bool extreme(bool last, AggValue& out) const override {
+    if (list_.empty()) return false;
+    set(last ? list_.back() : list_.front(), out);
+    return true;
+  }
+
+  void keepOnlyExtreme(bool last) override {
+    if (list_.size() <= 1) return;
+    T keep = last ? std::move(list_.back()) : std::move(list_.front());
+    list_.clear();
+    list_.push_back(std::move(keep));
+  }
+
+  size_t size() const override { return list_.size(); }
+  bool isList() const override { return true; }
+
+  Phys phys() const override {
+    if constexpr (std::is_same_v<T, int64_t>) return Phys::kLong;
+    else if constexpr (std::is_same_v<T, double>) return Phys::kDouble;
+    else return Phys::kString;
+  }
+
+  bool join(std::string_view separator, std::string& out) const override {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (list_.empty()) return false;
+      out.clear();
+      for (size_t i = 0; i < list_.size(); ++i) {
+        if (i > 0) out += separator;
+        out += list_[i];
+      }
+      return true;
+    } else {
+      (void)separator;
+      (void)out;
+      return false;
+    }
+  }
+
+  void serialize(runtime::DataOutputView& out) const override {
+    out.writeVarUint(list_.size());
+    for (const T& v : list_) runtime::TypeSerializer<T>::serialize(v, out);
+  }
+
+  void deserializeEntries(runtime::DataInputView& in) {
+    const size_t n = in.readLength(1);
+    for (size_t i = 0; i < n; ++i) list_.push_back(runtime::TypeSerializer<T>::deserialize(in));
+  }
+
+ private:
+  static T get(const Column& c, size_t row) {
+    if constexpr (std::is_same_v<T, int64_t>) return c.getLong(row);
+    else if constexpr (std::is_same_v<T, double>) return c.getDouble(row);
+    else return std::string(c.getString(row));
+  }
+  static bool same(const T& a, const T& b) {
+    if constexpr (std::is_same_v<T, double>) return doubleToBits(a) == doubleToBits(b);
+    else return a == b;
+  }
+  static void set(const T& v, AggValue& out) {
+    out.is_null = false;
+    if constexpr (std::is_same_v<T, int64_t>) out.l = v;
+    else if constexpr (std::is_same_v<T, double>) out.d = v;
+    else out.s = v;
+  }
+
+  std::vector<T> list_;
+};
+
+template <typename Counter>
+std::unique_ptr<ValueCounter> readCounter(runtime::DataInputView& in) {
+  auto c = std::make_unique<Counter>();
+  c->deserializeEntries(in);
+  return c;
+}
+
+/// The u8 a counter's class is written with: its Phys, plus this bit for a list.
+constexpr uint8_t kListFlag = 0x10;
+
 // Java int / long arithmetic wraps on overflow; SUM(INT) keeps an INT sum (IntSumAggFunction) and
 // SUM(BIGINT) / AVG(INT|BIGINT) keep a BIGINT sum (LongSumAggFunction, AvgAggFunction.getSumType).
 int64_t wrapAdd64(int64_t a, int64_t b) {
@@ -149,32 +246,26 @@ const char* physName(Phys p) {
 
 }  // namespace
 
-std::unique_ptr<ValueCounter> ValueCounter::make(Phys p) {
+std::unique_ptr<ValueCounter> ValueCounter::make(Phys p, bool list) {
   switch (p) {
-    case Phys::kLong: return std::make_unique<LongCounter>();
-    case Phys::kDouble: return std::make_unique<DoubleCounter>();
-    case Phys::kString: return std::make_unique<StringCounter>();
+    case Phys::kLong:
+      return list ? std::unique_ptr<ValueCounter>(std::make_unique<ValueListImpl<int64_t>>())
+                  : std::make_unique<LongCounter>();
+    case Phys::kDouble:
+      return list ? std::unique_ptr<ValueCounter>(std::make_unique<ValueListImpl<double>>())
+                  : std::make_unique<DoubleCounter>();
+    case Phys::kString:
+      return list ? std::unique_ptr<ValueCounter>(std::make_unique<ValueListImpl<std::string>>())
+                  : std::make_unique<StringCounter>();
   }
   return nullptr;
 }
 
-std::unique_ptr<ValueCounter> ValueCounter::deserialize(Phys p, runtime::DataInputView& in) {
+std::unique_ptr<ValueCounter> ValueCounter::deserialize(Phys p, runtime::DataInputView& in, bool list) {
   switch (p) {
-    case Phys::kLong: {
-      auto c = std::make_unique<LongCounter>();
-      c->deserializeEntries(in);
-      return c;
-    }
-    case Phys::kDouble: {
-      auto c = std::make_unique<DoubleCounter>();
-      c->deserializeEntries(in);
-      return c;
-    }
-    case Phys::kString: {
-      auto c = std::make_unique<StringCounter>();
-      c->deserializeEntries(in);
-      return c;
-    }
+    case Phys::kLong: return list ? readCounter<ValueListImpl<int64_t>>(in) : readCounter<LongCounter>(in);
+    case Phys::kDouble: return list ? readCounter<ValueListImpl<double>>(in) : readCounter<DoubleCounter>(in);
+    case Phys::kString: return list ? readCounter<ValueListImpl<std::string>>(in) : readCounter<StringCounter>(in);
   }
   throw InputError(fmt::format("unknown value counter class {}", static_cast<int>(p)));
 }
@@ -193,7 +284,7 @@ void AccumulatorsSerializer::serialize(const Accumulators& acc, runtime::DataOut
   }
   out.writeVarUint(acc.counters.size());
   for (const auto& counter : acc.counters) {
-    const auto p = static_cast<uint8_t>(counter->phys());
+    const auto p = static_cast<uint8_t>(static_cast<uint8_t>(counter->phys()) | (counter->isList() ? kListFlag : 0));
     out.writeBytes(&p, 1);
     counter->serialize(out);
   }
@@ -214,7 +305,7 @@ Accumulators AccumulatorsSerializer::copy(const Accumulators& acc) {
     runtime::DataOutputView w(bytes);
     c->serialize(w);
     runtime::DataInputView r(bytes);
-    out.counters.push_back(ValueCounter::deserialize(c->phys(), r));
+    out.counters.push_back(ValueCounter::deserialize(c->phys(), r, c->isList()));
   }
   return out;
 }
@@ -238,8 +329,10 @@ Accumulators AccumulatorsSerializer::deserialize(runtime::DataInputView& in) {
   for (size_t i = 0; i < num_counters; ++i) {
     uint8_t p;
     in.readBytes(&p, 1);
-    if (p > static_cast<uint8_t>(Phys::kString)) throw InputError(fmt::format("unknown value counter class {}", p));
-    acc.counters.push_back(ValueCounter::deserialize(static_cast<Phys>(p), in));
+    const bool list = (p & kListFlag) != 0;
+    const uint8_t phys = static_cast<uint8_t>(p & ~kListFlag);
+    if (phys > static_cast<uint8_t>(Phys::kString)) throw InputError(fmt::format("unknown value counter class {}", p));
+    acc.counters.push_back(ValueCounter::deserialize(static_cast<Phys>(phys), in, list));
   }
   return acc;
 }
@@ -276,12 +369,14 @@ AggsHandler::AggsHandler(const types::RowType& input, const std::vector<Aggregat
                    c.result_type.toString(), result.toString());
     }
     d.result_phys = physOf(result);
+    d.separator = c.separator;
     // DISTINCT only changes COUNT/SUM/AVG; MIN/MAX of distinct values equal MIN/MAX of all values.
     d.distinct = c.distinct && (c.kind == AggKind::kCount || c.kind == AggKind::kSum || c.kind == AggKind::kAvg);
     const bool minmax = c.kind == AggKind::kMin || c.kind == AggKind::kMax;
-    if (d.distinct || (minmax && (with_retraction || d.arg_phys == Phys::kString))) {
-      d.counter = static_cast<int>(counter_phys_.size());
-      counter_phys_.push_back(d.arg_phys);
+    const bool ordered = c.kind == AggKind::kFirstValue || c.kind == AggKind::kLastValue || c.kind == AggKind::kListAgg;
+    if (d.distinct || ordered || (minmax && (with_retraction || d.arg_phys == Phys::kString))) {
+      d.counter = static_cast<int>(counter_shapes_.size());
+      counter_shapes_.push_back({d.arg_phys, ordered && !d.distinct});
     }
     descs_.push_back(std::move(d));
     result_types_.push_back(result);
@@ -292,22 +387,27 @@ void AggsHandler::init(Accumulators& acc) const {
   acc.record_count = 0;
   acc.slots.assign(descs_.size(), AggSlot{});
   acc.counters.clear();
-  acc.counters.reserve(counter_phys_.size());
-  for (Phys p : counter_phys_) acc.counters.push_back(ValueCounter::make(p));
+  acc.counters.reserve(counter_shapes_.size());
+  for (const CounterShape& c : counter_shapes_) acc.counters.push_back(ValueCounter::make(c.phys, c.list));
 }
 
 void AggsHandler::checkLayout(const Accumulators& acc) const {
   if (acc.slots.size() != descs_.size()) {
     throw InputError(fmt::format("accumulators hold {} aggregates, the query has {}", acc.slots.size(), descs_.size()));
   }
-  if (acc.counters.size() != counter_phys_.size()) {
+  if (acc.counters.size() != counter_shapes_.size()) {
     throw InputError(fmt::format("accumulators hold {} value maps, the query needs {}", acc.counters.size(),
-                                 counter_phys_.size()));
+                                 counter_shapes_.size()));
   }
-  for (size_t i = 0; i < counter_phys_.size(); ++i) {
-    if (acc.counters[i]->phys() != counter_phys_[i]) {
+  for (size_t i = 0; i < counter_shapes_.size(); ++i) {
+    if (acc.counters[i]->phys() != counter_shapes_[i].phys) {
       throw InputError(fmt::format("value map {} holds {} values, the query needs {}", i,
-                                   physName(acc.counters[i]->phys()), physName(counter_phys_[i])));
+                                   physName(acc.counters[i]->phys()), physName(counter_shapes_[i].phys)));
+    }
+    if (acc.counters[i]->isList() != counter_shapes_[i].list) {
+      throw InputError(fmt::format("value map {} is {}, the query needs {}", i,
+                                   acc.counters[i]->isList() ? "a list" : "a map",
+                                   counter_shapes_[i].list ? "a list" : "a map"));
     }
   }
 }
@@ -385,6 +485,13 @@ void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter
       }
       return;
     }
+    case AggKind::kFirstValue:
+    case AggKind::kLastValue:
+    case AggKind::kListAgg:
+      counter->add(col, row, delta);
+      // Insert-only FIRST_VALUE / LAST_VALUE need one value (FirstValueAggFunction / LastValueAggFunction).
+      if (!with_retraction_ && d.kind != AggKind::kListAgg) counter->keepOnlyExtreme(d.kind == AggKind::kLastValue);
+      return;
     case AggKind::kMin:
     case AggKind::kMax: {
       const bool max = d.kind == AggKind::kMax;
@@ -459,6 +566,13 @@ void AggsHandler::getValue(const Accumulators& acc, std::vector<AggValue>& out) 
           q = types::wrapToType(d.arg_type, q);
           v.l = q;
         }
+        break;
+      case AggKind::kFirstValue:
+      case AggKind::kLastValue:
+        if (!acc.counters[static_cast<size_t>(d.counter)]->extreme(d.kind == AggKind::kLastValue, v)) v.is_null = true;
+        break;
+      case AggKind::kListAgg:
+        if (!acc.counters[static_cast<size_t>(d.counter)]->join(d.separator, v.s)) v.is_null = true;
         break;
       case AggKind::kMin:
       case AggKind::kMax:

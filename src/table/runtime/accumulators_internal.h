@@ -37,9 +37,12 @@ struct AggSlot {
   int64_t value = 0;
 };
 
-/// An ordered value -> count map over one column (Flink's MapView in MinWithRetractAggFunction /
-/// MaxWithRetractAggFunction and in the distinct view of DistinctAggCodeGen). A count that drops to 0
-/// removes the value.
+/// A multiset of one column's values: ordered by value (a value -> count map: Flink's MapView in
+/// MinWithRetractAggFunction / MaxWithRetractAggFunction and in the distinct view of DistinctAggCodeGen;
+/// a count that drops to 0 removes the value), or, made with `list`, in arrival order (the ListView of
+/// ListAggWithRetractAggFunction and the order maps of First/LastValueWithRetractAggFunction: adding
+/// appends, retracting removes the value's earliest occurrence; a retraction of an absent value is
+/// ignored). For a list, "smallest" is the first value and "largest" the last.
 class ValueCounter {
  public:
   virtual ~ValueCounter() = default;
@@ -53,14 +56,22 @@ class ValueCounter {
   virtual size_t size() const = 0;
   /// Physical class of the values.
   virtual Phys phys() const = 0;
+  /// True for an arrival-ordered list.
+  virtual bool isList() const { return false; }
+  /// Appends the (string) values in order, `separator` between them, to `out` (LISTAGG); false when empty.
+  virtual bool join(std::string_view separator, std::string& out) const {
+    (void)separator;
+    (void)out;
+    return false;
+  }
   /// Writes the entries in value order: varint number of entries, then per entry the value (int64 or
   /// the double's bits, 8 bytes; a string as varint length + bytes) and its int64 count.
   virtual void serialize(runtime::DataOutputView& out) const = 0;
-  /// A fresh, empty counter over values of class `p`.
-  static std::unique_ptr<ValueCounter> make(Phys p);
+  /// A fresh, empty counter over values of class `p` (an arrival-ordered list when `list`).
+  static std::unique_ptr<ValueCounter> make(Phys p, bool list = false);
   /// A counter of class `p` read from serialize()'s form. Throws InputError on malformed bytes (a value
-  /// twice, a zero count, truncation).
-  static std::unique_ptr<ValueCounter> deserialize(Phys p, runtime::DataInputView& in);
+  /// twice, a zero count, truncation). A list's form: varint number of values, then each value.
+  static std::unique_ptr<ValueCounter> deserialize(Phys p, runtime::DataInputView& in, bool list = false);
 };
 
 /// All accumulators of one group (one key, or one key in one window). `record_count` is the number of
@@ -74,8 +85,8 @@ struct Accumulators {
 
 /// The snapshot form of Accumulators, as the state layer's descriptors take a serializer (static
 /// serialize / deserialize, like TypeSerializer): u8 version (1), int64 record_count, varint number of
-/// slots and per slot int64 count and value, varint number of counters and per counter u8 Phys then
-/// ValueCounter::serialize. Used only by snapshots and restores, never per row. Any thread.
+/// slots and per slot int64 count and value, varint number of counters and per counter u8 Phys (plus
+/// kListFlag for a list) then ValueCounter::serialize. Used only by snapshots and restores, never per row. Any thread.
 struct AccumulatorsSerializer {
   static void serialize(const Accumulators& acc, runtime::DataOutputView& out);
   /// Throws InputError on malformed bytes (unknown version or Phys, truncation).
@@ -129,6 +140,7 @@ class AggsHandler {
     Phys result_phys;
     int counter = -1;    ///< index into Accumulators::counters, or -1
     std::string name;
+    std::string separator;  ///< LISTAGG
   };
 
   void update(Accumulators& acc, const types::RowBatch& batch, size_t row, int64_t delta) const;
@@ -137,7 +149,11 @@ class AggsHandler {
 
   std::vector<Desc> descs_;
   std::vector<types::LogicalType> result_types_;
-  std::vector<Phys> counter_phys_;  ///< physical class of each counter's values
+  struct CounterShape {
+    Phys phys;
+    bool list;
+  };
+  std::vector<CounterShape> counter_shapes_;  ///< class of each counter's values, and whether it is a list
   bool with_retraction_;
 };
 

@@ -45,6 +45,16 @@ LogicalType AggregateCall::resultType(AggKind kind, const LogicalType& arg) {
           throw UserError(fmt::format("AVG does not support argument type {}; it needs a numeric type",
                                       arg.toString()));
       }
+    case AggKind::kListAgg:
+      if (!arg.isString())
+        throw UserError(fmt::format("LISTAGG does not support argument type {}; it needs a string", arg.toString()));
+      return LogicalType::string(true);
+    case AggKind::kFirstValue:
+    case AggKind::kLastValue:
+      if (arg.id == TypeId::kNull || arg.id == TypeId::kRow)
+        throw UserError(fmt::format("{} does not support argument type {}",
+                                    kind == AggKind::kFirstValue ? "FIRST_VALUE" : "LAST_VALUE", arg.toString()));
+      return arg.withNullable(true);
     case AggKind::kMin:
     case AggKind::kMax:
       if (arg.id == TypeId::kNull) {

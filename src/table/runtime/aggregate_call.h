@@ -12,7 +12,11 @@
 
 namespace sluice::table {
 
-enum class AggKind { kCountStar, kCount, kSum, kMin, kMax, kAvg };
+/// FIRST_VALUE / LAST_VALUE: the first / last non-NULL value in arrival order (Flink's
+/// FirstValueWithRetractAggFunction / LastValueWithRetractAggFunction: a retraction removes the value's
+/// earliest occurrence); LISTAGG: the non-NULL string values in arrival order joined by `separator`
+/// (ListAggWithRetractAggFunction). All three: the argument's type (LISTAGG: STRING), NULL when no value.
+enum class AggKind { kCountStar, kCount, kSum, kMin, kMax, kAvg, kFirstValue, kLastValue, kListAgg };
 
 struct AggregateCall {
   AggKind kind = AggKind::kCountStar;
@@ -24,6 +28,7 @@ struct AggregateCall {
   int filter_arg = -1;
   types::LogicalType arg_type;
   types::LogicalType result_type;
+  std::string separator = ",";  ///< LISTAGG's second argument (a literal), Flink's default ','
   std::string name;            ///< e.g. "COUNT(*)", "AVG(DEPARTURE_DELAY)" for explain
 
   /// The Flink result type of `kind` over `arg` (see above). Throws UserError on a non-numeric SUM/AVG.

@@ -104,5 +104,31 @@ TEST_F(AccumulatorsSerializerTest, LayoutOfAnotherQueryIsRefused) {
   EXPECT_THROW(other.checkLayout(deserialize(serialize(acc_))), InputError);
 }
 
+TEST(AccumulatorsListTest, ListsRoundTripInArrivalOrderAndAreNotMaps) {
+  AggregateCall listagg = call(AggKind::kListAgg, 2);
+  listagg.separator = "-";
+  agg::AggsHandler h(inputType(), {call(AggKind::kFirstValue, 1), call(AggKind::kLastValue, 0), listagg}, true);
+  agg::Accumulators acc;
+  h.init(acc);
+  const types::RowBatch b =
+      makeBatch(inputType(), {ins({int64_t{7}, 2.5, "q"}), ins({int64_t{3}, 1.0, "b"}), ins({int64_t{7}, 2.5, "q"}),
+                              del({int64_t{7}, 2.5, "q"}), ins({int64_t{9}, kNull, kNull})});
+  for (size_t r = 0; r < 3; ++r) h.accumulate(acc, b, r);
+  h.retract(acc, b, 3);  // the earliest (7, 2.5, q) leaves: order (3, 1.0, b), (7, 2.5, q)
+  h.accumulate(acc, b, 4);
+  agg::Accumulators restored = deserialize(serialize(acc));
+  h.checkLayout(restored);
+  std::vector<agg::AggValue> v;
+  h.getValue(restored, v);
+  EXPECT_EQ(v[0].d, 1.0);      // FIRST_VALUE(d)
+  EXPECT_EQ(v[1].l, 9);        // LAST_VALUE(v)
+  EXPECT_EQ(v[2].s, "b-q");    // LISTAGG(s, '-'): the NULL skipped
+  // A value map where a list is needed (MIN instead of FIRST_VALUE over d) is refused.
+  agg::AggsHandler other(inputType(), {call(AggKind::kMin, 1), call(AggKind::kLastValue, 0), listagg}, true);
+  EXPECT_THROW(other.checkLayout(restored), InputError);
+  const std::string bytes = serialize(acc);
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(deserialize(std::string_view(bytes).substr(0, n)), InputError);
+}
+
 }  // namespace
 }  // namespace sluice::table
