@@ -182,7 +182,7 @@ class HeapStateTable {
     Group& w = writableGroup(key_group, versions_->highestLive());
     if ((w.size + 1) * 4 > w.slots.size() * 3) grow(w);
     const size_t pos = probe(w, h, key, ns);
-    auto* e = new Entry{internal::StateKey{std::string(key), std::string(ns)}, make(), version_};
+    auto* e = new Entry{internal::StateKey(key, ns), make(), version_};
     w.slots[pos] = Slot{e, h};
     ++w.size;
     ++size_;
@@ -249,7 +249,7 @@ class HeapStateTable {
   static constexpr size_t kMinSlots = 8;
 
   static uint64_t hashOf(std::string_view key, std::string_view ns) {
-    return internal::StateKeyHash{}(internal::StateKeyView{key, ns});
+    return internal::stateKeyHash(key, ns);
   }
   /// The slot holding (key, ns), or the free slot where it would go.
   static size_t probe(const Group& g, uint64_t h, std::string_view key, std::string_view ns) {
@@ -257,7 +257,7 @@ class HeapStateTable {
     for (size_t pos = static_cast<size_t>(h) & mask;; pos = (pos + 1) & mask) {
       const Slot& s = g.slots[pos];
       if (s.entry == nullptr) return pos;
-      if (s.hash == h && s.entry->key.key == key && s.entry->key.ns == ns) return pos;
+      if (s.hash == h && s.entry->key.equals(key, ns)) return pos;
     }
   }
   size_t index(int32_t key_group) const {

@@ -10,44 +10,8 @@ namespace sluice::runtime::state {
 
 namespace {
 
-/// The bytes of a timer, key then namespace, inline up to kInline bytes (a window timer's 8-byte key and
-/// 16-byte namespace fit), else on the heap: registering a timer allocates nothing in the common case.
-class TimerBytes {
- public:
-  static constexpr size_t kInline = 32;
-  TimerBytes() = default;
-  TimerBytes(std::string_view key, std::string_view ns) { assign(key, ns); }
-  TimerBytes(TimerBytes&& o) noexcept { *this = std::move(o); }
-  TimerBytes& operator=(TimerBytes&& o) noexcept {
-    key_len_ = o.key_len_;
-    size_ = o.size_;
-    heap_ = std::move(o.heap_);
-    if (!heap_) std::memcpy(inline_, o.inline_, size_);
-    return *this;
-  }
-  void assign(std::string_view key, std::string_view ns) {
-    key_len_ = static_cast<uint32_t>(key.size());
-    size_ = static_cast<uint32_t>(key.size() + ns.size());
-    char* p = inline_;
-    if (size_ > kInline) {
-      heap_ = std::make_unique<char[]>(size_);
-      p = heap_.get();
-    } else {
-      heap_.reset();
-    }
-    if (!key.empty()) std::memcpy(p, key.data(), key.size());
-    if (!ns.empty()) std::memcpy(p + key.size(), ns.data(), ns.size());
-  }
-  std::string_view key() const { return {data(), key_len_}; }
-  std::string_view ns() const { return {data() + key_len_, size_ - key_len_}; }
-
- private:
-  const char* data() const { return heap_ ? heap_.get() : inline_; }
-  char inline_[kInline];
-  std::unique_ptr<char[]> heap_;
-  uint32_t key_len_ = 0;
-  uint32_t size_ = 0;
-};
+/// The bytes of a timer, key then namespace (inline in the common case: registering allocates nothing).
+using TimerBytes = internal::StateKey;
 
 /// The first 8 key bytes as a big-endian number (zero-padded): comparing two of them orders two keys as
 /// their bytes do whenever they differ, so most ties in time need no byte comparison.
@@ -59,7 +23,7 @@ uint64_t keyPrefix(std::string_view key) {
 }
 
 uint64_t timerHash(int64_t time, std::string_view key, std::string_view ns) {
-  return hashCombine(hashCombine(mix64(static_cast<uint64_t>(time)), hashBytes(key)), hashBytes(ns));
+  return internal::fastBytesHash(ns, internal::fastBytesHash(key, static_cast<uint64_t>(time)));
 }
 
 /// Timer order: time, then key bytes, then namespace bytes (a total order, so firing is deterministic).
@@ -74,10 +38,10 @@ bool timerLess(int64_t ta, uint64_t pa, const TimerBytes& a, int64_t tb, uint64_
 
 }  // namespace
 
-/// One key group's timers (Flink's HeapPriorityQueueSet): a binary heap of slot numbers plus an
-/// open-addressing hash set of the same slots, which deduplicates and finds a timer to delete. A timer
-/// is a slot of one flat vector (reused through a free list), so neither structure holds a node per
-/// timer; the slot records its heap position, so removal is O(log n).
+/// One key group's timers (Flink's HeapPriorityQueueSet): a binary heap of (time, key prefix, slot
+/// number) plus an open-addressing hash set of the same slots, which deduplicates and finds a timer to
+/// delete. A timer is a slot of one flat vector (reused through a free list), so neither structure holds
+/// a node per timer; a dense array records each slot's heap position, so removal is O(log n).
 class KeyGroupPartitionedTimerQueue::GroupQueue {
  public:
   /// Adds a timer; false when it is queued already. `became_head`: the new timer is now the earliest.
@@ -92,61 +56,67 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
       slots_[s].bytes.assign(key, ns);
     } else {
       s = static_cast<uint32_t>(slots_.size());
-      slots_.push_back(Slot{time, 0, h, 0, TimerBytes(key, ns)});
+      slots_.push_back(Slot{time, h, TimerBytes(key, ns)});
+      heap_pos_.push_back(0);
     }
     Slot& slot = slots_[s];
     slot.time = time;
-    slot.prefix = keyPrefix(key);
     slot.hash = h;
     insertIndex(s);
     ++count_;
-    heap_.push_back(s);
+    heap_.push_back(HeapItem{time, keyPrefix(key), s});
     siftUp(heap_.size() - 1);
-    became_head = heap_.front() == s;
+    became_head = heap_.front().slot == s;
     return true;
   }
   /// Removes a timer; false when it was not queued. `was_head`: it was the earliest.
   bool remove(std::string_view key, std::string_view ns, int64_t time, bool& was_head) {
     const uint32_t s = findSlot(timerHash(time, key, ns), time, key, ns);
     if (s == kNone) return false;
-    was_head = slots_[s].heap_pos == 0;
+    was_head = heap_pos_[s] == 0;
     removeSlot(s);
     return true;
   }
   bool empty() const { return heap_.empty(); }
   /// Time of the earliest timer; the queue must not be empty.
-  int64_t headTime() const { return slots_[heap_.front()].time; }
-  uint64_t headPrefix() const { return slots_[heap_.front()].prefix; }
-  const TimerBytes& headBytes() const { return slots_[heap_.front()].bytes; }
+  int64_t headTime() const { return heap_.front().time; }
+  uint64_t headPrefix() const { return heap_.front().prefix; }
+  const TimerBytes& headBytes() const { return slots_[heap_.front().slot].bytes; }
   /// Removes the earliest timer, copying it into `out` (its strings keep their capacity).
   void pollHead(TimerEntry& out) {
-    const Slot& slot = slots_[heap_.front()];
+    const uint32_t s = heap_.front().slot;
+    const Slot& slot = slots_[s];
     out.time = slot.time;
     out.key.assign(slot.bytes.key());
     out.ns.assign(slot.bytes.ns());
-    removeSlot(heap_.front());
+    removeSlot(s);
   }
   size_t size() const { return heap_.size(); }
   /// Calls fn(time, key, ns) for every timer, in no particular order.
   template <typename Fn>
   void forEach(Fn&& fn) const {
-    for (uint32_t s : heap_) fn(slots_[s].time, slots_[s].bytes.key(), slots_[s].bytes.ns());
+    for (const HeapItem& i : heap_) fn(i.time, slots_[i.slot].bytes.key(), slots_[i.slot].bytes.ns());
   }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Slot {
     int64_t time = 0;
-    uint64_t prefix = 0;  ///< keyPrefix(key)
     uint64_t hash = 0;
-    uint32_t heap_pos = 0;
     TimerBytes bytes;
   };
+  /// A heap element carries what orders it, so sifting reads the slots only on a tie of time and key
+  /// prefix (the slots are five times larger and scattered).
+  struct HeapItem {
+    int64_t time;
+    uint64_t prefix;  ///< keyPrefix(key)
+    uint32_t slot;
+  };
 
-  bool less(uint32_t a, uint32_t b) const {
-    const Slot& x = slots_[a];
-    const Slot& y = slots_[b];
-    return timerLess(x.time, x.prefix, x.bytes, y.time, y.prefix, y.bytes);
+  bool less(const HeapItem& a, const HeapItem& b) const {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    return timerLess(a.time, a.prefix, slots_[a.slot].bytes, b.time, b.prefix, slots_[b.slot].bytes);
   }
   size_t mask() const { return index_.size() - 1; }
   // index_ entries: slot + 1, 0 = empty; linear probing, deletion by backward shift (no tombstones).
@@ -156,7 +126,7 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
       const uint32_t e = index_[i];
       if (e == 0) return kNone;
       const Slot& slot = slots_[e - 1];
-      if (slot.hash == h && slot.time == time && slot.bytes.key() == key && slot.bytes.ns() == ns) return e - 1;
+      if (slot.hash == h && slot.time == time && slot.bytes.equals(key, ns)) return e - 1;
     }
   }
   void insertIndex(uint32_t s) {
@@ -189,7 +159,7 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
   void removeSlot(uint32_t s) {
     eraseIndex(s);
     --count_;
-    const size_t pos = slots_[s].heap_pos;
+    const size_t pos = heap_pos_[s];
     const size_t last = heap_.size() - 1;
     if (pos != last) {
       place(heap_[last], pos);
@@ -201,12 +171,12 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
     }
     free_.push_back(s);
   }
-  void place(uint32_t s, size_t pos) {
-    heap_[pos] = s;
-    slots_[s].heap_pos = static_cast<uint32_t>(pos);
+  void place(const HeapItem& item, size_t pos) {
+    heap_[pos] = item;
+    heap_pos_[item.slot] = static_cast<uint32_t>(pos);
   }
   void siftUp(size_t pos) {
-    const uint32_t s = heap_[pos];
+    const HeapItem s = heap_[pos];
     while (pos > 0) {
       const size_t parent = (pos - 1) / 2;
       if (!less(s, heap_[parent])) break;
@@ -216,7 +186,7 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
     place(s, pos);
   }
   void siftDown(size_t pos) {
-    const uint32_t s = heap_[pos];
+    const HeapItem s = heap_[pos];
     const size_t n = heap_.size();
     while (true) {
       size_t child = 2 * pos + 1;
@@ -231,7 +201,8 @@ class KeyGroupPartitionedTimerQueue::GroupQueue {
 
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_;
-  std::vector<uint32_t> heap_;
+  std::vector<HeapItem> heap_;
+  std::vector<uint32_t> heap_pos_;  ///< by slot: its position in heap_
   std::vector<uint32_t> index_;
   size_t count_ = 0;
 };

@@ -162,7 +162,7 @@ class AbstractKeyedState : public SnapshotableKeyedState {
     const KeyGroupRange& r = table_.range();
     for (int32_t g = r.start; g <= r.end; ++g) {
       table_.forEachMutable(g, [&](const internal::StateKey& k, S& v) {
-        fn(std::string_view(k.key), g, std::string_view(k.ns), v);
+        fn(k.key(), g, k.ns(), v);
       });
     }
   }
@@ -236,14 +236,14 @@ class AbstractKeyedState : public SnapshotableKeyedState {
     entries.reserve(n);
     for_each([&](const internal::StateKey& k, const S& v) { entries.emplace_back(&k, &v); });
     std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-      return a.first->key != b.first->key ? a.first->key < b.first->key : a.first->ns < b.first->ns;
+      return a.first->key() != b.first->key() ? a.first->key() < b.first->key() : a.first->ns() < b.first->ns();
     });
     std::string scratch;
     for (const auto& [k, v] : entries) writeEntry(*k, *v, scratch, out);
   }
   static void writeEntry(const internal::StateKey& k, const S& v, std::string& scratch, DataOutputView& out) {
-    internal::writeBytesField(out, k.key);
-    internal::writeBytesField(out, k.ns);
+    internal::writeBytesField(out, k.key());
+    internal::writeBytesField(out, k.ns());
     scratch.clear();
     DataOutputView value_out(scratch);
     SSer::serialize(v, value_out);

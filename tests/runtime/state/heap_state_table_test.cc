@@ -41,7 +41,8 @@ Model contents(const View& t) {
   for (int32_t g = kRange.start; g <= kRange.end; ++g) {
     size_t n = 0;
     t.forEach(g, [&](const internal::StateKey& k, const int64_t& v) {
-      EXPECT_TRUE(m.emplace(std::make_tuple(g, k.key, k.ns), v).second) << "entry seen twice: " << k.key;
+      EXPECT_TRUE(m.emplace(std::make_tuple(g, std::string(k.key()), std::string(k.ns())), v).second)
+          << "entry seen twice: " << k.key();
       ++n;
     });
     EXPECT_EQ(n, t.groupSize(g));
@@ -93,7 +94,7 @@ TEST(HeapStateTableTest, RandomOperationsAgainstAModelWithSnapshots) {
       // Changes every value of a group in place.
       table.forEachMutable(g, [&](const internal::StateKey& k, int64_t& v) {
         v = v % 1000 + 1;
-        model[std::make_tuple(g, k.key, k.ns)] = v;
+        model[std::make_tuple(g, std::string(k.key()), std::string(k.ns()))] = v;
       });
     } else if (op < 97 && snapshots.size() < 3 && rng() % 8 == 0) {
       snapshots.push_back(Snapshot{table.freeze(), model});
