@@ -141,6 +141,7 @@ class ColumnPruner {
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
+      case RelKind::kReplicateRows:
         for (const auto& in : rel.inputs) n.in_needed.push_back(every(in));
         return;
       case RelKind::kCalc: {
@@ -221,7 +222,8 @@ class ColumnPruner {
       }
       case RelKind::kChangelogNormalize:
       case RelKind::kRank:
-      case RelKind::kDeduplicate: {
+      case RelKind::kDeduplicate:
+      case RelKind::kReplicateRows: {
         const Pruned& child = build(rel->inputs[0]);
         if (child.rel == rel->inputs[0]) return identity(rel);
         auto copy = std::make_shared<RelNode>(*rel);

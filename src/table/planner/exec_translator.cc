@@ -15,6 +15,7 @@
 #include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/over_aggregate.h"
 #include "table/runtime/rank_operator.h"
+#include "table/runtime/replicate_rows.h"
 #include "table/runtime/streaming_join.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
@@ -219,6 +220,12 @@ class Translator {
         auto t = make(graph::TransformationKind::kOneInput, "Join", rel, {left, right}, -1);
         t->factory = makeStreamingJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
                                               countProducers(left));
+        return t;
+      }
+      case RelKind::kReplicateRows: {
+        auto in = input(rel, 0);
+        auto t = make(graph::TransformationKind::kOneInput, "Correlate", rel, {in}, in->parallelism);
+        t->factory = makeReplicateRowsFactory(rel.inputs[0]->row_type);
         return t;
       }
       case RelKind::kUnion: {

@@ -171,6 +171,10 @@ std::string RelNode::describe() const {
                          join.right_spec.toString());
     }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
+    case RelKind::kReplicateRows:
+      // Flink: Correlate(invocation=[$REPLICATE_ROWS$1($0, ...)], ...) after a GroupAggregate.
+      return fmt::format("Correlate(invocation=[$REPLICATE_ROWS$1({})], select=[{}])",
+                         fmt::join(inputs[0]->row_type.names, ", "), fmt::join(row_type.names, ", "));
     case RelKind::kRank:
     case RelKind::kDeduplicate:
       return describeRank(*this);

@@ -30,6 +30,7 @@ enum class RelKind {
   kRank,              ///< Top-N per partition (`rank`): ROW_NUMBER filter, ORDER BY ... LIMIT, LIMIT
   kDeduplicate,       ///< first/last row per key on a time attribute (`rank`)
   kOverAggregate,     ///< OVER window aggregates (`over`): each input row followed by its aggregates
+  kReplicateRows,     ///< INTERSECT / EXCEPT ALL: input [n, cols...] -> n copies of cols (ReplicateRowsFunction)
 };
 
 struct RelNode;

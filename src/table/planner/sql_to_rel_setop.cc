@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "table/functions/calc_program.h"
 #include "table/planner/sql_to_rel_internal.h"
+#include "table/runtime/replicate_rows.h"
 #include "table/planner/type_coercion.h"
 #include "table/runtime/values_source.h"
 
@@ -232,7 +233,6 @@ RelNodePtr SqlToRelConverter::Impl::convertSetOperation(const sql::SelectStmt& s
   const char* what = op.kind == sql::SetOpKind::kUnion       ? "UNION"
                      : op.kind == sql::SetOpKind::kIntersect ? "INTERSECT"
                                                              : "EXCEPT";
-  if (op.all) fail(op.pos, fmt::format("{} ALL is not supported yet (only UNION ALL and {} DISTINCT)", what, what));
   std::vector<RelNodePtr> sides = unifyBranches({convertQueryRel(*op.left), convertQueryRel(*op.right)},
                                                 {op.left->pos, op.right->pos}, what);
   const size_t width = sides[0]->row_type.size();
@@ -271,7 +271,28 @@ RelNodePtr SqlToRelConverter::Impl::convertSetOperation(const sql::SelectStmt& s
                                                              : makeCall(ScalarOp::kEquals, {right_count, zero});
   std::vector<ExprPtr> out;
   for (size_t c = 0; c < width; ++c) out.push_back(makeInputRef(static_cast<int>(c), agg->row_type.types[c]));
-  return makeCalc(agg, makeCall(ScalarOp::kAnd, {left_seen, right_cond}), out, names);
+  if (!op.all) return makeCalc(agg, makeCall(ScalarOp::kAnd, {left_seen, right_cond}), out, names);
+  // ALL: each distinct row min(l, r) (INTERSECT) or l - r (EXCEPT) times, Calcite's rules with a
+  // replicate-rows table function after the aggregate.
+  ExprPtr left_count = makeInputRef(static_cast<int>(width), count_type);
+  ExprPtr times = op.kind == sql::SetOpKind::kIntersect
+                      ? makeCall(ScalarOp::kCase, {makeCall(ScalarOp::kGreaterThan, {left_count, right_count}),
+                                                   right_count, left_count})
+                      : makeCall(ScalarOp::kMinus, {left_count, right_count});
+  std::vector<ExprPtr> counted = {times};
+  std::vector<std::string> counted_names = {"$times"};
+  for (size_t c = 0; c < width; ++c) {
+    counted.push_back(out[c]);
+    counted_names.push_back(names[c]);
+  }
+  RelNodePtr calc = makeCalc(agg, makeCall(ScalarOp::kGreaterThan, {times, zero}), counted, counted_names);
+  auto rep = std::make_shared<RelNode>();
+  rep->kind = RelKind::kReplicateRows;
+  rep->inputs = {calc};
+  rep->row_type = ReplicateRowsOperator::outputType(calc->row_type);
+  rep->rowtime.assign(rep->row_type.size(), false);
+  rep->changelog = calc->changelog;
+  return rep;
 }
 
 }  // namespace sluice::table

@@ -178,6 +178,7 @@ class SubplanReuser {
         break;
       case RelKind::kUnion:
       case RelKind::kSink:
+      case RelKind::kReplicateRows:
         break;
     }
     return d;
