@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "runtime/time/processing_time_service.h"
 #include "table/functions/calc_program.h"
+#include "types/value_format.h"
 
 namespace sluice::table {
 
@@ -71,7 +72,7 @@ void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
   SLUICE_CHECK(wm.type().isInt64Backed() && rowtime.type().isInt64Backed(),
                "watermark assigner: row-time {} and watermark {} columns must hold ms values",
                rowtime.type().toString(), wm.type().toString());
-  current_watermark_ = maxWatermarkOf(rowtime, wm, current_watermark_);
+  current_watermark_ = maxWatermarkOf(rowtime, wm, current_watermark_, &batch);
 
   if (output_columns_.empty()) {
     output_->collect(std::move(batch));
@@ -116,11 +117,17 @@ void WatermarkAssignerOperator::emitMax() {
   output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
 }
 
-int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current) {
-  const size_t rows = rowtime.size();
-  for (size_t r = 0; r < rows; ++r) {
+int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current,
+                       const types::RowBatch* rows) {
+  const size_t n = rowtime.size();
+  for (size_t r = 0; r < n; ++r) {
     if (rowtime.isNull(r)) {
-      throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
+      std::string where;
+      if (rows != nullptr && r < rows->numRows()) {
+        where = " The row time is NULL in the row ";
+        types::formatRow(*rows, r, where);
+      }
+      throw UserError("RowTime field should not be null, please convert it to a non-null long value." + where);
     }
     if (!watermark.isNull(r)) current = std::max(current, watermark.getLong(r));
   }
@@ -144,7 +151,7 @@ std::optional<int64_t> RowtimeWatermarkGenerator::evaluate(const RowBatch& batch
                "watermark push-down: row-time {} and watermark {} must hold ms values", out.column(0).type().toString(),
                wm.type().toString());
   constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
-  const int64_t max = maxWatermarkOf(out.column(0), wm, kNone);
+  const int64_t max = maxWatermarkOf(out.column(0), wm, kNone, &batch);
   if (max == kNone) return std::nullopt;
   return max;
 }

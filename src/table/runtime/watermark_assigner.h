@@ -79,7 +79,10 @@ class WatermarkAssignerOperator : public runtime::StreamOperator {
 /// Folds one batch into a watermark candidate: the maximum of `current` and the non-NULL values of
 /// `watermark` (ms). Throws UserError ("RowTime field should not be null, ...") on a NULL in `rowtime`.
 /// Shared by the WatermarkAssigner and the watermark pushed into a source.
-int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current);
+/// `rows` (optional, the batch the columns belong to or were computed from, row for row) is quoted in the
+/// error so a user can find the offending input row.
+int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current,
+                       const types::RowBatch* rows = nullptr);
 
 /// The watermark expression pushed into a source (Flink's watermark push-down): evaluates the row time
 /// and `WATERMARK FOR` expression over the rows the source produces, as the Calc + WatermarkAssigner
