@@ -390,14 +390,18 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
     fail(c.children[0]->pos, fmt::format("The first argument of {} must be TABLE t", c.name));
   if (c.children[1]->kind != sql::ExprKind::kDescriptor || c.children[1]->names.size() != 1)
     fail(c.children[1]->pos, fmt::format("The second argument of {} must be DESCRIPTOR(time_column)", c.name));
-  FromResult in = convertNamed(c.children[0]->names, std::nullopt, c.children[0]->pos);
+  const sql::Expr& table_arg = *c.children[0];
+  // TABLE (query) reads its subquery; the window's columns are then qualified by the alias only.
+  const std::string table_name = table_arg.subquery ? "(subquery)" : sql::qualifiedNameToString(table_arg.names);
+  FromResult in = table_arg.subquery ? fromRel(convertQueryRel(*table_arg.subquery), "")
+                                     : convertNamed(table_arg.names, std::nullopt, table_arg.pos);
   const std::string& col = c.children[1]->names[0];
   const ScopeColumn* tc = nullptr;
   for (const auto& sc : in.scope.columns)
     if (sc.name == col && sc.nested.empty() && !sc.row_value) tc = &sc;
   if (tc == nullptr)
     fail(c.children[1]->pos,
-         fmt::format("Column '{}' not found in table '{}'", col, sql::qualifiedNameToString(c.children[0]->names)));
+         fmt::format("Column '{}' not found in table '{}'", col, table_name));
   if (!tc->rowtime)
     fail(c.children[1]->pos,
          fmt::format("The window function requires the timecol is a time attribute type, but is {}.",
@@ -444,7 +448,7 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
                                     "multiple of step, but got maxSize {} ms and step {} ms.",
                                     out.window.size_ms, out.window.slide_ms));
   }
-  std::string q = ref.alias ? *ref.alias : c.children[0]->names.back();
+  std::string q = ref.alias ? *ref.alias : table_arg.subquery ? "" : table_arg.names.back();
   for (auto& sc : out.scope.columns) sc.qualifier = q;
   for (const char* n : {"window_start", "window_end", "window_time"})
     out.scope.columns.push_back({q, n, -1, LogicalType::timestamp(3, false), false, true});

@@ -227,7 +227,7 @@ std::string Expr::toString() const {
       for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
       return out + ")";
     }
-    case ExprKind::kTableArg: return "TABLE " + qualifiedNameToString(names);
+    case ExprKind::kTableArg: return subquery ? "TABLE (subquery)" : "TABLE " + qualifiedNameToString(names);
     case ExprKind::kOver: return fmt::format("{} OVER {}", childText(*this, 0), over ? over->toString() : "?");
   }
   return "?";

@@ -81,7 +81,8 @@ enum class ExprKind : uint8_t {
                 ///<  Window TVFs inside TABLE(...): name "TUMBLE"/"HOP"/"CUMULATE", children =
                 ///<    {kTableArg, kDescriptor, interval...}.
   kDescriptor,  ///< DESCRIPTOR(a, b): `names` = the column names (unqualified)
-  kTableArg,    ///< TABLE t (a window TVF's table argument): `names` = the table name parts
+  kTableArg,    ///< TABLE t or TABLE (query) (a window TVF's table argument): `names` = the table name parts,
+                ///<    or `subquery` (names empty)
   kOver,        ///< fn(...) OVER window: children = {the kCall}; `over` = the window (ast_window.cc)
   kExists,      ///< EXISTS (query): `subquery`, no children (NOT EXISTS is kUnary NOT over it)
 };
@@ -153,7 +154,7 @@ struct Expr {
   TrimMode trim_mode = TrimMode::kBoth;  ///< kCall TRIM
   /// kOver: the window, immutable once parsed (clones share it).
   std::shared_ptr<const OverWindow> over;
-  std::shared_ptr<const Query> subquery;  ///< kIn: the subquery of x IN (SELECT ...); kExists; else null (shared by clones)
+  std::shared_ptr<const Query> subquery;  ///< kIn: the subquery of x IN (SELECT ...); kExists; kTableArg; else null (shared by clones)
   /// kCall: the condition of `agg(...) FILTER (WHERE cond)`, else null (immutable, shared by clones).
   std::shared_ptr<const Expr> filter;
 

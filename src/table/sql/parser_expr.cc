@@ -286,8 +286,16 @@ ExprPtr Parser::parseWordPrimary() {
     }
     if (u == "TABLE") {
       next();
-      if (peek().isSymbol("(")) unsupported(peek(), "TABLE (subquery) as a table argument");
       auto e = makeNode(ExprKind::kTableArg, t.pos, false);
+      if (peek().isSymbol("(")) {
+        // TABLE (query): a window TVF over a subquery, as Calcite's table-argument grammar allows.
+        next();
+        if (!startsQuery(0)) unexpected(peek(), {"SELECT", "WITH", "VALUES", "("});
+        e->subquery = parseQuery();
+        if (!peek().isSymbol(")")) unexpected(peek(), {")"});
+        next();
+        return e;
+      }
       e->names = parseQualifiedName("a table name");
       return e;
     }
