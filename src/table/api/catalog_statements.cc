@@ -174,7 +174,8 @@ void checkDatabase(const sql::Statement& st, std::string_view script) {
 std::vector<std::string> functionNames() {
   std::vector<std::string> names = scalarFunctionNames();
   for (const char* n : {"AVG", "CAST", "COUNT", "CUMULATE", "DENSE_RANK", "HOP", "MAX", "MIN", "RANK", "ROW_NUMBER",
-                        "SUM", "TRY_CAST", "TUMBLE", "EXTRACT", "OVERLAY", "POSITION", "TRIM"})
+                        "SUM", "TRY_CAST", "TUMBLE", "EXTRACT", "OVERLAY", "POSITION", "TRIM", "STDDEV_POP",
+                        "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "FIRST_VALUE", "LAST_VALUE", "LISTAGG"})
     names.push_back(n);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());

@@ -102,6 +102,11 @@ bool applyStatement(sql::Statement& st, std::string_view script, Catalog& catalo
                                              "give the columns distinct aliases",
                                              c.name),
                                  script, resolved.as_pos, "SQL validation error");
+          if (row.types[i].id == types::TypeId::kNull)
+            sql::throwSqlError(fmt::format("Illegal use of 'NULL': column '{}' of CREATE TABLE AS SELECT has no type; "
+                                           "CAST it to one",
+                                           row.names[i]),
+                               script, resolved.as_pos, "SQL validation error");
           sql::ColumnDef col;
           col.pos = resolved.as_pos;
           col.name = row.names[i];
