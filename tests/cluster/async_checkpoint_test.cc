@@ -129,8 +129,8 @@ TEST(AsyncCheckpointTest, AWriteOutHeldWhileTheTaskMovesOnHoldsTheStateOfItsBarr
   constexpr int64_t kN = 2000;
   const std::filesystem::path root =
       std::filesystem::path(::testing::TempDir()) / fmt::format("sluice-async-checkpoint-{}", ::getpid());
-  // RocksDB full: written in the synchronous part, only the acknowledgement is held; incremental: the
-  // upload of the native checkpoint taken at the barrier is held.
+  // RocksDB full: the iteration of the native checkpoint taken at the barrier is held; incremental: its
+  // upload.
   for (const char* backend : {"hashmap", "rocksdb", "rocksdb-incremental"}) {
     SCOPED_TRACE(backend);
     std::filesystem::remove_all(root);

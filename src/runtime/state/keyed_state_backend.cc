@@ -81,7 +81,7 @@ void writeBytesField(DataOutputView& out, std::string_view bytes) {
 KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, int32_t max_parallelism,
                                      std::map<int32_t, std::string> restored, const StateBackendOptions& options,
                                      std::vector<checkpoint::IncrementalKeyedStateHandle> incremental)
-    : range_(range), max_parallelism_(max_parallelism) {
+    : range_(range), max_parallelism_(max_parallelism), options_(options) {
   SLUICE_CHECK(max_parallelism >= 1 && max_parallelism <= KeyGroupRangeAssignment::kUpperBoundMaxParallelism,
                "max parallelism {}", max_parallelism);
   SLUICE_CHECK(range.empty() || (range.start >= 0 && range.end < max_parallelism),
@@ -327,11 +327,12 @@ class LiveState final : public FrozenKeyedState {
   const SnapshotableKeyedState& s_;
 };
 
-/// A restored column family nobody registered, written raw by its kind (read live, as LiveState).
-class RawColumnFamily final : public FrozenKeyedState {
+/// A column family of a RocksDBSnapshot written raw by its kind, on the write-out thread: a registered
+/// RocksDB state or a restored one nobody registered.
+class RocksDBFrozenState final : public FrozenKeyedState {
  public:
-  RawColumnFamily(const RocksDBColumnFamily& cf, int32_t max_parallelism, StateKind kind)
-      : cf_(cf), layout_(max_parallelism), is_map_(kind == StateKind::kMap) {}
+  RocksDBFrozenState(std::shared_ptr<RocksDBSnapshot> at, std::string name, int32_t max_parallelism, StateKind kind)
+      : at_(std::move(at)), name_(std::move(name)), layout_(max_parallelism), is_map_(kind == StateKind::kMap) {}
   size_t groupSize(int32_t g) const override {
     std::string ignored;
     DataOutputView out(ignored);
@@ -339,11 +340,12 @@ class RawColumnFamily final : public FrozenKeyedState {
   }
   void writeGroup(int32_t g, DataOutputView& out) const override { writeGroupCounted(g, out); }
   size_t writeGroupCounted(int32_t g, DataOutputView& out) const override {
-    return internal::writeRawGroup(cf_, layout_, is_map_, g, out);
+    return internal::writeRawGroup(at_->open().columnFamily(name_), layout_, is_map_, g, out);
   }
 
  private:
-  const RocksDBColumnFamily& cf_;
+  std::shared_ptr<RocksDBSnapshot> at_;  ///< shared by the backend's column families
+  std::string name_;
   internal::RocksDBKeyLayout layout_;
   bool is_map_;
 };
@@ -396,42 +398,39 @@ std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::newSnapshot() const {
 }
 
 std::map<int32_t, std::string> KeyedStateBackend::snapshot() const {
-  // One consistent view for the whole snapshot: caches written back first, then a RocksDB snapshot that
-  // every column family's iteration reads.
-  for (const auto& [name, s] : states_) s->flushCache();
-  struct SnapshotScope {
-    RocksDBStore* db;
-    explicit SnapshotScope(RocksDBStore* d) : db(d) {
-      if (db != nullptr) db->beginSnapshot();
-    }
-    ~SnapshotScope() {
-      if (db != nullptr) db->endSnapshot();
-    }
-  } scope(db_.get());
+  if (db_) return std::move(fullRocksDBSnapshot()->write()->keyed);
   std::unique_ptr<KeyedStateSnapshot> snap = newSnapshot();
   for (const auto& [name, s] : states_) {
     snap->parts_.push_back(KeyedStateSnapshot::Part{name, s->kind(), std::make_unique<LiveState>(*s)});
   }
+  return std::move(snap->write()->keyed);
+}
+
+std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::fullRocksDBSnapshot() const {
+  for (const auto& [name, s] : states_) s->flushCache();
+  std::shared_ptr<RocksDBSnapshot> at =
+      RocksDBSnapshot::take(*db_, options_, fmt::format("full-{}", ++full_snapshots_));
+  std::unique_ptr<KeyedStateSnapshot> snap = newSnapshot();
+  for (const auto& [name, s] : states_) {
+    snap->parts_.push_back(KeyedStateSnapshot::Part{
+        name, s->kind(),
+        s->storedInRocksDB() ? std::make_unique<RocksDBFrozenState>(at, name, max_parallelism_, s->kind())
+                             : s->freeze(range_, true)});
+  }
+  for (const auto& [name, kind] : database_states_) {
+    snap->parts_.push_back(
+        KeyedStateSnapshot::Part{name, kind, std::make_unique<RocksDBFrozenState>(at, name, max_parallelism_, kind)});
+  }
   // Registered and raw states merged in name order, so a restored database snapshots the same bytes as
   // the backend it came from.
-  if (db_) {
-    for (const auto& [name, kind] : database_states_) {
-      snap->parts_.push_back(KeyedStateSnapshot::Part{
-          name, kind, std::make_unique<RawColumnFamily>(db_->columnFamily(name), max_parallelism_, kind)});
-    }
-    std::sort(snap->parts_.begin(), snap->parts_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  }
-  return std::move(snap->write()->keyed);
+  std::sort(snap->parts_.begin(), snap->parts_.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return snap;
 }
 
 std::unique_ptr<KeyedStateSnapshot> KeyedStateBackend::snapshotAsync(const IncrementalCheckpointTarget* incremental,
                                                                      bool sorted) {
   SLUICE_CHECK(incremental == nullptr || db_ != nullptr, "incremental snapshot of a heap keyed state backend");
-  if (db_ && incremental == nullptr) {
-    std::unique_ptr<KeyedStateSnapshot> snap(new KeyedStateSnapshot());
-    snap->done_ = KeyedSnapshotResult{snapshot(), std::nullopt};
-    return snap;
-  }
+  if (db_ && incremental == nullptr) return fullRocksDBSnapshot();
   for (const auto& [name, s] : states_) s->flushCache();
   std::unique_ptr<KeyedStateSnapshot> snap = newSnapshot();
   // Heap states copy-on-write; on RocksDB the timers (serialized now), the rest is in the native checkpoint.
@@ -470,7 +469,6 @@ KeyedStateSnapshot::~KeyedStateSnapshot() {
 }
 
 std::optional<KeyedSnapshotResult> KeyedStateSnapshot::write(const std::atomic<bool>* cancelled) {
-  if (done_) return std::move(done_);
   KeyedSnapshotResult result;
   std::vector<size_t> next(pending_.size(), 0);  // cursors over the pending states' entries
   // Per part: its entries of the group, written once (count and bytes in one pass).

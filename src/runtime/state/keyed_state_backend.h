@@ -24,8 +24,10 @@
 /// - RocksDB incremental (RocksIncrementalSnapshotStrategy, incremental_snapshot.h): the native RocksDB
 ///   checkpoint (memtables flushed, SST files hard-linked) is taken in the synchronous part, the upload of
 ///   the SST files earlier checkpoints did not upload runs in write(); timers stay canonical blobs;
-/// - RocksDB full (snapshot(), savepoints): the whole snapshot in the synchronous part: flush the
-///   write-back caches, take a RocksDB snapshot and iterate each column family in key-group order.
+/// - RocksDB full (RocksFullSnapshotStrategy; checkpoints, savepoints, snapshot()): the synchronous part
+///   writes the write-back caches back and takes a RocksDBSnapshot (a native checkpoint: memtables
+///   flushed, SST files hard-linked; timers are serialized); write() opens that copy and iterates each
+///   column family in key-group order into canonical blobs.
 /// Restoring incremental handles (Flink's
 /// RocksDBIncrementalRestoreOperation): one handle of exactly this range opens the downloaded database;
 /// otherwise each overlapping old database is opened temporarily and the entries of this range are
@@ -116,7 +118,6 @@ class KeyedStateSnapshot {
   KeyedStateSnapshot() = default;
 
   KeyGroupRange range_;
-  std::optional<KeyedSnapshotResult> done_;  ///< complete after the synchronous part (RocksDB full)
   std::vector<Part> parts_;                  ///< by name
   std::vector<Pending> pending_;             ///< restored states not registered yet
   std::shared_ptr<const RestoredBlobs> restored_blobs_;
@@ -194,7 +195,7 @@ class KeyedStateBackend {
   std::vector<std::string> registeredStateNames() const;
 
   /// The canonical snapshot: key group -> blob, only groups holding state. Synchronous, full; the same
-  /// bytes on both backends for the same state.
+  /// bytes on both backends for the same state. RocksDB: snapshotAsync()->write() on the calling thread.
   std::map<int32_t, std::string> snapshot() const;
 
   /// The synchronous part of a checkpoint's snapshot (see the file comment); the result's write() gives
@@ -241,6 +242,8 @@ class KeyedStateBackend {
   void parseRestoredBlob(int32_t key_group, std::string_view blob);
   /// A snapshot holding the restored states not registered yet (and their blobs), no part yet.
   std::unique_ptr<KeyedStateSnapshot> newSnapshot() const;
+  /// The synchronous part of a full RocksDB snapshot (canonical, key-group order).
+  std::unique_ptr<KeyedStateSnapshot> fullRocksDBSnapshot() const;
   /// Opens the RocksDB database, restored from `incremental` when given.
   void openRocksDB(const StateBackendOptions& options,
                    const std::vector<checkpoint::IncrementalKeyedStateHandle>& incremental);
@@ -252,6 +255,9 @@ class KeyedStateBackend {
 
   KeyGroupRange range_;
   int32_t max_parallelism_;
+  StateBackendOptions options_;
+  /// Full RocksDB snapshots taken (names their native checkpoints).
+  mutable uint64_t full_snapshots_ = 0;
   CurrentKey current_;
   /// Declared before the states, which hold its column families, so it is destroyed after them.
   std::unique_ptr<RocksDBStore> db_;

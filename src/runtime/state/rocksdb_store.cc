@@ -167,7 +167,6 @@ struct RocksDBStore::Impl {
   rocksdb::WriteOptions write_options;
   std::unique_ptr<rocksdb::DB> db;
   std::map<std::string, std::unique_ptr<RocksDBColumnFamily>> families;
-  const rocksdb::Snapshot* snapshot = nullptr;
 
   void check(const rocksdb::Status& s, const std::string& dir, const std::string& what) const {
     SLUICE_CHECK(s.ok(), "RocksDB state in {}: {}: {}", dir, what, s.ToString());
@@ -272,7 +271,6 @@ RocksDBStore::RocksDBStore(const StateBackendOptions& options,
 
 RocksDBStore::~RocksDBStore() {
   if (impl_->db) {
-    if (impl_->snapshot != nullptr) impl_->db->ReleaseSnapshot(impl_->snapshot);
     for (auto& [name, cf] : impl_->families) impl_->db->DestroyColumnFamilyHandle(handleOf(cf->handle_));
     impl_->db->Close();
     impl_->db.reset();
@@ -291,15 +289,41 @@ RocksDBColumnFamily& RocksDBStore::columnFamily(const std::string& name) {
   return *impl_->families.emplace(name, std::move(cf)).first->second;
 }
 
-void RocksDBStore::beginSnapshot() {
-  SLUICE_CHECK(impl_->snapshot == nullptr, "RocksDB snapshot in {} already open", directory_);
-  impl_->snapshot = impl_->db->GetSnapshot();
+std::unique_ptr<RocksDBSnapshot> RocksDBSnapshot::take(RocksDBStore& store, const StateBackendOptions& options,
+                                                       const std::string& name) {
+  std::string directory = fmt::format("{}.{}", store.directory(), name);
+  std::error_code ec;
+  std::filesystem::remove_all(directory, ec);
+  try {
+    store.createCheckpoint(directory);
+  } catch (...) {
+    std::filesystem::remove_all(directory, ec);
+    throw;
+  }
+  StateBackendOptions copy = options;
+  copy.type = StateBackendType::kRocksDB;
+  copy.instance_name += "-snapshot";
+  return std::unique_ptr<RocksDBSnapshot>(new RocksDBSnapshot(std::move(directory), std::move(copy)));
 }
 
-void RocksDBStore::endSnapshot() {
-  if (impl_->snapshot == nullptr) return;
-  impl_->db->ReleaseSnapshot(impl_->snapshot);
-  impl_->snapshot = nullptr;
+RocksDBSnapshot::~RocksDBSnapshot() {
+  opened_.reset();
+  std::error_code ec;
+  if (!checkpoint_directory_.empty()) std::filesystem::remove_all(checkpoint_directory_, ec);
+}
+
+RocksDBStore& RocksDBSnapshot::open() {
+  if (opened_) return *opened_;
+  // Same file system (the store's parent directory): the checkpoint's files are moved, not copied.
+  opened_ = std::make_unique<RocksDBStore>(options_, [&](const std::string& target) {
+    for (const auto& entry : std::filesystem::directory_iterator(checkpoint_directory_)) {
+      std::filesystem::rename(entry.path(), std::filesystem::path(target) / entry.path().filename());
+    }
+  });
+  std::error_code ec;
+  std::filesystem::remove_all(checkpoint_directory_, ec);
+  checkpoint_directory_.clear();
+  return *opened_;
 }
 
 void RocksDBStore::flush() {
@@ -375,7 +399,6 @@ std::unique_ptr<RocksDBIterator> RocksDBColumnFamily::newIterator(std::string_vi
   auto impl = std::make_unique<RocksDBIterator::Impl>();
   impl->where = fmt::format("state '{}' in {}", name_, store_->directory_);
   rocksdb::ReadOptions ro;
-  ro.snapshot = store_->impl_->snapshot;
   if (!end.empty()) {
     impl->upper.assign(end);
     impl->upper_slice = rocksdb::Slice(impl->upper);

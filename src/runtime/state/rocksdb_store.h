@@ -11,8 +11,10 @@
 /// memtables, index/filter blocks and data blocks together stay near the slot's budget; otherwise each
 /// column family keeps at most max_write_buffer_number memtables of `write_buffer_size` bytes and the
 /// backend has its own block cache of `block_cache_size` bytes. Memtable entries are updated in place
-/// (inplace_update_support): the only writer is the task thread and snapshots are synchronous, so no
-/// reader needs the versions a per-record rewrite would otherwise stack up.
+/// (inplace_update_support): the only writer is the task thread, so no reader needs the versions a
+/// per-record rewrite would otherwise stack up. RocksDB gives no snapshots (GetSnapshot) under in-place
+/// updates, so a consistent view for a write-out on another thread is a native checkpoint
+/// (RocksDBSnapshot).
 ///
 /// Errors: IO failures of RocksDB throw InternalError naming the directory and column family (the local
 /// working directory is the engine's, not the user's); a directory that cannot be created throws
@@ -31,9 +33,8 @@ namespace sluice::runtime::state {
 
 class RocksDBStore;
 
-/// An iterator over the keys of one column family in [begin, end), in bytewise order. It sees the
-/// store's open snapshot when there is one (RocksDBStore::beginSnapshot), else the data as of its
-/// creation (RocksDB's implicit snapshot): writes made while it is open are not visible to it.
+/// An iterator over the keys of one column family in [begin, end), in bytewise order. It sees the data
+/// as of its creation (RocksDB's implicit snapshot): writes made while it is open are not visible to it.
 class RocksDBIterator {
  public:
   ~RocksDBIterator();
@@ -90,10 +91,6 @@ class RocksDBStore {
 
   /// The column family `name`, created on first use; the same object for the same name.
   RocksDBColumnFamily& columnFamily(const std::string& name);
-  /// Pins one consistent view for every iterator created until endSnapshot() (Flink's full snapshot:
-  /// the synchronous part takes a RocksDB snapshot, the writer iterates it). Not nested.
-  void beginSnapshot();
-  void endSnapshot();
   /// Flushes every memtable to SST files.
   void flush();
   /// Flushes the memtables, then writes a native RocksDB checkpoint into `directory` (which must not exist; same file
@@ -122,6 +119,32 @@ class RocksDBStore {
   struct Impl;
   std::string directory_;
   std::unique_ptr<Impl> impl_;
+};
+
+/// A frozen copy of a RocksDBStore for the asynchronous part of a full snapshot (Flink's
+/// RocksFullSnapshotStrategy: resources taken synchronously, key-group ordered iteration written out
+/// asynchronously). take() runs on the task thread: a native checkpoint (memtables flushed, SST files
+/// hard-linked) into a directory next to the store's. open() (the write-out thread) opens that copy as
+/// a RocksDBStore of its own, with the options given to take() (the slot's shared memory, if any), which
+/// the task's later writes never touch. Destroying the object (any thread) closes the copy and removes
+/// its files. Threading: take() on the store's thread; the object is used by one thread at a time.
+class RocksDBSnapshot {
+ public:
+  /// `name` distinguishes concurrent snapshots of one store. InternalError when RocksDB fails.
+  static std::unique_ptr<RocksDBSnapshot> take(RocksDBStore& store, const StateBackendOptions& options,
+                                               const std::string& name);
+  ~RocksDBSnapshot();
+  RocksDBSnapshot(const RocksDBSnapshot&) = delete;
+  RocksDBSnapshot& operator=(const RocksDBSnapshot&) = delete;
+  /// The copy, opened on first use. InputError naming the directory when it does not open.
+  RocksDBStore& open();
+
+ private:
+  RocksDBSnapshot(std::string checkpoint_directory, StateBackendOptions options)
+      : checkpoint_directory_(std::move(checkpoint_directory)), options_(std::move(options)) {}
+  std::string checkpoint_directory_;  ///< the native checkpoint until open() moves it into the copy
+  StateBackendOptions options_;
+  std::unique_ptr<RocksDBStore> opened_;
 };
 
 }  // namespace sluice::runtime::state

@@ -3,8 +3,8 @@
 /// backend (heap or RocksDB by StateBackendOptions, i.e. `state.backend.type`; created on first use), its
 /// operator state backend (always on the heap, as in Flink), and the snapshot of both: a synchronous part
 /// on the task thread (operator state serialized; keyed state as KeyedStateBackend::snapshotAsync takes
-/// it) and an asynchronous one (OperatorSnapshotFutures::write: heap serialization, RocksDB incremental
-/// upload) on any thread. Threading: the task thread only, except OperatorSnapshotFutures.
+/// it) and an asynchronous one (OperatorSnapshotFutures::write: heap serialization, RocksDB full snapshot
+/// iteration or incremental upload) on any thread. Threading: the task thread only, except OperatorSnapshotFutures.
 
 #include <atomic>
 #include <cstdint>

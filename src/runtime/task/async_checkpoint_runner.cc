@@ -58,6 +58,23 @@ void AsyncCheckpointRunner::cancel() {
   dropped.clear();  // outside the lock: releases the frozen versions
 }
 
+void AsyncCheckpointRunner::abort(int64_t id) {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if (it->id == id) {
+        dropped.push_back(std::move(*it));
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (busy_ && running_id_ == id) cancelled_.store(true, std::memory_order_relaxed);
+  }
+  dropped.clear();  // outside the lock: releases the frozen versions
+}
+
 void AsyncCheckpointRunner::run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
@@ -66,6 +83,8 @@ void AsyncCheckpointRunner::run() {
     Job job = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
+    running_id_ = job.id;
+    cancelled_.store(false, std::memory_order_relaxed);
     lock.unlock();
     execute(job);
     job.futures.clear();  // release the frozen state before another task-thread write needs to copy
@@ -81,9 +100,11 @@ void AsyncCheckpointRunner::execute(Job& job) {
   std::string failure;
   try {
     if (writeHook()) writeHook()(vertex_, subtask_, job.id);
+    if (cancelled_.load(std::memory_order_relaxed)) return;
     for (auto& [uid, futures] : job.futures) {
       std::optional<checkpoint::OperatorSubtaskState> s = futures.write(&cancelled_);
-      if (!s) return;  // the task is going away: its failover or cancellation ends the checkpoint
+      // Aborted, or the task is going away (its failover or cancellation ends the checkpoint).
+      if (!s) return;
       if (!s->empty()) state.emplace(uid, std::move(*s));
     }
   } catch (const std::exception& e) {

@@ -2,8 +2,8 @@
 /// The asynchronous part of a task's checkpoints (Flink's AsyncCheckpointRunnable on the StreamTask's
 /// asyncOperationsThreadPool, flink-checkpointing.md §3.5): after the task thread took the synchronous
 /// part (OperatorChain::snapshotStateAsync), one thread of the task writes every operator's frozen state
-/// (OperatorSnapshotFutures::write: heap serialization, RocksDB incremental upload) in checkpoint order,
-/// adds the channel state of an unaligned checkpoint (captured on the task thread), and then acknowledges
+/// (OperatorSnapshotFutures::write: heap serialization, RocksDB full snapshot iteration or incremental
+/// upload) in checkpoint order, adds the channel state of an unaligned checkpoint (captured on the task thread), and then acknowledges
 /// the checkpoint to the CheckpointResponder, or declines it when a write throws (the coordinator counts
 /// it as a failed checkpoint; tolerable-failed-checkpoints applies). A declined or cancelled write-out
 /// never fails the task.
@@ -58,6 +58,10 @@ class AsyncCheckpointRunner {
   /// write-out at its next key group (not reported either: the task's failover or cancellation ends the
   /// checkpoint) and waits for it. Later submits run.
   void cancel();
+  /// Checkpoint `id` was aborted (Flink's SubtaskCheckpointCoordinatorImpl.notifyCheckpointAborted
+  /// cancelling its AsyncCheckpointRunnable): its queued write-out is dropped, a running one stops at its
+  /// next key group; neither is reported, and its frozen state and files are released. Does not wait.
+  void abort(int64_t id);
 
  private:
   struct Job {
@@ -77,6 +81,9 @@ class AsyncCheckpointRunner {
   std::deque<Job> queue_;
   bool busy_ = false;
   bool stop_ = false;
+  int64_t running_id_ = -1;  ///< the checkpoint being written out while busy_
+  /// Stops the running write-out: set by cancel() and by abort() of the running checkpoint, cleared when
+  /// the next one starts.
   std::atomic<bool> cancelled_{false};
   std::thread thread_;
 };

@@ -366,6 +366,7 @@ void StreamTask::notifyCheckpointComplete(int64_t id) {
 
 void StreamTask::notifyCheckpointAborted(int64_t id) {
   mailbox_.put([this, id] {
+    if (async_checkpoints_) async_checkpoints_->abort(id);
     if (chain_ != nullptr) chain_->notifyCheckpointAborted(id);
   });
 }

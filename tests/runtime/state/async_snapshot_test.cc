@@ -1,6 +1,9 @@
-// Copy-on-write asynchronous snapshots of the heap backend: the written blobs hold the state as of
-// snapshotAsync(), whatever the task does to the state before and during the write-out.
+// Asynchronous snapshots of both backends (heap: copy-on-write; RocksDB full: a RocksDB snapshot pinned
+// in the synchronous part, iterated by write()): the written blobs hold the state as of snapshotAsync(),
+// whatever the task does to the state before and during the write-out. Expected state comes from a
+// plain std::map model kept beside the backend.
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -17,6 +20,25 @@ namespace {
 
 constexpr int32_t kMaxP = 128;
 const KeyGroupRange kAll = KeyGroupRange::of(0, kMaxP - 1);
+
+StateBackendOptions optionsFor(const std::string& backend) {
+  StateBackendOptions o;
+  if (backend == "rocksdb") {
+    o.type = StateBackendType::kRocksDB;
+    o.local_directory = ::testing::TempDir();
+    o.instance_name = "async-snapshot";
+  }
+  return o;
+}
+
+/// The tests both backends pass, parametrized by `state.backend.type`.
+class AsyncSnapshotTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  StateBackendOptions options() const { return optionsFor(GetParam()); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, AsyncSnapshotTest, ::testing::Values("hashmap", "rocksdb"),
+                         [](const auto& info) { return info.param; });
 
 // The canonical blobs of a snapshot's write-out (heap: no incremental handle).
 std::optional<std::map<int32_t, std::string>> writeBlobs(KeyedStateSnapshot& snap,
@@ -90,8 +112,9 @@ struct States {
 };
 
 /// Every entry of `blobs` restored into a fresh backend equals `expected`, and nothing else is there.
-void expectHolds(const std::map<int32_t, std::string>& blobs, const Model& expected) {
-  KeyedStateBackend restored(kAll, kMaxP, blobs);
+void expectHolds(const std::map<int32_t, std::string>& blobs, const Model& expected,
+                 const StateBackendOptions& into = {}) {
+  KeyedStateBackend restored(kAll, kMaxP, blobs, into);
   States s(restored);
   EXPECT_EQ(s.value.size(), expected.values.size());
   EXPECT_EQ(s.list.size(), expected.lists.size());
@@ -123,8 +146,8 @@ void mutate(States& s, Model& m, int round, int num_keys) {
   for (int i = 0; i < num_keys; ++i) s.put(m, keyName(num_keys * (round + 1) + i), i);
 }
 
-TEST(HeapSnapshotTest, WrittenBlobsHoldTheStateAtSnapshotTime) {
-  KeyedStateBackend b(kAll, kMaxP);
+TEST_P(AsyncSnapshotTest, WrittenBlobsHoldTheStateAtSnapshotTime) {
+  KeyedStateBackend b(kAll, kMaxP, {}, options());
   States s(b);
   Model live;
   constexpr int kKeys = 20000;  // about 150 per key group: groups have split into several shards
@@ -140,12 +163,13 @@ TEST(HeapSnapshotTest, WrittenBlobsHoldTheStateAtSnapshotTime) {
   const std::optional<std::map<int32_t, std::string>> blobs = writeBlobs(*snap);
   ASSERT_TRUE(blobs.has_value());
   expectHolds(*blobs, at_snapshot);
+  expectHolds(*blobs, at_snapshot, options());  // round trip into the same backend
   snap.reset();
   expectHolds(b.snapshot(), live);  // the writes during the snapshot were all kept
 }
 
-TEST(HeapSnapshotTest, OverlappingSnapshotsEachKeepTheirVersion) {
-  KeyedStateBackend b(kAll, kMaxP);
+TEST_P(AsyncSnapshotTest, OverlappingSnapshotsEachKeepTheirVersion) {
+  KeyedStateBackend b(kAll, kMaxP, {}, options());
   States s(b);
   Model live;
   for (int i = 0; i < 3000; ++i) s.put(live, keyName(i), i);
@@ -189,8 +213,8 @@ TEST(HeapSnapshotTest, AReleasedSnapshotStopsTheCopying) {
   EXPECT_EQ(*rv.value(), 1);
 }
 
-TEST(HeapSnapshotTest, TimersAndRestoredStatesAreSnapshotToo) {
-  KeyedStateBackend b(kAll, kMaxP);
+TEST_P(AsyncSnapshotTest, TimersAndRestoredStatesAreSnapshotToo) {
+  KeyedStateBackend b(kAll, kMaxP, {}, options());
   States s(b);
   Model m;
   s.put(m, "a", 1);
@@ -205,7 +229,7 @@ TEST(HeapSnapshotTest, TimersAndRestoredStatesAreSnapshotToo) {
   EXPECT_TRUE(*writeBlobs(*snap) == before);
 
   // A restored state nobody registered is passed on, even when it is registered during the write-out.
-  KeyedStateBackend restored(kAll, kMaxP, before);
+  KeyedStateBackend restored(kAll, kMaxP, before, options());
   auto pending = restored.snapshotAsync();
   States registered(restored);
   setKey(restored, "a");
@@ -214,8 +238,8 @@ TEST(HeapSnapshotTest, TimersAndRestoredStatesAreSnapshotToo) {
   EXPECT_TRUE(*writeBlobs(*pending) == before);
 }
 
-TEST(HeapSnapshotTest, ConcurrentWriteOutWhileTheTaskMutates) {
-  KeyedStateBackend b(kAll, kMaxP);
+TEST_P(AsyncSnapshotTest, ConcurrentWriteOutWhileTheTaskMutates) {
+  KeyedStateBackend b(kAll, kMaxP, {}, options());
   States s(b);
   Model live;
   constexpr int kKeys = 4000;
@@ -236,14 +260,66 @@ TEST(HeapSnapshotTest, ConcurrentWriteOutWhileTheTaskMutates) {
   expectHolds(b.snapshot(), live);
 }
 
-TEST(HeapSnapshotTest, CancelledWriteOutStopsAndReleases) {
-  KeyedStateBackend b(kAll, kMaxP);
+TEST_P(AsyncSnapshotTest, CancelledWriteOutStopsAndReleases) {
+  KeyedStateBackend b(kAll, kMaxP, {}, options());
   States s(b);
   Model m;
   for (int i = 0; i < 100; ++i) s.put(m, keyName(i), i);
   auto snap = b.snapshotAsync();
   std::atomic<bool> cancelled{true};
   EXPECT_FALSE(writeBlobs(*snap, &cancelled).has_value());
+}
+
+// A full RocksDB snapshot is a native checkpoint of its own: a write-out still running after the task
+// tore its backend down (a cancelled or failed task) reads the state of its barrier, and the files go
+// with the snapshot, written or not (an aborted checkpoint's write-out never starts).
+TEST(RocksDBAsyncSnapshotTest, AWriteOutOutlivesItsBackendAndLeavesNoFiles) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "sluice-async-snapshot-files";
+  std::filesystem::remove_all(dir);
+  StateBackendOptions o = optionsFor("rocksdb");
+  o.local_directory = dir.string();
+  std::unique_ptr<KeyedStateSnapshot> written;
+  std::unique_ptr<KeyedStateSnapshot> dropped;
+  Model at_snapshot;
+  {
+    KeyedStateBackend b(kAll, kMaxP, {}, o);
+    States s(b);
+    Model live;
+    for (int i = 0; i < 2000; ++i) s.put(live, keyName(i), i);
+    at_snapshot = live;
+    written = b.snapshotAsync(nullptr, false);
+    dropped = b.snapshotAsync(nullptr, false);
+    mutate(s, live, 0, 2000);
+  }
+  EXPECT_FALSE(std::filesystem::is_empty(dir));
+  const std::optional<std::map<int32_t, std::string>> blobs = writeBlobs(*written);
+  ASSERT_TRUE(blobs.has_value());
+  expectHolds(*blobs, at_snapshot);
+  written.reset();
+  dropped.reset();
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  std::filesystem::remove_all(dir);
+}
+
+// The synchronous part of a full RocksDB snapshot writes the current key's cached value back first: a
+// value changed through its pointer and not yet written back is in the snapshot, a change after it not.
+TEST(RocksDBAsyncSnapshotTest, TheCachedCurrentValueIsInTheSnapshot) {
+  KeyedStateBackend b(kAll, kMaxP, {}, optionsFor("rocksdb"));
+  auto& v = b.getValueState(ValueStateDescriptor<int64_t>{"value"});
+  setKey(b, "a");
+  v.update(1);
+  *v.value() = 2;
+  auto snap = b.snapshotAsync();
+  *v.value() = 3;
+  setKey(b, "b");  // writes 3 back to RocksDB
+  v.update(4);
+  KeyedStateBackend restored(kAll, kMaxP, *writeBlobs(*snap));
+  auto& rv = restored.getValueState(ValueStateDescriptor<int64_t>{"value"});
+  setKey(restored, "a");
+  ASSERT_NE(rv.value(), nullptr);
+  EXPECT_EQ(*rv.value(), 2);
+  setKey(restored, "b");
+  EXPECT_EQ(rv.value(), nullptr);
 }
 
 /// A serializer that fails while `fail` is set: the async part's failure.
