@@ -38,18 +38,6 @@ Strategies strategiesOf(const sql::LikeClause& like) {
   sql::throwSqlError(message, script, pos, "SQL validation error");
 }
 
-sql::ColumnDef cloneColumn(const sql::ColumnDef& c) {
-  sql::ColumnDef d;
-  d.pos = c.pos;
-  d.name = c.name;
-  d.kind = c.kind;
-  d.type = c.type;
-  if (c.expr) d.expr = c.expr->clone();
-  d.metadata_key = c.metadata_key;
-  d.metadata_virtual = c.metadata_virtual;
-  return d;
-}
-
 }  // namespace
 
 sql::CreateTableStmt mergeTableLike(const sql::CreateTableStmt& derived, const Catalog& catalog,
@@ -79,14 +67,14 @@ sql::CreateTableStmt mergeTableLike(const sql::CreateTableStmt& derived, const C
   for (const auto& c : base.columns) {
     if (c.kind == sql::ColumnKind::kComputed && strategy[LikeFeature::kGenerated] == LikeStrategy::kExcluding) continue;
     if (c.kind == sql::ColumnKind::kMetadata && strategy[LikeFeature::kMetadata] == LikeStrategy::kExcluding) continue;
-    out.columns.push_back(cloneColumn(c));
+    out.columns.push_back(c.clone());
   }
   for (const auto& c : derived.columns) {
     sql::ColumnDef* existing = nullptr;
     for (auto& o : out.columns)
       if (o.name == c.name) existing = &o;
     if (existing == nullptr) {
-      out.columns.push_back(cloneColumn(c));
+      out.columns.push_back(c.clone());
       continue;
     }
     if (c.kind == sql::ColumnKind::kPhysical || existing->kind == sql::ColumnKind::kPhysical) {
@@ -106,13 +94,13 @@ sql::CreateTableStmt mergeTableLike(const sql::CreateTableStmt& derived, const C
                        computed ? "generated" : "metadata", c.name, computed ? "GENERATED" : "METADATA",
                        computed ? "GENERATED" : "METADATA"),
            script, c.pos);
-    *existing = cloneColumn(c);
+    *existing = c.clone();
   }
 
   // Watermark: one per table here.
   const LikeStrategy wm = strategy[LikeFeature::kWatermarks];
   if (base.watermark && wm != LikeStrategy::kExcluding)
-    out.watermark = sql::WatermarkDef{base.watermark->pos, base.watermark->column, base.watermark->expr->clone()};
+    out.watermark = base.watermark->clone();
   if (derived.watermark) {
     if (out.watermark && wm == LikeStrategy::kIncluding) {
       if (out.watermark->column == derived.watermark->column)
@@ -124,8 +112,7 @@ sql::CreateTableStmt mergeTableLike(const sql::CreateTableStmt& derived, const C
            "or OVERWRITING WATERMARKS)",
            script, derived.watermark->pos);
     }
-    out.watermark =
-        sql::WatermarkDef{derived.watermark->pos, derived.watermark->column, derived.watermark->expr->clone()};
+    out.watermark = derived.watermark->clone();
   }
 
   // Primary key.

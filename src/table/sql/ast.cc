@@ -406,23 +406,25 @@ InsertStmt InsertStmt::clone() const {
   return out;
 }
 
+ColumnDef ColumnDef::clone() const {
+  ColumnDef d;
+  d.pos = pos;
+  d.name = name;
+  d.kind = kind;
+  d.type = type;
+  if (expr) d.expr = expr->clone();
+  d.metadata_key = metadata_key;
+  d.metadata_virtual = metadata_virtual;
+  return d;
+}
+
 CreateTableStmt CreateTableStmt::clone() const {
   CreateTableStmt out;
   out.name = name;
   out.temporary = temporary;
   out.if_not_exists = if_not_exists;
-  for (const auto& c : columns) {
-    ColumnDef d;
-    d.pos = c.pos;
-    d.name = c.name;
-    d.kind = c.kind;
-    d.type = c.type;
-    if (c.expr) d.expr = c.expr->clone();
-    d.metadata_key = c.metadata_key;
-    d.metadata_virtual = c.metadata_virtual;
-    out.columns.push_back(std::move(d));
-  }
-  if (watermark) out.watermark = WatermarkDef{watermark->pos, watermark->column, watermark->expr->clone()};
+  for (const auto& c : columns) out.columns.push_back(c.clone());
+  if (watermark) out.watermark = watermark->clone();
   out.primary_key = primary_key;
   out.primary_key_pos = primary_key_pos;
   out.comment = comment;

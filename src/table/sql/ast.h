@@ -353,6 +353,8 @@ struct ColumnDef {
   ExprPtr expr;                          ///< kComputed
   std::optional<std::string> metadata_key;  ///< kMetadata FROM 'key'
   bool metadata_virtual = false;         ///< kMetadata VIRTUAL
+
+  ColumnDef clone() const;
 };
 
 /// WATERMARK FOR column AS expr.
@@ -360,6 +362,8 @@ struct WatermarkDef {
   SourcePos pos;
   std::string column;
   ExprPtr expr;
+
+  WatermarkDef clone() const { return WatermarkDef{pos, column, expr ? expr->clone() : nullptr}; }
 };
 
 /// One 'key' = 'value' of a WITH clause (order of the script kept).

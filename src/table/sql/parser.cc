@@ -393,20 +393,7 @@ void Parser::parseAlter(Statement& st) {
     st.new_name = parseQualifiedName(st.kind == StatementKind::kAlterTable ? "a table name" : "a view name");
   } else if (st.kind == StatementKind::kAlterTable && (action.isWord("SET") || action.isWord("RESET"))) {
     st.alter = next().upper;
-    expectSymbol("(");
-    do {
-      TableOption opt;
-      const Token& key = expectString("an option key string ('key')");
-      opt.pos = key.pos;
-      opt.key = key.text;
-      if (st.alter == "SET") {
-        expectSymbol("=");
-        opt.value = expectString("an option value string ('value')").text;
-      }
-      st.options.push_back(std::move(opt));
-    } while (acceptSymbol(","));
-    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
-    next();
+    st.options = parseOptionList(st.alter == "SET", /*allow_empty=*/false);
   } else if (st.kind == StatementKind::kAlterView && action.isWord("AS")) {
     next();
     st.alter = "AS";
@@ -640,22 +627,7 @@ void Parser::parseCreateTable(Statement& st) {
   if (acceptWord("COMMENT")) table->comment = expectString("a comment string").text;
   if (peek().isWord("PARTITIONED")) unsupported(peek(), "PARTITIONED BY");
   follow_ = {"WITH", "LIKE", "AS"};
-  if (acceptWord("WITH")) {
-    expectSymbol("(");
-    if (!peek().isSymbol(")")) {
-      do {
-        TableOption opt;
-        const Token& key = expectString("an option key string ('key')");
-        opt.pos = key.pos;
-        opt.key = key.text;
-        expectSymbol("=");
-        opt.value = expectString("an option value string ('value')").text;
-        table->options.push_back(std::move(opt));
-      } while (acceptSymbol(","));
-    }
-    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
-    next();
-  }
+  if (acceptWord("WITH")) table->options = parseOptionList(/*with_values=*/true, /*allow_empty=*/true);
   follow_ = {"LIKE", "AS"};
   if (peek().isWord("LIKE")) parseLikeClause(*table);
   if (peek().isWord("AS")) {
@@ -669,6 +641,27 @@ void Parser::parseCreateTable(Statement& st) {
   }
   follow_.clear();
   st.create_table = std::move(table);
+}
+
+std::vector<TableOption> Parser::parseOptionList(bool with_values, bool allow_empty) {
+  std::vector<TableOption> options;
+  expectSymbol("(");
+  if (!(allow_empty && peek().isSymbol(")"))) {
+    do {
+      TableOption opt;
+      const Token& key = expectString("an option key string ('key')");
+      opt.pos = key.pos;
+      opt.key = key.text;
+      if (with_values) {
+        expectSymbol("=");
+        opt.value = expectString("an option value string ('value')").text;
+      }
+      options.push_back(std::move(opt));
+    } while (acceptSymbol(","));
+  }
+  if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
+  next();
+  return options;
 }
 
 void Parser::parseLikeClause(CreateTableStmt& table) {

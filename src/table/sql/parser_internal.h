@@ -35,6 +35,8 @@ class Parser {
   void parseUse(Statement& st);
   void parseAlter(Statement& st);
   void parseLikeClause(CreateTableStmt& table);
+  /// `('k' = 'v', ...)` (or `('k', ...)` without values, for ALTER TABLE RESET).
+  std::vector<TableOption> parseOptionList(bool with_values, bool allow_empty);
   void parseTableElements(CreateTableStmt& table);
   void parseStatementSetBody(Statement& st, bool begin_form);
   void parseColumn(CreateTableStmt& table);
