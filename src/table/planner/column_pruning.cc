@@ -289,8 +289,10 @@ class ColumnPruner {
           if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
         for (auto& a : copy->aggregates)
           if (a.filter_arg >= 0) a.filter_arg = child.mapping[static_cast<size_t>(a.filter_arg)];
-        if (rel->kind == RelKind::kWindowAggregate)
+        if (rel->kind == RelKind::kWindowAggregate) {
           copy->window.time_index = child.mapping[static_cast<size_t>(rel->window.time_index)];
+          for (auto& k : copy->window.partition_keys) k = child.mapping[static_cast<size_t>(k)];
+        }
         return identity(copy);
       }
       case RelKind::kTableSourceScan: {

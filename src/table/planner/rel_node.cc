@@ -117,6 +117,14 @@ std::string RelNode::describe() const {
           w = fmt::format("CUMULATE(time_col=[{}], max_size=[{}], step=[{}]", time, durationText(window.size_ms),
                           durationText(window.slide_ms));
           break;
+        case WindowSpec::Kind::kSession: {
+          // SessionWindowSpec.toSummaryString: partition keys=[k1, k2] only when there are some.
+          w = fmt::format("SESSION(time_col=[{}], gap=[{}]", time, durationText(window.size_ms));
+          std::vector<std::string> pk;
+          for (int k : window.partition_keys) pk.push_back(in_names ? (*in_names)[static_cast<size_t>(k)] : fmt::format("${}", k));
+          if (!pk.empty()) w += fmt::format(", partition keys=[{}]", fmt::join(pk, ", "));
+          break;
+        }
       }
       if (window.offset_ms != 0)
         w += fmt::format(", offset=[{}{}]", window.offset_ms < 0 ? "-" : "", durationText(std::abs(window.offset_ms)));

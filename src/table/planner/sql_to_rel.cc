@@ -379,12 +379,14 @@ FromResult SqlToRelConverter::Impl::fromRel(const RelNodePtr& rel, const std::st
 
 FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   const sql::Expr& c = *ref.call;
-  if (c.name != "TUMBLE" && c.name != "HOP" && c.name != "CUMULATE")
-    fail(c.pos, fmt::format(
-                    "Table function {} is not supported; supported window functions are TUMBLE, HOP and CUMULATE",
-                    c.name));
-  size_t want = c.name == "TUMBLE" ? 3 : 4;
-  if (c.children.size() != want && c.children.size() != want + 1)
+  if (c.name != "TUMBLE" && c.name != "HOP" && c.name != "CUMULATE" && c.name != "SESSION")
+    fail(c.pos, fmt::format("Table function {} is not supported; supported window functions are TUMBLE, HOP, "
+                            "CUMULATE and SESSION",
+                            c.name));
+  const bool session = c.name == "SESSION";
+  size_t want = c.name == "TUMBLE" || session ? 3 : 4;
+  // SESSION takes no offset.
+  if (c.children.size() != want && (session || c.children.size() != want + 1))
     fail(c.pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting {} arguments", c.name, want));
   if (c.children[0]->kind != sql::ExprKind::kTableArg)
     fail(c.children[0]->pos, fmt::format("The first argument of {} must be TABLE t", c.name));
@@ -395,6 +397,25 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   const std::string table_name = table_arg.subquery ? "(subquery)" : sql::qualifiedNameToString(table_arg.names);
   FromResult in = table_arg.subquery ? fromRel(convertQueryRel(*table_arg.subquery), "")
                                      : convertNamed(table_arg.names, std::nullopt, table_arg.pos);
+  // PARTITION BY: only SESSION's table argument has set semantics (Calcite's SqlValidatorImpl check).
+  if (!session && !table_arg.children.empty())
+    fail(table_arg.children[0]->pos,
+         fmt::format("Only tables with set semantics may be partitioned. Invalid PARTITION BY clause in the 0-th "
+                     "operand of table function '{}'",
+                     c.name));
+  auto findColumn = [&](const std::string& name) -> const ScopeColumn* {
+    const ScopeColumn* found = nullptr;
+    for (const auto& sc : in.scope.columns)
+      if (sc.name == name && sc.nested.empty() && !sc.row_value && sc.index >= 0) found = &sc;
+    return found;
+  };
+  std::vector<int> partition_keys;
+  for (const auto& k : table_arg.children) {
+    const ScopeColumn* kc = k->names.size() == 1 ? findColumn(k->names[0]) : nullptr;
+    if (kc == nullptr)
+      fail(k->pos, fmt::format("Column '{}' not found in table '{}'", sql::qualifiedNameToString(k->names), table_name));
+    partition_keys.push_back(kc->index);
+  }
   const std::string& col = c.children[1]->names[0];
   const ScopeColumn* tc = nullptr;
   for (const auto& sc : in.scope.columns)
@@ -424,7 +445,12 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   out.windowed = true;
   out.window_pos = c.pos;
   out.window.time_index = tc->index;
-  if (c.name == "TUMBLE") {
+  if (session) {
+    // SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap): SessionWindowSpec.
+    out.window.kind = WindowSpec::Kind::kSession;
+    out.window.size_ms = interval(2);
+    out.window.partition_keys = partition_keys;
+  } else if (c.name == "TUMBLE") {
     out.window.kind = WindowSpec::Kind::kTumble;
     out.window.size_ms = interval(2);
     out.window.slide_ms = out.window.size_ms;

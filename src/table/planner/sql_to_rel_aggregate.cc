@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -143,6 +144,26 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     pre_names.push_back(g->kind == sql::ExprKind::kIdentifier ? g->names.back()
                                                               : "$f" + std::to_string(pre.size() - 1));
   }
+  // WindowUtil.validGroupKeyPartitionKey: a window aggregation over SESSION groups by its partition keys.
+  std::vector<int> session_keys;
+  if (from.windowed && from.window.kind == WindowSpec::Kind::kSession) {
+    std::vector<int> grouped;
+    for (size_t i = 0; i < group_exprs.size(); ++i)
+      grouped.push_back(pre[i]->kind == ExprKind::kInputRef ? pre[i]->input_index : -1);
+    const std::set<int> have(grouped.begin(), grouped.end());
+    const std::set<int> want(from.window.partition_keys.begin(), from.window.partition_keys.end());
+    if (have != want)
+      fail(from.window_pos,
+           want.empty() ? "A window aggregation over SESSION without PARTITION BY groups by window_start and "
+                          "window_end only; grouping by other columns needs them as SESSION(TABLE t PARTITION BY "
+                          "(...), ...) (a session window table function apart from its aggregation is not "
+                          "supported yet)"
+                        : "A window aggregation over SESSION must group by exactly its PARTITION BY columns besides "
+                          "window_start and window_end (a session window table function apart from its "
+                          "aggregation is not supported yet)");
+    for (int k : from.window.partition_keys)
+      session_keys.push_back(static_cast<int>(std::find(grouped.begin(), grouped.end(), k) - grouped.begin()));
+  }
   std::vector<AggregateCall> calls;
   // Per aggregate expression: its call, or for STDDEV / VAR the calls SUM(x * x), SUM(x), COUNT(x).
   std::vector<int> call_of(agg_exprs.size(), -1);
@@ -250,6 +271,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     agg->kind = RelKind::kWindowAggregate;
     agg->window = from.window;
     agg->window.time_index = time_index;
+    agg->window.partition_keys = session_keys;
     agg->row_type.names.push_back("window_start");
     agg->row_type.types.push_back(LogicalType::timestamp(3, false));
     agg->row_type.names.push_back("window_end");

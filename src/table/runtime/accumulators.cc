@@ -77,6 +77,18 @@ class ValueCounterImpl final : public ValueCounter {
     else map_.erase(std::next(map_.begin()), map_.end());
   }
 
+  void mergeFrom(const ValueCounter& other, std::vector<AggValue>* appeared) override {
+    const auto& from = dynamic_cast<const ValueCounterImpl&>(other);
+    for (const auto& [v, count] : from.map_) {
+      auto [it, inserted] = map_.try_emplace(v, 0);
+      const int64_t before = it->second;
+      it->second += count;
+      if (appeared != nullptr && before <= 0 && it->second > 0) set(v, appeared->emplace_back());
+      if (it->second == 0) map_.erase(it);
+      (void)inserted;
+    }
+  }
+
   size_t size() const override { return map_.size(); }
 
   Phys phys() const override {
@@ -156,6 +168,12 @@ class ValueListImpl final : public ValueCounter {
     T keep = last ? std::move(list_.back()) : std::move(list_.front());
     list_.clear();
     list_.push_back(std::move(keep));
+  }
+
+  void mergeFrom(const ValueCounter& other, std::vector<AggValue>* appeared) override {
+    (void)appeared;  // a list is never a distinct view
+    const auto& from = dynamic_cast<const ValueListImpl&>(other);
+    list_.insert(list_.end(), from.list_.begin(), from.list_.end());
   }
 
   size_t size() const override { return list_.size(); }
@@ -459,32 +477,11 @@ void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter
       slot.count += delta;
       return;
     case AggKind::kSum:
-    case AggKind::kAvg: {
+    case AggKind::kAvg:
       slot.count += delta;
-      if (d.arg_phys == Phys::kDouble) {
-        const double v = col.getDouble(row);
-        double sum = bitsToDouble(slot.value) + (delta > 0 ? v : -v);
-        // FloatSumAggFunction adds in float; AVG(FLOAT) keeps a DOUBLE sum (FloatAvgAggFunction.getSumType).
-        if (d.kind == AggKind::kSum && d.arg_id == TypeId::kFloat) sum = static_cast<double>(static_cast<float>(sum));
-        slot.value = doubleToBits(sum);
-        return;
-      }
-      const int64_t v = col.getLong(row);
-      if (d.arg_id == TypeId::kDecimal) {
-        // Values live in 64 bits (logical_type.h); overflow is an error, not a wrap.
-        int64_t r;
-        const bool overflow = delta > 0 ? __builtin_add_overflow(slot.value, v, &r)
-                                        : __builtin_sub_overflow(slot.value, v, &r);
-        SLUICE_USER_CHECK(!overflow, "{}: DECIMAL sum overflows 64-bit storage", d.name);
-        slot.value = r;
-      } else if (d.kind == AggKind::kSum && d.arg_id != TypeId::kBigInt) {
-        // SUM(TINYINT/SMALLINT/INT) keeps its sum in the argument type and wraps like Java.
-        slot.value = types::wrapToType(d.arg_type, wrapAdd64(slot.value, delta > 0 ? v : wrapAdd64(0, -v)));
-      } else {
-        slot.value = wrapAdd64(slot.value, delta > 0 ? v : static_cast<int64_t>(0 - static_cast<uint64_t>(v)));
-      }
+      addToSum(d, slot.value, d.arg_phys == Phys::kDouble ? doubleToBits(col.getDouble(row)) : col.getLong(row),
+               delta < 0);
       return;
-    }
     case AggKind::kFirstValue:
     case AggKind::kLastValue:
     case AggKind::kListAgg:
@@ -501,18 +498,90 @@ void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter
         return;
       }
       // Insert-only MIN/MAX over a fixed-width type (MinAggFunction / MaxAggFunction).
-      if (d.arg_phys == Phys::kDouble) {
-        const double v = col.getDouble(row);
-        const double cur = bitsToDouble(slot.value);
-        if (slot.count == 0 || (max ? JavaDoubleLess()(cur, v) : JavaDoubleLess()(v, cur))) {
-          slot.value = doubleToBits(v);
-        }
-      } else {
-        const int64_t v = col.getLong(row);
-        if (slot.count == 0 || (max ? v > slot.value : v < slot.value)) slot.value = v;
-      }
+      keepExtreme(d, slot, d.arg_phys == Phys::kDouble ? doubleToBits(col.getDouble(row)) : col.getLong(row));
       ++slot.count;
       return;
+    }
+  }
+}
+
+void AggsHandler::keepExtreme(const Desc& d, AggSlot& slot, int64_t v) {
+  const bool max = d.kind == AggKind::kMax;
+  if (d.arg_phys == Phys::kDouble) {
+    const double x = bitsToDouble(v);
+    const double cur = bitsToDouble(slot.value);
+    if (slot.count == 0 || (max ? JavaDoubleLess()(cur, x) : JavaDoubleLess()(x, cur))) slot.value = v;
+  } else if (slot.count == 0 || (max ? v > slot.value : v < slot.value)) {
+    slot.value = v;
+  }
+}
+
+void AggsHandler::addToSum(const Desc& d, int64_t& sum, int64_t v, bool negate) const {
+  if (d.arg_phys == Phys::kDouble) {
+    const double x = bitsToDouble(v);
+    double r = bitsToDouble(sum) + (negate ? -x : x);
+    // FloatSumAggFunction adds in float; AVG(FLOAT) keeps a DOUBLE sum (FloatAvgAggFunction.getSumType).
+    if (d.kind == AggKind::kSum && d.arg_id == TypeId::kFloat) r = static_cast<double>(static_cast<float>(r));
+    sum = doubleToBits(r);
+  } else if (d.arg_id == TypeId::kDecimal) {
+    // Values live in 64 bits (logical_type.h); overflow is an error, not a wrap.
+    int64_t r;
+    const bool overflow = negate ? __builtin_sub_overflow(sum, v, &r) : __builtin_add_overflow(sum, v, &r);
+    SLUICE_USER_CHECK(!overflow, "{}: DECIMAL sum overflows 64-bit storage", d.name);
+    sum = r;
+  } else if (d.kind == AggKind::kSum && d.arg_id != TypeId::kBigInt) {
+    // SUM(TINYINT/SMALLINT/INT) keeps its sum in the argument type and wraps like Java.
+    sum = types::wrapToType(d.arg_type, wrapAdd64(sum, negate ? wrapAdd64(0, -v) : v));
+  } else {
+    sum = wrapAdd64(sum, negate ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : v);
+  }
+}
+
+void AggsHandler::merge(Accumulators& into, const Accumulators& from) const {
+  into.record_count += from.record_count;
+  std::vector<AggValue> appeared;
+  for (size_t i = 0; i < descs_.size(); ++i) {
+    const Desc& d = descs_[i];
+    AggSlot& slot = into.slots[i];
+    const AggSlot& other = from.slots[i];
+    ValueCounter* counter = d.counter >= 0 ? into.counters[static_cast<size_t>(d.counter)].get() : nullptr;
+    const ValueCounter* other_counter = d.counter >= 0 ? from.counters[static_cast<size_t>(d.counter)].get() : nullptr;
+    if (d.distinct) {
+      // Only the values new to `into` reach the inner COUNT / SUM / AVG, as a row of them would.
+      appeared.clear();
+      counter->mergeFrom(*other_counter, &appeared);
+      for (const AggValue& v : appeared) {
+        ++slot.count;
+        if (d.kind != AggKind::kCount) addToSum(d, slot.value, d.arg_phys == Phys::kDouble ? doubleToBits(v.d) : v.l, false);
+      }
+      continue;
+    }
+    switch (d.kind) {
+      case AggKind::kCountStar:
+      case AggKind::kCount:
+        slot.count += other.count;
+        break;
+      case AggKind::kSum:
+      case AggKind::kAvg:
+        slot.count += other.count;
+        addToSum(d, slot.value, other.value, false);
+        break;
+      case AggKind::kMin:
+      case AggKind::kMax:
+        if (counter != nullptr) {
+          counter->mergeFrom(*other_counter, nullptr);
+          if (!with_retraction_) counter->keepOnlyExtreme(d.kind == AggKind::kMax);
+        } else if (other.count > 0) {
+          keepExtreme(d, slot, other.value);
+          slot.count += other.count;
+        }
+        break;
+      case AggKind::kFirstValue:
+      case AggKind::kLastValue:
+      case AggKind::kListAgg:
+        counter->mergeFrom(*other_counter, nullptr);
+        if (!with_retraction_ && d.kind != AggKind::kListAgg) counter->keepOnlyExtreme(d.kind == AggKind::kLastValue);
+        break;
     }
   }
 }
@@ -623,108 +692,6 @@ void AggsHandler::appendValues(const std::vector<AggValue>& values, RowBatch& ou
       case Phys::kString: col.appendString(v.s); break;
     }
   }
-}
-
-KeyCodec::KeyCodec(const types::RowType& input, std::vector<int> key_columns)
-    : key_columns_(std::move(key_columns)) {
-  for (int k : key_columns_) {
-    SLUICE_USER_CHECK(k >= 0 && static_cast<size_t>(k) < input.size(),
-                      "group key column {} out of range (input has {} columns)", k, input.size());
-    phys_.push_back(physOf(input.types[static_cast<size_t>(k)]));
-  }
-}
-
-void KeyCodec::encode(const RowBatch& batch, size_t row, std::string& out) const {
-  out.clear();
-  for (size_t i = 0; i < key_columns_.size(); ++i) {
-    const Column& c = batch.column(static_cast<size_t>(key_columns_[i]));
-    if (c.isNull(row)) {
-      out.push_back('\0');
-      continue;
-    }
-    out.push_back('\1');
-    char buf[8];
-    switch (phys_[i]) {
-      case Phys::kLong: {
-        const int64_t v = c.getLong(row);
-        std::memcpy(buf, &v, 8);
-        out.append(buf, 8);
-        break;
-      }
-      case Phys::kDouble: {
-        const double v = c.getDouble(row);
-        std::memcpy(buf, &v, 8);
-        out.append(buf, 8);
-        break;
-      }
-      case Phys::kString: {
-        const std::string_view s = c.getString(row);
-        const uint32_t n = static_cast<uint32_t>(s.size());
-        std::memcpy(buf, &n, 4);
-        out.append(buf, 4);
-        out.append(s.data(), s.size());
-        break;
-      }
-    }
-  }
-}
-
-void KeyCodec::decodeAppend(std::string_view key, RowBatch& out, size_t first_column) const {
-  size_t pos = 0;
-  for (size_t i = 0; i < key_columns_.size(); ++i) {
-    Column& c = out.column(first_column + i);
-    SLUICE_CHECK(pos < key.size(), "truncated group key");
-    if (key[pos++] == '\0') {
-      c.appendNull();
-      continue;
-    }
-    switch (phys_[i]) {
-      case Phys::kLong: {
-        int64_t v;
-        std::memcpy(&v, key.data() + pos, 8);
-        pos += 8;
-        c.appendLong(v);
-        break;
-      }
-      case Phys::kDouble: {
-        double v;
-        std::memcpy(&v, key.data() + pos, 8);
-        pos += 8;
-        c.appendDouble(v);
-        break;
-      }
-      case Phys::kString: {
-        uint32_t n;
-        std::memcpy(&n, key.data() + pos, 4);
-        pos += 4;
-        c.appendString(key.substr(pos, n));
-        pos += n;
-        break;
-      }
-    }
-  }
-}
-
-bool KeyCodec::isValid(std::string_view key) const {
-  size_t pos = 0;
-  for (Phys p : phys_) {
-    if (pos >= key.size()) return false;
-    const char marker = key[pos++];
-    if (marker == '\0') continue;
-    if (marker != '\1') return false;
-    if (p != Phys::kString) {
-      if (key.size() - pos < 8) return false;
-      pos += 8;
-      continue;
-    }
-    if (key.size() - pos < 4) return false;
-    uint32_t n;
-    std::memcpy(&n, key.data() + pos, 4);
-    pos += 4;
-    if (key.size() - pos < n) return false;
-    pos += n;
-  }
-  return pos == key.size();
 }
 
 types::RowType keysAndAggregatesType(const types::RowType& input_type, const std::vector<int>& group_keys,

@@ -52,6 +52,11 @@ class ValueCounter {
   virtual bool extreme(bool max, AggValue& out) const = 0;
   /// Drops every value but the extreme one (MIN/MAX over insert-only input needs no history).
   virtual void keepOnlyExtreme(bool max) = 0;
+  /// Adds every value of `other` (a counter of the same class and kind) to this one: a map adds the
+  /// counts, a list appends other's values after its own (the merge of two session windows, the earlier
+  /// one first). When `appeared` is not null, each value whose count was 0 here and is positive after
+  /// the merge is appended to it (the distinct view forwards those to the inner aggregate).
+  virtual void mergeFrom(const ValueCounter& other, std::vector<AggValue>* appeared) = 0;
   /// Number of distinct values held.
   virtual size_t size() const = 0;
   /// Physical class of the values.
@@ -118,6 +123,11 @@ class AggsHandler {
   void checkLayout(const Accumulators& acc) const;
   /// Adds row `row` of `batch` (an input row) to `acc`.
   void accumulate(Accumulators& acc, const types::RowBatch& batch, size_t row) const;
+  /// Adds the accumulators `from` into `into` (Flink's AggsHandleFunction.merge, used when session
+  /// windows merge): COUNT / SUM / AVG add, MIN / MAX keep the extreme, DISTINCT merges the value counts
+  /// and forwards the values new to `into`, FIRST_VALUE / LAST_VALUE / LISTAGG take `into`'s values
+  /// before `from`'s. Throws UserError on DECIMAL overflow.
+  void merge(Accumulators& into, const Accumulators& from) const;
   /// Takes row `row` of `batch` out of `acc`. Only with `with_retraction`.
   void retract(Accumulators& acc, const types::RowBatch& batch, size_t row) const;
   /// The current results, one per call (Flink's getValue). Throws UserError on DECIMAL overflow.
@@ -146,6 +156,11 @@ class AggsHandler {
   void update(Accumulators& acc, const types::RowBatch& batch, size_t row, int64_t delta) const;
   void applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter, const types::Column& col, size_t row,
                   int64_t delta) const;
+  /// Adds (or with `negate` subtracts) `v` — an int64, or a double's bits for DOUBLE / FLOAT arguments —
+  /// to the SUM / AVG sum `sum` by the argument type's rules.
+  void addToSum(const Desc& d, int64_t& sum, int64_t v, bool negate) const;
+  /// Keeps the smaller (MIN) or larger (MAX) of `slot` and a candidate `v` (int64 or double bits).
+  static void keepExtreme(const Desc& d, AggSlot& slot, int64_t v);
 
   std::vector<Desc> descs_;
   std::vector<types::LogicalType> result_types_;

@@ -36,13 +36,16 @@ struct AggregateCall {
 };
 
 /// Window table-valued functions (FLIP-145): TUMBLE(size), HOP(slide, size) and CUMULATE(step, max size),
-/// each with an optional offset (Flink 1.15+), on event time.
+/// each with an optional offset (Flink 1.15+), and SESSION(gap) (FLINK-24024), on event time.
 struct WindowSpec {
-  enum class Kind { kTumble, kHop, kCumulate } kind = Kind::kTumble;
+  enum class Kind { kTumble, kHop, kCumulate, kSession } kind = Kind::kTumble;
   int time_index = -1;   ///< input column holding the row time (TIMESTAMP(3), ms)
-  int64_t size_ms = 0;   ///< TUMBLE / HOP size, CUMULATE max size
+  int64_t size_ms = 0;   ///< TUMBLE / HOP size, CUMULATE max size, SESSION gap
   int64_t slide_ms = 0;  ///< HOP slide, CUMULATE step; equals size_ms for TUMBLE
   int64_t offset_ms = 0; ///< window starts are offset + k * (size for TUMBLE / CUMULATE, slide for HOP)
+  /// SESSION's PARTITION BY columns (input columns, as written; EXPLAIN prints them). The operator
+  /// keeps sessions per group key, which the planner makes equal to these.
+  std::vector<int> partition_keys;
 };
 
 }  // namespace sluice::table

@@ -11,6 +11,7 @@
 #include "runtime/task/task_cancellation.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
+#include "table/runtime/session_window_aggregate.h"
 
 namespace sluice::table {
 
@@ -79,6 +80,7 @@ void validate(const RowType& input, const WindowSpec& w) {
   const LogicalType& time_type = input.types[static_cast<size_t>(w.time_index)];
   SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kBigInt,
                     "window time column {} must be TIMESTAMP(3), but is {}", w.time_index, time_type.toString());
+  SLUICE_CHECK(w.kind != WindowSpec::Kind::kSession, "SESSION windows run in SessionWindowAggregateOperator");
   if (w.kind == WindowSpec::Kind::kTumble) {
     // TumblingSliceAssigner's checks.
     SLUICE_USER_CHECK(w.size_ms > 0, "TUMBLE window parameters must satisfy size > 0, but got size {}ms",
@@ -315,6 +317,9 @@ std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowAggregateFactory
                                                                                   WindowSpec window,
                                                                                   std::vector<int> group_keys,
                                                                                   std::vector<AggregateCall> calls) {
+  if (window.kind == WindowSpec::Kind::kSession)
+    return makeSessionWindowAggregateFactory(std::move(input_type), std::move(window), std::move(group_keys),
+                                             std::move(calls));
   // Constructing one instance validates the arguments (UserError) before the job starts.
   WindowAggregateOperator probe(input_type, window, group_keys, calls);
   return runtime::makeOperatorFactory([input_type = std::move(input_type), window, group_keys = std::move(group_keys),

@@ -85,7 +85,8 @@ class WindowAggregateOperator : public runtime::StreamOperator {
   int64_t num_late_records_dropped_ = 0;
 };
 
-/// Factory for WindowAggregateOperator (see its constructor). Validates the arguments now (UserError).
+/// Factory for WindowAggregateOperator (see its constructor), or for a SESSION window
+/// SessionWindowAggregateOperator (session_window_aggregate.h). Validates the arguments now (UserError).
 std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowAggregateFactory(
     types::RowType input_type, WindowSpec window, std::vector<int> group_keys, std::vector<AggregateCall> calls);
 

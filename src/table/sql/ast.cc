@@ -227,7 +227,11 @@ std::string Expr::toString() const {
       for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + names[i];
       return out + ")";
     }
-    case ExprKind::kTableArg: return subquery ? "TABLE (subquery)" : "TABLE " + qualifiedNameToString(names);
+    case ExprKind::kTableArg: {
+      std::string out = subquery ? "TABLE (subquery)" : "TABLE " + qualifiedNameToString(names);
+      for (size_t i = 0; i < children.size(); ++i) out += (i ? ", " : " PARTITION BY (") + childText(*this, i);
+      return children.empty() ? out : out + ")";
+    }
     case ExprKind::kOver: return fmt::format("{} OVER {}", childText(*this, 0), over ? over->toString() : "?");
   }
   return "?";

@@ -82,7 +82,7 @@ enum class ExprKind : uint8_t {
                 ///<    {kTableArg, kDescriptor, interval...}.
   kDescriptor,  ///< DESCRIPTOR(a, b): `names` = the column names (unqualified)
   kTableArg,    ///< TABLE t or TABLE (query) (a window TVF's table argument): `names` = the table name parts,
-                ///<    or `subquery` (names empty)
+                ///<    or `subquery` (names empty); children = the PARTITION BY columns (kIdentifier), if any
   kOver,        ///< fn(...) OVER window: children = {the kCall}; `over` = the window (ast_window.cc)
   kExists,      ///< EXISTS (query): `subquery`, no children (NOT EXISTS is kUnary NOT over it)
 };

@@ -294,9 +294,20 @@ ExprPtr Parser::parseWordPrimary() {
         e->subquery = parseQuery();
         if (!peek().isSymbol(")")) unexpected(peek(), {")"});
         next();
-        return e;
+      } else {
+        e->names = parseQualifiedName("a table name");
       }
-      e->names = parseQualifiedName("a table name");
+      if (peek().isWord("PARTITION")) {
+        // TABLE t PARTITION BY k / PARTITION BY (k1, k2): a set-semantics table argument (SESSION's keys).
+        next();
+        expectWord("BY");
+        const bool list = acceptSymbol("(");
+        do {
+          const Token& k = peek();
+          e->children.push_back(makeIdentifier(parseQualifiedName("a column name"), k.pos));
+        } while (list && acceptSymbol(","));
+        if (list) expectSymbol(")");
+      }
       return e;
     }
     if (u == "DESCRIPTOR" && after.isSymbol("(")) {

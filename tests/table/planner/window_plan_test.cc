@@ -1,0 +1,76 @@
+// Window aggregations in the plan: the WindowAggregate node as Flink's explain prints it (the window
+// spec's summary string, SessionWindowSpec.toSummaryString for SESSION).
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/config.h"
+#include "connectors/builtin.h"
+#include "table/api/table_environment.h"
+
+namespace sluice::table {
+namespace {
+
+class WindowPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sluice_window_plan_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "t.csv") << "a,1,2015-01-01 00:00:00\n";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string text(const std::string& query) const {
+    Configuration config;
+    config.set("parallelism.default", "2");
+    auto registry = std::make_shared<FactoryRegistry>();
+    connectors::registerBuiltinConnectors(*registry);
+    const std::string ddl = "CREATE TABLE t (k STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' "
+                            "SECOND) WITH ('connector' = 'filesystem', 'path' = '" +
+                            (dir_ / "t.csv").string() + "', 'format' = 'csv');\n";
+    std::string t = TableEnvironment(config, registry).explainScript(ddl + query, false);
+    return t.substr(0, t.find("== Stream Graph =="));
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(WindowPlanTest, SessionWithPartitionKeys) {
+  const std::string t = text(
+      "SELECT k, window_start, COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '10' "
+      "SECOND)) GROUP BY k, window_start, window_end;");
+  EXPECT_NE(t.find("WindowAggregate(groupBy=[k], window=[SESSION(time_col=[ts], gap=[10 s], partition keys=[k])], "
+                   "select=[k, COUNT(*) AS EXPR$0, window_start, window_end])\n"),
+            std::string::npos)
+      << t;
+}
+
+TEST_F(WindowPlanTest, SessionPartitionKeysPrintInTheirOwnOrder) {
+  const std::string t = text(
+      "SELECT k, v, COUNT(*) FROM TABLE(SESSION(TABLE t PARTITION BY (v, k), DESCRIPTOR(ts), INTERVAL '90' "
+      "SECOND)) GROUP BY window_start, window_end, k, v;");
+  EXPECT_NE(t.find("WindowAggregate(groupBy=[k, v], window=[SESSION(time_col=[ts], gap=[90 s], partition "
+                   "keys=[v, k])], select=[k, v, COUNT(*) AS EXPR$0, window_start, window_end])\n"),
+            std::string::npos)
+      << t;
+}
+
+TEST_F(WindowPlanTest, SessionWithoutPartitionKeys) {
+  const std::string t = text(
+      "SELECT window_start, SUM(v) FROM TABLE(SESSION(TABLE t, DESCRIPTOR(ts), INTERVAL '5' MINUTE)) "
+      "GROUP BY window_start, window_end;");
+  EXPECT_NE(t.find("WindowAggregate(groupBy=[], window=[SESSION(time_col=[ts], gap=[5 min])], "
+                   "select=[SUM($f0) AS EXPR$0, window_start, window_end])\n"),
+            std::string::npos)
+      << t;
+}
+
+}  // namespace
+}  // namespace sluice::table
