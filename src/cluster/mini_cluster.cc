@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "cluster/job_metrics.h"
@@ -114,7 +115,7 @@ class JobHandle::State {
   int fail_attempts = 0;
   int num_restarts = 0;
   scheduler::FailoverStrategy failover_strategy = scheduler::FailoverStrategy::kRegion;
-  bool region_failover = false;  // region strategy and one TaskManager (a region restart rebuilds local channels only)
+  bool region_failover = false;  // the region strategy
   std::vector<int> execution_attempts;  // per execution: Flink's attemptNumber (0 for the first run)
   std::vector<char> execution_running;  // per execution: its thread runs (under `mu`)
   std::vector<char> restarting;         // per execution: cancelled for a region failover (under `mu`)
@@ -149,6 +150,20 @@ class JobHandle::State {
   std::unique_ptr<runtime::SpillDirectory> spill_directory;
   // Declared before everything holding buffers: destroyed last.
   std::vector<std::unique_ptr<runtime::network::NetworkBufferPool>> network_pools;  // per TaskManager
+  /// A channel between two TaskManagers of the current attempt, with the partition it reads: a region
+  /// failover releases those of its vertices on both transports before their tasks go.
+  struct RemoteLink {
+    int producer_vertex = 0;
+    int consumer_vertex = 0;
+    int producer_tm = 0;
+    int consumer_tm = 0;
+    std::string partition_id;
+    std::shared_ptr<runtime::RemoteInputChannel> channel;
+  };
+  std::vector<RemoteLink> remote_links;  // holds buffers of network_pools: declared after them
+  // Receiver ids never repeat within an attempt's transports: after a region restart, frames for the old
+  // channels may still be on the wire.
+  uint64_t next_receiver = 0;
   // Result partitions' pools (owned by the producer vertex) and gates' floating pools (by the consumer).
   std::vector<std::pair<int, std::shared_ptr<runtime::network::LocalBufferPool>>> partition_pools;
   std::vector<std::unique_ptr<runtime::ResultPartitionManager>> partition_managers;  // per TaskManager (N > 1)
@@ -301,8 +316,7 @@ class JobHandle::State {
     failure_injection.subtask = config.get(options::kTestFailSubtask);
     fail_attempts = config.get(options::kTestFailAttempts);
     failover_strategy = scheduler::parseFailoverStrategy(config.get(options::kFailoverStrategy));
-    region_failover = failover_strategy == scheduler::FailoverStrategy::kRegion &&
-                      cluster_config.get(options::kNumberOfTaskManagers) == 1;
+    region_failover = failover_strategy == scheduler::FailoverStrategy::kRegion;
     failure_injection.after_completed_checkpoint = checkpointing;
     if (const std::optional<std::string> path = config.getOptional(options::kSavepointPath); path && !path->empty()) {
       initial_restore = std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(*path));
@@ -417,6 +431,7 @@ class JobHandle::State {
     transports.clear();
     tasks.clear();
     gates.clear();
+    remote_links.clear();
     partition_managers.clear();
     partition_pools.clear();
     blocking_links.clear();
@@ -432,6 +447,7 @@ class JobHandle::State {
   /// Region failover: joins the ended threads of `vertices` and destroys their tasks, gates and pools
   /// (the other vertices keep running).
   void teardownVertices(const std::vector<char>& vertices) {
+    releaseRemoteLinks(vertices);
     std::lock_guard<std::mutex> lock(attempt_mu);
     for (size_t v = 0; v < tasks.size(); ++v) {
       if (!vertices[v]) continue;
@@ -444,6 +460,30 @@ class JobHandle::State {
       finished[v]->store(0, std::memory_order_relaxed);
     }
     std::erase_if(partition_pools, [&](const auto& p) { return vertices[static_cast<size_t>(p.first)] != 0; });
+  }
+
+  /// Region failover over several TaskManagers: the transports forget the TCP channels of `vertices`
+  /// (Flink's CancelPartitionRequest and releasePartition): the consumers' side drops what is still on the
+  /// wire for them, the producers' side stops serving their partitions, so nothing reaches a channel or
+  /// subpartition about to be destroyed and the connections, which the running regions share, stay up. A
+  /// pipelined channel never leaves its region, so both ends restart. Called without `attempt_mu`: it
+  /// waits for the I/O threads, which take it when a connection fails (cancelAll).
+  void releaseRemoteLinks(const std::vector<char>& vertices) {
+    std::map<int, std::vector<runtime::network::InputChannelId>> receivers;  // by consumer TaskManager
+    std::map<int, std::set<std::string>> partitions;                         // by producer TaskManager
+    auto restarting_link = [&](const RemoteLink& l) {
+      return vertices[static_cast<size_t>(l.consumer_vertex)] != 0 || vertices[static_cast<size_t>(l.producer_vertex)] != 0;
+    };
+    for (const RemoteLink& l : remote_links) {
+      if (!restarting_link(l)) continue;
+      receivers[l.consumer_tm].push_back(l.channel->id());
+      partitions[l.producer_tm].insert(l.partition_id);
+    }
+    for (const auto& [tm, ids] : receivers) transports[static_cast<size_t>(tm)]->releaseInputChannels(ids);
+    for (const auto& [tm, ids] : partitions) {
+      transports[static_cast<size_t>(tm)]->releasePartitions(std::vector<std::string>(ids.begin(), ids.end()));
+    }
+    std::erase_if(remote_links, restarting_link);
   }
 
   /// After a failure: true when the restart strategy allows another attempt (it records the failure).
@@ -961,9 +1001,10 @@ namespace {
 
 /// Builds one execution attempt of `st->job`: scheduler, gates, network buffers and transports, tasks
 /// (restored from `st->restore` when set). Nothing runs yet. Throws ConfigError/UserError when the job
-/// cannot be deployed. With `rebuild` (per vertex; region failover, one TaskManager) only the gates,
-/// partitions and tasks of those vertices are built again, in the attempt's pools: their old ones are
-/// gone, and a rebuilt consumer of a kept producer's blocking result reads its spill file again.
+/// cannot be deployed. With `rebuild` (per vertex; region failover) only the gates, partitions, TCP
+/// channels and tasks of those vertices are built again, in the attempt's pools and on its transports:
+/// their old ones are gone (released by releaseRemoteLinks), and a rebuilt consumer of a kept producer's
+/// blocking result reads its spill file again.
 void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, const std::vector<char>* rebuild) {
   const graph::JobGraph& g = st->job;
   auto built = [&](size_t v) { return rebuild == nullptr || (*rebuild)[v] != 0; };
@@ -1132,7 +1173,6 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
   // The floating buffers of gate [vertex][subtask], created with its first remote channel.
   std::map<std::pair<size_t, int>, std::shared_ptr<runtime::network::LocalBufferPool>> floating_pools;
   std::vector<std::shared_ptr<runtime::RemoteInputChannel>> remote_channels;
-  uint64_t next_receiver = 0;
 
   bool any_blocking = false;
   for (const graph::JobEdge& edge : g.edges) any_blocking = any_blocking || blocking(edge);
@@ -1240,7 +1280,11 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
             // The PartitionRequest brings the consumer's credit: the subpartition starts with none.
             sp.pipelined = std::make_shared<runtime::PipelinedSubpartition>(
                 partition.pool, 0, /*remote=*/true, name, objects, static_cast<int32_t>(k), starting_buffer_size);
-            const std::string partition_id = fmt::format("{}@{}", e, i);
+            // Flink's ResultPartitionID names the producer's attempt: a request of a released channel that
+            // is still on its way never reaches the partition of the restarted producer.
+            const int producer_attempt =
+                st->execution_attempts[static_cast<size_t>(st->execution_graph->executionIndex(static_cast<int>(v), i))];
+            const std::string partition_id = fmt::format("{}@{}#{}", e, i, producer_attempt);
             st->partition_managers[static_cast<size_t>(producer_tm)]->registerSubpartition(
                 partition_id, static_cast<int32_t>(k), sp.pipelined);
             auto& floating = floating_pools[{static_cast<size_t>(edge.target_vertex), j}];
@@ -1250,7 +1294,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
               st->partition_pools.emplace_back(edge.target_vertex, floating);
             }
             // Receiver ids carry the consumer's TaskManager (1-based) in their top 16 bits (named in errors).
-            const runtime::network::InputChannelId id{static_cast<uint64_t>(consumer_tm + 1) << 48, next_receiver++};
+            const runtime::network::InputChannelId id{static_cast<uint64_t>(consumer_tm + 1) << 48, st->next_receiver++};
             auto channel = std::make_shared<runtime::RemoteInputChannel>(
                 name, id, partition_id, static_cast<int32_t>(k),
                 st->transports[static_cast<size_t>(consumer_tm)]->partitionRequestClient(
@@ -1258,6 +1302,8 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
                 *st->network_pools[static_cast<size_t>(consumer_tm)], *floating, exclusive_per_channel, objects);
             channel->setup();
             sp.gate->attachChannel(sp.channel, channel);
+            st->remote_links.push_back(JobHandle::State::RemoteLink{static_cast<int>(v), edge.target_vertex, producer_tm,
+                                                                    consumer_tm, partition_id, channel});
             remote_channels.push_back(std::move(channel));
           }
         }
@@ -1267,14 +1313,17 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
     }
   }
 
-  // A rebuilt consumer of a producer that kept running (finished) reads its complete spill files again.
+  // A rebuilt consumer of a producer that kept running (finished) reads its complete spill files again,
+  // through buffers of its own TaskManager.
   for (const auto& [key, link] : st->blocking_links) {
     if (rebuild == nullptr) break;
     const graph::JobEdge& edge = g.edges[static_cast<size_t>(std::get<0>(key))];
     if (built(static_cast<size_t>(edge.source_vertex)) || !built(static_cast<size_t>(edge.target_vertex))) continue;
-    st->gates[static_cast<size_t>(edge.target_vertex)][static_cast<size_t>(std::get<2>(key))]->attachChannel(
-        link.channel, std::make_shared<runtime::SpilledInputChannel>(link.subpartition, *st->network_pools[0],
-                                                                     spill_read_buffers));
+    const int consumer = std::get<2>(key);
+    const int consumer_tm = taskManagerOf(static_cast<size_t>(edge.target_vertex), consumer);
+    st->gates[static_cast<size_t>(edge.target_vertex)][static_cast<size_t>(consumer)]->attachChannel(
+        link.channel, std::make_shared<runtime::SpilledInputChannel>(
+                          link.subpartition, *st->network_pools[static_cast<size_t>(consumer_tm)], spill_read_buffers));
   }
 
   // Consumers ask for their remote subpartitions now; the producers' transports serve them as soon as

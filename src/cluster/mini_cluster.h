@@ -14,10 +14,11 @@
 /// is deployed.
 ///
 /// Failover: a task failure that the restart strategy allows restarts, with
-/// `jobmanager.execution.failover-strategy` = region (default) and one TaskManager, only the regions
-/// scheduler::regionsToRestart names (Flink's RestartPipelinedRegionFailoverStrategy), restored from the
-/// latest completed checkpoint while the other regions run on; otherwise (full, several TaskManagers, or
-/// every region affected) the whole job. wait() rethrows the final failure as "Job '<name>' (<id>) failed:
+/// `jobmanager.execution.failover-strategy` = region (default), only the regions scheduler::regionsToRestart
+/// names (Flink's RestartPipelinedRegionFailoverStrategy), restored from the latest completed checkpoint
+/// while the other regions run on, on one TaskManager or several (their TCP channels are released and
+/// requested again; the connections stay up); otherwise (full, every region affected, or a failed data
+/// connection) the whole job. wait() rethrows the final failure as "Job '<name>' (<id>) failed:
 /// <task> (i/n) failed: <error>" with its original type.
 
 #include <chrono>

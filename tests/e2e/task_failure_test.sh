@@ -10,11 +10,13 @@
 #                 regions) into filesystem sinks, checkpoints every 50 ms, a failure injected into source gen_a:
 #                 only pipeline a restarts (--metrics: its subtasks have attempt 1, pipeline b's attempt 0),
 #                 the summary says "1 restarts", and both sinks hold exactly awk's rows, each once.
+#   region_tm2    the same on two TaskManagers (-D local.number-taskmanager=2): the pipelines' channels between
+#                 the TaskManagers go over TCP, and still only pipeline a restarts.
 #   cancel_hop    a HOP window of 100000 ms sliding by 1 ms (100000 windows per row) gets SIGINT once its job
 #                 runs: the job is cancelled (exit 130, the "Job ... cancelled" line) although each row alone
 #                 takes long to assign (the window loop checks the task's cancellation).
 source "$(dirname "$0")/lib.sh"
-CASE=${3:?usage: $0 SLUICE SOURCE_DIR failure|cancel_chk|cancel_hop}
+CASE=${3:?usage: $0 SLUICE SOURCE_DIR failure|cancel_chk|cancel_hop|region|region_tm2}
 
 failure_case() {
   cat >"$E2E_TMP/job.sql" <<SQL
@@ -103,6 +105,7 @@ SQL
 }
 
 region_case() {
+  local extra=("$@")
   cat >"$E2E_TMP/job.sql" <<SQL
 CREATE TABLE gen_a (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000', 'number-of-rows' = '1500',
   'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1500');
@@ -119,7 +122,7 @@ SQL
   run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p 2 --metrics="$E2E_TMP/metrics.json" \
     -D execution.checkpointing.interval=50ms -D restart-strategy.type=fixed-delay \
     -D restart-strategy.fixed-delay.delay=0ms -D sluice.test.fail-operator=gen_a -D sluice.test.fail-subtask=1 \
-    -D sluice.test.fail-after-records=200 "$E2E_TMP/job.sql"
+    -D sluice.test.fail-after-records=200 "${extra[@]}" "$E2E_TMP/job.sql"
   expect_success "$E2E_TMP/out" "$E2E_TMP/err"
   grep -q -E "^Job '.*' finished: .*, 1 restarts$" "$E2E_TMP/err" || { cat "$E2E_TMP/err" >&2; fail "no '1 restarts' summary"; }
   command -v jq >/dev/null || fail "jq is needed (scripts/install-deps.sh installs it)"
@@ -144,5 +147,6 @@ case "$CASE" in
   cancel_chk) cancel_chk_case ;;
   cancel_hop) cancel_hop_case ;;
   region) region_case ;;
+  region_tm2) region_case -D local.number-taskmanager=2 ;;
   *) fail "unknown case $CASE" ;;
 esac

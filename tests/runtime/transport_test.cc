@@ -106,6 +106,21 @@ struct ConsumerTm {
   }
   // Reads the gate until the end of partition (true) or a channel failure (false, message in `error`).
   bool readAll(std::vector<int64_t>& rows, std::vector<int64_t>& watermarks) {
+    return readGate(gate, rows, watermarks, error);
+  }
+  // A further channel of this TaskManager, `lower` its receiver id, reading `partition` in its own gate.
+  std::shared_ptr<RemoteInputChannel> connectAnother(InputGate& into, uint16_t port, const std::string& partition,
+                                                     uint64_t lower) {
+    auto ch = std::make_shared<RemoteInputChannel>("another channel", network::InputChannelId{2ull << 48, lower},
+                                                   partition, 0, transport.partitionRequestClient(0, port), global,
+                                                   *floating, exclusive);
+    ch->setup();
+    into.attachChannel(0, ch);
+    ch->requestSubpartition(ch);
+    return ch;
+  }
+  static bool readGate(InputGate& gate, std::vector<int64_t>& rows, std::vector<int64_t>& watermarks,
+                       std::string& error) {
     const auto give_up = Clock::now() + kGuard;
     std::deque<InputGate::Entry> out;
     while (Clock::now() < give_up) {
@@ -330,13 +345,16 @@ struct FakeProducer {
   uint16_t port() const { return acceptor.local_endpoint().port(); }
   void acceptAndReadRequest() {
     acceptor.accept(socket);
+    request = std::get<network::PartitionRequest>(readFrame());
+  }
+  network::Frame readFrame() {
     std::string header(network::kFrameHeaderLength, '\0');
     asio::read(socket, asio::buffer(header));
     const uint32_t length = (static_cast<uint8_t>(header[0]) << 24) | (static_cast<uint8_t>(header[1]) << 16) |
                             (static_cast<uint8_t>(header[2]) << 8) | static_cast<uint8_t>(header[3]);
     std::string rest(length - network::kFrameHeaderLength, '\0');
     asio::read(socket, asio::buffer(rest));
-    request = std::get<network::PartitionRequest>(network::decodeFrame(header + rest));
+    return network::decodeFrame(header + rest);
   }
   void send(const std::string& bytes) { asio::write(socket, asio::buffer(bytes)); }
   std::string buffer(int32_t sequence, int32_t backlog, size_t size) {
@@ -486,6 +504,94 @@ TEST(TcpTransportFaultTest, GarbageAfterAPartitionRequestIsReportedByTheServer) 
   asio::error_code ec;
   socket.read_some(asio::buffer(buf), ec);
   EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+}
+
+// Region failover: a cancelled consumer's channel and its producer's partition are released on a connection
+// that other channels keep using.
+
+TEST(TcpTransportTest, AReleasedPartitionIsNoLongerServedAndTheRestartedOneIs) {
+  ProducerTm producer(256);
+  ConsumerTm consumer(256);
+  consumer.connect(producer.transport.port());
+  ASSERT_TRUE(eventually([&] { return producer.subpartition->view().credit() == 2; }));  // request served
+  consumer.transport.releaseInputChannels({consumer.channel->id()});
+  producer.transport.releasePartitions({"p"});
+  EXPECT_EQ(producer.partitions.lookup("p", 0), nullptr);
+  // The old producer's last output goes nowhere.
+  producer.subpartition->write(numbers(0, 5));
+  producer.subpartition->write(EndOfPartition{});
+  // The restarted producer's partition (another attempt, another id), read by a new channel.
+  auto restarted = std::make_shared<PipelinedSubpartition>(producer.pool, 0, /*remote=*/true, "restarted producer");
+  producer.partitions.registerSubpartition("p#1", 0, restarted);
+  InputGate gate(1);
+  auto channel = consumer.connectAnother(gate, producer.transport.port(), "p#1", 8);
+  restarted->write(numbers(100, 3));
+  restarted->write(EndOfPartition{});
+  std::vector<int64_t> rows, watermarks;
+  std::string error;
+  ASSERT_TRUE(ConsumerTm::readGate(gate, rows, watermarks, error)) << error;
+  EXPECT_EQ(rows, (std::vector<int64_t>{100, 101, 102}));
+  // The released channel received nothing after its release; the old subpartition still holds its output.
+  EXPECT_EQ(consumer.channel->queuedBuffers(), 0);
+  EXPECT_GT(producer.subpartition->queuedBuffers(), 0);
+  std::lock_guard<std::mutex> lock(consumer.errors.mu);
+  EXPECT_TRUE(consumer.errors.messages.empty()) << consumer.errors.messages.front();
+  std::lock_guard<std::mutex> producer_lock(producer.errors.mu);
+  EXPECT_TRUE(producer.errors.messages.empty()) << producer.errors.messages.front();
+}
+
+TEST(TcpTransportFaultTest, FramesStillOnTheWireForAReleasedChannelAreDropped) {
+  FakeProducer fake;
+  ConsumerTm consumer(256);
+  consumer.connect(fake.port());
+  fake.acceptAndReadRequest();
+  const network::InputChannelId released = fake.request.receiver;
+  consumer.transport.releaseInputChannels({released});
+  // Flink's CancelPartitionRequest tells the producer.
+  EXPECT_EQ(std::get<network::CancelPartitionRequest>(fake.readFrame()).receiver, released);
+  // A channel of the restarted consumer goes on the same connection.
+  InputGate gate(1);
+  auto channel = consumer.connectAnother(gate, fake.port(), "p#1", 8);
+  const auto request = std::get<network::PartitionRequest>(fake.readFrame());
+  EXPECT_EQ(request.partition_id, "p#1");
+  // What the producer had sent the released channel before the cancel arrived: a buffer (without credit
+  // now), an event, a backlog announcement, and the error for a request of a partition already released.
+  const std::string end_of_partition = network::EventSerializer::serialize(network::NetworkEvent{});
+  std::string late = fake.buffer(0, 0, 16);
+  late += network::encodeFrame(network::EventResponse{released, 1, 0, end_of_partition});
+  late += network::encodeFrame(network::BacklogAnnouncement{released, 3});
+  late += network::encodeFrame(network::ErrorResponse{released, false, "TaskManager 1 has no subpartition 0 of p"});
+  // Frames are handled in order: the new channel's end of partition comes after all of them.
+  late += network::encodeFrame(network::EventResponse{request.receiver, 0, 0, end_of_partition});
+  fake.send(late);
+  std::vector<int64_t> rows, watermarks;
+  std::string error;
+  ASSERT_TRUE(ConsumerTm::readGate(gate, rows, watermarks, error)) << error;
+  EXPECT_EQ(consumer.channel->queuedBuffers(), 0);
+  std::lock_guard<std::mutex> lock(consumer.errors.mu);
+  EXPECT_TRUE(consumer.errors.messages.empty()) << consumer.errors.messages.front();
+}
+
+TEST(TcpTransportTest, ARequestAfterTheConnectionClosedOpensANewOne) {
+  ProducerTm producer(256);
+  ConsumerTm consumer(256);
+  consumer.connect(producer.transport.port());
+  producer.subpartition->write(numbers(0, 3));
+  producer.subpartition->write(EndOfPartition{});
+  std::vector<int64_t> rows, watermarks;
+  ASSERT_TRUE(consumer.readAll(rows, watermarks)) << consumer.error;
+  // Its only channel finished: the client sent CloseRequest and closed the connection.
+  ASSERT_TRUE(eventually([&] { return consumer.transport.connectionCount() == 0; }));
+  auto again = std::make_shared<PipelinedSubpartition>(producer.pool, 0, /*remote=*/true, "restarted producer");
+  producer.partitions.registerSubpartition("p#1", 0, again);
+  InputGate gate(1);
+  auto channel = consumer.connectAnother(gate, producer.transport.port(), "p#1", 8);
+  again->write(numbers(10, 2));
+  again->write(EndOfPartition{});
+  rows.clear();
+  std::string error;
+  ASSERT_TRUE(ConsumerTm::readGate(gate, rows, watermarks, error)) << error;
+  EXPECT_EQ(rows, (std::vector<int64_t>{10, 11}));
 }
 
 }  // namespace

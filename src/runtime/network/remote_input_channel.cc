@@ -19,6 +19,7 @@ RemoteInputChannel::RemoteInputChannel(std::string name, network::InputChannelId
       partition_id_(std::move(partition_id)),
       subpartition_(subpartition),
       client_(std::move(client)),
+      floating_owner_(floating_pool.weak_from_this().lock()),
       receiver_(name_, global, floating_pool, exclusive_buffers) {
   SLUICE_CHECK(exclusive_buffers >= 0, "remote channel {} with {} exclusive buffers", name_, exclusive_buffers);
   SLUICE_CHECK(client_ != nullptr, "remote channel {} without a connection", name_);

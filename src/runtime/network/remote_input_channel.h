@@ -66,8 +66,8 @@ class RemoteInputChannel : public InputChannel {
  public:
   /// `name` appears in errors; `id` is unique per connection; the channel reads subpartition
   /// `subpartition` of `partition_id` in the TaskManager `client` connects to. `global` (the consumer
-  /// TaskManager's pool, for the exclusive buffers) and `floating_pool` (the gate's) must outlive the
-  /// channel. `exclusive_buffers` >= 0 (0: floating buffers only, as the sender announces its backlog,
+  /// TaskManager's pool, for the exclusive buffers) must outlive the channel, and so must `floating_pool`
+  /// (the gate's) unless it is owned by a shared_ptr, which the channel then holds. `exclusive_buffers` >= 0 (0: floating buffers only, as the sender announces its backlog,
   /// FLINK-16641). `objects`: the edge's object batch serializer (nullptr for rows).
   RemoteInputChannel(std::string name, network::InputChannelId id, std::string partition_id, int32_t subpartition,
                      std::shared_ptr<PartitionRequestClient> client, network::NetworkBufferPool& global,
@@ -136,6 +136,9 @@ class RemoteInputChannel : public InputChannel {
   const std::string partition_id_;
   const int32_t subpartition_;
   std::shared_ptr<PartitionRequestClient> client_;
+  // The gate's floating pool when it is shared-owned: kept alive while the receiver below (its listener,
+  // its floating buffers) may still use it, e.g. after the gate went first on a region restart.
+  std::shared_ptr<network::LocalBufferPool> floating_owner_;
   network::CreditBasedReceiver receiver_;
   std::atomic<int64_t> bytes_received_{0};
   std::atomic<bool> finished_{false};

@@ -1,5 +1,7 @@
 #include "runtime/network/result_partition_manager.h"
 
+#include <climits>
+
 #include "common/error.h"
 
 namespace sluice::runtime {
@@ -16,6 +18,17 @@ std::shared_ptr<PipelinedSubpartition> ResultPartitionManager::lookup(const std:
   std::lock_guard<std::mutex> lock(mu_);
   auto it = subpartitions_.find(std::make_pair(partition_id, index));
   return it == subpartitions_.end() ? nullptr : it->second;
+}
+
+int ResultPartitionManager::releasePartition(const std::string& partition_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = subpartitions_.lower_bound(std::make_pair(partition_id, INT32_MIN));
+  int released = 0;
+  while (it != subpartitions_.end() && it->first.first == partition_id) {
+    it = subpartitions_.erase(it);
+    ++released;
+  }
+  return released;
 }
 
 }  // namespace sluice::runtime

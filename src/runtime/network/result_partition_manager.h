@@ -25,6 +25,9 @@ class ResultPartitionManager {
   /// The subpartition, or nullptr when none is registered under that id and index (Flink's
   /// `PartitionNotFoundException` case).
   std::shared_ptr<PipelinedSubpartition> lookup(const std::string& partition_id, int32_t index) const;
+  /// Forgets every subpartition of `partition_id` (Flink's `releasePartition`: a cancelled producer's
+  /// result); later requests for it find none. Returns how many were registered.
+  int releasePartition(const std::string& partition_id);
 
  private:
   mutable std::mutex mu_;

@@ -6,12 +6,14 @@
 #include <asio.hpp>
 #include <atomic>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/error.h"
@@ -60,6 +62,33 @@ class TcpConnectionManager::Impl : public std::enable_shared_from_this<TcpConnec
   void report(std::exception_ptr error) {
     if (!stopping.load(std::memory_order_acquire) && on_error) on_error(std::move(error));
   }
+  /// Runs `fn` on the I/O thread and waits for it (called from another thread); nothing when the thread
+  /// does not run. Rethrows what `fn` throws.
+  void runAndWait(const std::function<void()>& fn) {
+    if (!started || stopping.load(std::memory_order_acquire)) return;
+    std::promise<void> done;
+    std::future<void> result = done.get_future();
+    asio::post(io, [&fn, &done] {
+      try {
+        fn();
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    });
+    result.get();
+  }
+  /// The open connections (a copy, taken under `mu`).
+  std::vector<std::shared_ptr<Connection>> openConnections() {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::vector<std::shared_ptr<Connection>>(connections.begin(), connections.end());
+  }
+
+  /// The client of one peer TaskManager and the connection it sends on.
+  struct ClientEntry {
+    std::shared_ptr<PartitionRequestClient> client;
+    std::weak_ptr<Connection> connection;
+  };
 
   const int task_manager;
   const std::string name;
@@ -73,8 +102,8 @@ class TcpConnectionManager::Impl : public std::enable_shared_from_this<TcpConnec
   std::atomic<bool> stopping{false};
   bool started = false;
   uint16_t port = 0;
-  std::mutex mu;  // clients, connections
-  std::map<int, std::shared_ptr<PartitionRequestClient>> clients;
+  std::mutex mu;  // clients, connections, and each Connection's request reservations
+  std::map<int, ClientEntry> clients;  // by peer TaskManager: the connection new requests go on
   // Owns the open connections (handlers in flight hold them too); clients and listeners hold weak_ptrs,
   // so nothing outlives the io_context. Declared after `io`: cleared first on destruction.
   std::set<std::shared_ptr<Connection>> connections;
@@ -88,19 +117,29 @@ class Connection : public std::enable_shared_from_this<Connection> {
   /// A subpartition served to the peer (Flink's `CreditBasedSequenceNumberingViewReader`).
   struct Reader {
     InputChannelId receiver;
+    std::string partition_id;
     std::shared_ptr<PipelinedSubpartition> subpartition;
     bool queued = false;  // in `available_`
     bool done = false;    // end of partition sent
     bool released = false;
   };
 
-  Connection(TcpConnectionManager::Impl* owner, tcp::socket socket, std::string peer, bool client)
+  /// `peer_task_manager`: the TaskManager a client connection goes to (0-based); -1 when serving.
+  Connection(TcpConnectionManager::Impl* owner, tcp::socket socket, std::string peer, bool client,
+             int peer_task_manager = -1)
       : owner_(owner),
         socket_(std::move(socket)),
         peer_(std::move(peer)),
+        peer_task_manager_(peer_task_manager),
         decoder_(peer_, owner->max_frame_length),
         client_(client),
         read_buf_(kReadChunkBytes) {}
+
+  // Request reservations (Flink's PartitionRequestClient reference counter), owner's `mu` held: a channel
+  // that got this connection's client holds one until its request is on the connection, so the connection
+  // does not close in between; a retired connection (closing or closed) takes no new requests.
+  bool retired() const { return retired_; }
+  void reserveRequest() { ++pending_requests_; }
 
   /// Where fail() leaves its message for channels requested after the connection is gone (client role;
   /// read and written on the I/O thread only).
@@ -130,6 +169,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // --- client role ---
   void addChannel(const std::shared_ptr<RemoteInputChannel>& channel) {
+    {
+      std::lock_guard<std::mutex> lock(owner_->mu);
+      if (pending_requests_ > 0) --pending_requests_;
+    }
     if (closed_) {
       channel->onError(std::make_exception_ptr(
           RemoteTransportError(fmt::format("{}: the data connection to {} is closed", owner_->name, peer_))));
@@ -160,7 +203,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
     socket_.close(ec);
     releaseReaders();
     std::lock_guard<std::mutex> lock(owner_->mu);
+    retireLocked();
     owner_->connections.erase(shared_from_this());
+  }
+
+  /// Region failover (client role): the channels `receivers` leave this connection; the producer hears a
+  /// CancelPartitionRequest, and what it still sends them is dropped (Flink's cancelRequestFor).
+  void releaseChannels(const std::vector<InputChannelId>& receivers) {
+    for (const InputChannelId& id : receivers) {
+      if (channels_.erase(id) == 0) continue;
+      cancelled_.insert(id);
+      queue(CancelPartitionRequest{id});
+    }
+  }
+
+  /// Region failover (server role): stops serving every reader of `partition_ids`.
+  void releasePartitions(const std::set<std::string>& partition_ids) {
+    for (auto it = readers_.begin(); it != readers_.end();) {
+      if (partition_ids.count(it->second->partition_id) > 0) {
+        release(*it->second);
+        it = readers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
  private:
@@ -264,15 +330,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
                    },
                    [&](CloseRequest&) { close_requested_ = true; },
                    [&](BacklogAnnouncement& m) {
+                     if (cancelled_.count(m.receiver) > 0) return;
                      channel(m.receiver, "BacklogAnnouncement").onSenderBacklog(m.backlog);
                    },
-                   [&](BufferResponse& m) { onBufferResponse(m); },
+                   [&](BufferResponse& m) {
+                     if (cancelled_.count(m.receiver) == 0) onBufferResponse(m);
+                   },
                    [&](EventResponse& m) {
+                     if (cancelled_.count(m.receiver) > 0) return;
                      RemoteInputChannel& ch = channel(m.receiver, "EventResponse");
                      ch.onEvent(m.event, m.sequence_number, m.backlog);
                      if (ch.isFinished()) maybeClose();
                    },
                    [&](ErrorResponse& m) {
+                     // E.g. the request of a released channel reached the producer after its partition was
+                     // released: nobody waits for that channel any more.
+                     if (!m.fatal && cancelled_.count(m.receiver) > 0) return;
                      const std::string message = fmt::format("{} reported: {}", peer_, m.message);
                      auto it = channels_.find(m.receiver);
                      if (m.fatal || it == channels_.end()) {
@@ -328,6 +401,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     carried_channels_ = true;
     auto r = std::make_shared<Reader>();
     r->receiver = m.receiver;
+    r->partition_id = m.partition_id;
     r->subpartition = sp;
     readers_[m.receiver] = r;
     // A listener called on the producer's thread that runs `action` for this reader on the I/O thread.
@@ -372,11 +446,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ch.onBuffer(std::move(buffer), m.sequence_number, m.backlog);
   }
 
-  /// Client: once every channel has its end of partition, the connection is no longer needed.
+  /// Client: once every channel has its end of partition and no request is on its way, the connection is
+  /// no longer needed; later requests go on a new one.
   void maybeClose() {
     if (close_sent_ || !client_) return;
     for (const auto& [id, ch] : channels_) {
       if (!ch->isFinished()) return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(owner_->mu);
+      if (pending_requests_ > 0) return;
+      retireLocked();
     }
     close_sent_ = true;
     close_after_write_ = true;
@@ -445,9 +525,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
                       });
   }
 
+  /// Owner's `mu` held: no new request goes on this connection.
+  void retireLocked() {
+    if (retired_) return;
+    retired_ = true;
+    auto it = owner_->clients.find(peer_task_manager_);
+    if (client_ && it != owner_->clients.end() && it->second.connection.lock().get() == this) owner_->clients.erase(it);
+  }
+
   TcpConnectionManager::Impl* owner_;  // outlives the connection (owns it and the io_context)
   tcp::socket socket_;
   std::string peer_;
+  const int peer_task_manager_;
   FrameDecoder decoder_;
   const bool client_;
   std::vector<char> read_buf_;
@@ -463,6 +552,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string out_writing_;
   std::unordered_map<InputChannelId, std::shared_ptr<RemoteInputChannel>, IdHash> channels_;
   std::unordered_map<InputChannelId, std::shared_ptr<Reader>, IdHash> readers_;
+  std::unordered_set<InputChannelId, IdHash> cancelled_;  // client: released channels (releaseChannels)
+  int pending_requests_ = 0;  // owner's `mu`
+  bool retired_ = false;      // owner's `mu`
   std::shared_ptr<std::string> failure_;
   std::deque<std::shared_ptr<Reader>> available_;
 };
@@ -579,9 +671,18 @@ std::shared_ptr<PartitionRequestClient> TcpConnectionManager::partitionRequestCl
                                                                                      uint16_t port) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->clients.find(peer_task_manager);
-  if (it != impl_->clients.end()) return it->second;
+  if (it != impl_->clients.end()) {
+    std::shared_ptr<Connection> open = it->second.connection.lock();
+    if (open && !open->retired()) {
+      open->reserveRequest();
+      return it->second.client;
+    }
+    impl_->clients.erase(it);
+  }
   const std::string peer = fmt::format("{} (127.0.0.1:{})", taskManagerName(peer_task_manager), port);
-  auto conn = std::make_shared<Connection>(impl_.get(), tcp::socket(impl_->io), peer, /*client=*/true);
+  auto conn =
+      std::make_shared<Connection>(impl_.get(), tcp::socket(impl_->io), peer, /*client=*/true, peer_task_manager);
+  conn->reserveRequest();
   impl_->connections.insert(conn);
   auto failure = std::make_shared<std::string>();
   conn->setFailureRecord(failure);
@@ -590,8 +691,31 @@ std::shared_ptr<PartitionRequestClient> TcpConnectionManager::partitionRequestCl
     if (auto c = weak.lock()) c->connect(endpoint);
   });
   auto client = std::make_shared<TcpPartitionRequestClient>(impl_, conn, peer, std::move(failure));
-  impl_->clients.emplace(peer_task_manager, client);
+  impl_->clients.emplace(peer_task_manager, Impl::ClientEntry{client, conn});
   return client;
+}
+
+size_t TcpConnectionManager::connectionCount() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->connections.size();
+}
+
+void TcpConnectionManager::releaseInputChannels(const std::vector<InputChannelId>& receivers) {
+  if (receivers.empty()) return;
+  Impl& im = *impl_;
+  im.runAndWait([&im, &receivers] {
+    for (const auto& c : im.openConnections()) c->releaseChannels(receivers);
+  });
+}
+
+void TcpConnectionManager::releasePartitions(const std::vector<std::string>& partition_ids) {
+  if (partition_ids.empty()) return;
+  Impl& im = *impl_;
+  for (const std::string& id : partition_ids) im.partitions.releasePartition(id);
+  const std::set<std::string> ids(partition_ids.begin(), partition_ids.end());
+  im.runAndWait([&im, &ids] {
+    for (const auto& c : im.openConnections()) c->releasePartitions(ids);
+  });
 }
 
 void TcpConnectionManager::shutdown() {

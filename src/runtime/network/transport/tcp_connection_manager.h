@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/network/network_frame.h"
 #include "runtime/network/remote_input_channel.h"
@@ -58,8 +59,24 @@ class TcpConnectionManager {
   /// The server's port (after start).
   uint16_t port() const;
   /// The client for the partitions of TaskManager `peer_task_manager` (0-based), listening on
-  /// 127.0.0.1:`port`. One connection per peer, opened by the first request.
+  /// 127.0.0.1:`port`, for one channel that calls `requestSubpartition` on it once. One connection per peer,
+  /// opened by the first request; it stays open while a requested channel is unfinished or a request is
+  /// still to come (Flink's reference-counted PartitionRequestClient), and a connection that was closed
+  /// (every channel finished, or failed) is replaced by a new one.
   std::shared_ptr<PartitionRequestClient> partitionRequestClient(int peer_task_manager, uint16_t port);
+  /// Region failover, consumer side: forgets the channels `receivers` of this TaskManager (their tasks
+  /// were cancelled): each leaves its connection, a CancelPartitionRequest tells the producer's side to
+  /// stop serving it, and whatever still arrives for it (buffers, events, backlog, an ErrorResponse) is
+  /// dropped instead of failing the connection, which keeps carrying the other channels. Returns once the
+  /// I/O thread has done it, so the channels and their buffer pools may be destroyed afterwards. Unknown
+  /// ids are ignored. Call from any thread but the I/O thread, not concurrently with shutdown().
+  void releaseInputChannels(const std::vector<InputChannelId>& receivers);
+  /// Region failover, producer side: stops serving `partition_ids` (results of cancelled producers): they
+  /// leave the ResultPartitionManager, and every reader of them is released (a later request for them gets
+  /// an ErrorResponse). Returns once done on the I/O thread; same calling rules as releaseInputChannels.
+  void releasePartitions(const std::vector<std::string>& partition_ids);
+  /// Connections open now, served and client ones (any thread; for tests).
+  size_t connectionCount() const;
   /// Closes every connection and the server and joins the I/O thread; failures from then on are not
   /// reported. Idempotent.
   void shutdown();
