@@ -10,6 +10,7 @@ DUMP_DIR holds bid/, auction/ and person/ directories of csv part files. Only th
 """
 
 import csv
+import datetime
 import glob
 import os
 import re
@@ -48,6 +49,20 @@ def ts(text):
     if millis != 0:
         out += ".%03d" % millis
     return out
+
+
+def millis(text):
+    """A csv TIMESTAMP(3) as ms since the epoch (UTC)."""
+    date, _, time_part = text.partition(" ")
+    hms, _, frac = time_part.partition(".")
+    d = datetime.datetime.strptime(date + " " + hms, "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return int(d.timestamp()) * 1000 + (int((frac + "000")[:3]) if frac else 0)
+
+
+def text_of(ms):
+    """ms since the epoch as the csv TIMESTAMP(3) text."""
+    d = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
+    return d.strftime("%Y-%m-%d %H:%M:%S") + ".%03d" % (ms % 1000)
 
 
 def day(text):
@@ -106,6 +121,22 @@ def query(q, dump):
                    ts(b["dateTime"]), b["extra"]) for b in bs]
     elif q == "q2":
         out = [row(b["auction"], b["price"]) for b in bs if b["auction"] % 123 == 0]
+    elif q == "q11":
+        # Sessions per bidder: a bid at t opens [t, t + 10 s), merged with a session it overlaps or touches
+        # (t <= end). No bid is late: the generators run at most a few seconds apart, within the 4 s delay
+        # plus the gap.
+        times = defaultdict(list)
+        for b in bs:
+            times[b["bidder"]].append(millis(b["dateTime"]))
+        for bidder, ms in times.items():
+            ms.sort()
+            start, end, n = ms[0], ms[0] + 10000, 0
+            for t in ms:
+                if t > end:
+                    out.append(row(bidder, n, ts(text_of(start)), ts(text_of(end))))
+                    start, n = t, 0
+                end, n = max(end, t + 10000), n + 1
+            out.append(row(bidder, n, ts(text_of(start)), ts(text_of(end))))
     elif q == "q14":
         for b in bs:
             euro = Decimal("0.908") * b["price"]

@@ -167,7 +167,8 @@ class Translator {
           t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true, mini_batch_);
           return t;
         }
-        auto t = make(graph::TransformationKind::kOneInput, "WindowAggregate", rel, {ex}, p);
+        auto t = make(graph::TransformationKind::kOneInput, rel.group_window ? "GroupWindowAggregate" : "WindowAggregate",
+                      rel, {ex}, p);
         t->factory = makeWindowAggregateFactory(in_type, rel.window, rel.group_keys, rel.aggregates);
         return t;
       }

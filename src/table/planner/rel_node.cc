@@ -102,6 +102,19 @@ std::string RelNode::describe() const {
       if (kind == RelKind::kGroupAggregate)
         return fmt::format("GroupAggregate(groupBy=[{}], select=[{}])", fmt::join(keys, ", "), fmt::join(sel, ", "));
       std::string time = in_names ? (*in_names)[static_cast<size_t>(window.time_index)] : "?";
+      if (group_window) {
+        // Flink's GroupWindowAggregate: LogicalWindow.toString (sizes in ms) and the named window properties.
+        std::string gw = window.kind == WindowSpec::Kind::kTumble
+                             ? fmt::format("TumblingGroupWindow('w$, {}, {})", time, window.size_ms)
+                         : window.kind == WindowSpec::Kind::kHop
+                             ? fmt::format("SlidingGroupWindow('w$, {}, {}, {})", time, window.size_ms, window.slide_ms)
+                             : fmt::format("SessionGroupWindow('w$, {}, {})", time, window.size_ms);
+        for (const char* p : {"start", "end", "rowtime", "proctime"}) sel.push_back(fmt::format("{}('w$) AS w${}", p, p));
+        return fmt::format(
+            "GroupWindowAggregate(groupBy=[{}], window=[{}], properties=[w$start, w$end, w$rowtime, w$proctime], "
+            "select=[{}])",
+            fmt::join(keys, ", "), gw, fmt::join(sel, ", "));
+      }
       // Flink's WindowSpec descriptions: TUMBLE(..., size=[..]), HOP(..., size=[..], slide=[..]),
       // CUMULATE(..., max_size=[..], step=[..]), each with offset=[..] when set.
       std::string w;

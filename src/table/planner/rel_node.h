@@ -81,6 +81,8 @@ struct RelNode {
   std::vector<int> group_keys;
   std::vector<AggregateCall> aggregates;
   WindowSpec window;
+  /// kWindowAggregate from a legacy group window (GROUP BY TUMBLE(ts, ...)): Flink's GroupWindowAggregate.
+  bool group_window = false;
   // kRank / kDeduplicate (sql_to_rel_rank.cc)
   RankSpec rank;
   // kOverAggregate (sql_to_rel_over.cc): indexes into the input row

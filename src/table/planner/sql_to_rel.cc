@@ -27,6 +27,8 @@ const ConfigOption<bool> kCdcEventsDuplicate(
 RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr condition,
                                              std::vector<ExprPtr> projections, std::vector<std::string> names) {
   RelNodePtr in = input;
+  // Row time attributes computed by an inner Calc (a group window's *_ROWTIME) stay attributes when it merges.
+  std::vector<bool> kept_rowtime(projections.size(), false);
   // A Calc over a scan is pushed into it (projection/filter push-down): it runs in the source
   // block, at the source's parallelism, before any exchange.
   bool fused_into_source_block = input->in_source_block;
@@ -34,6 +36,9 @@ RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr co
   const bool over_pending_rank =
       in->kind == RelKind::kCalc && in->inputs[0]->kind == RelKind::kRank && in->inputs[0]->rank.rank_end < 0;
   if (in->kind == RelKind::kCalc && (over_pending_rank || isMergeable(*in, projections, condition))) {
+    for (size_t i = 0; i < projections.size(); ++i)
+      kept_rowtime[i] = projections[i]->kind == ExprKind::kInputRef &&
+                        in->rowtime[static_cast<size_t>(projections[i]->input_index)];
     for (auto& p : projections) p = substitute(p, in->projections);
     if (condition) condition = substitute(condition, in->projections);
     if (in->condition) {
@@ -55,8 +60,8 @@ RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr co
   for (size_t i = 0; i < projections.size(); ++i) {
     rel->row_type.names.push_back(names[i]);
     rel->row_type.types.push_back(projections[i]->type);
-    bool rt =
-        projections[i]->kind == ExprKind::kInputRef && in->rowtime[static_cast<size_t>(projections[i]->input_index)];
+    bool rt = kept_rowtime[i] || (projections[i]->kind == ExprKind::kInputRef &&
+                                  in->rowtime[static_cast<size_t>(projections[i]->input_index)]);
     rel->rowtime.push_back(rt);
   }
   rel->projections = std::move(projections);

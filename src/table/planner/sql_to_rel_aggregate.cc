@@ -97,12 +97,60 @@ SqlToRelConverter::Impl::VarianceCalls SqlToRelConverter::Impl::reduceVariance(
   return out;
 }
 
+WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const FromResult& from) const {
+  const size_t want = c.name == "HOP" ? 3 : 2;
+  if (c.children.size() != want)
+    fail(c.pos, fmt::format("Invalid number of arguments to function '{}'. Was expecting {} arguments", c.name, want));
+  const sql::Expr& time = *c.children[0];
+  if (time.kind != sql::ExprKind::kIdentifier)
+    fail(time.pos, fmt::format("The first argument of {} must be a time attribute column", c.name));
+  ExprPtr ref = resolveIdentifier(time, from.scope);
+  if (ref->kind != ExprKind::kInputRef || !from.rel->rowtime[static_cast<size_t>(ref->input_index)])
+    fail(time.pos, fmt::format("Window aggregate can only be defined over a time attribute column, but {} encountered.",
+                               ref->type.toString()));
+  auto interval = [&](size_t i) {
+    const sql::Expr& e = *c.children[i];
+    if (e.kind != sql::ExprKind::kLiteral || e.literal_kind != sql::LiteralKind::kInterval)
+      fail(e.pos, fmt::format("{} expects an INTERVAL literal here", c.name));
+    const int64_t ms = sql::intervalMillis(e);
+    if (ms <= 0) fail(e.pos, fmt::format("{} requires a positive interval", c.name));
+    return ms;
+  };
+  WindowSpec w;
+  w.time_index = ref->input_index;
+  if (c.name == "TUMBLE") {
+    w.kind = WindowSpec::Kind::kTumble;
+    w.size_ms = w.slide_ms = interval(1);
+  } else if (c.name == "HOP") {
+    // HOP(ts, slide, size), as the HOP window TVF's order.
+    w.kind = WindowSpec::Kind::kHop;
+    w.slide_ms = interval(1);
+    w.size_ms = interval(2);
+    if (w.size_ms % w.slide_ms != 0)
+      fail(c.pos, fmt::format("HOP window requires size must be an integral multiple of slide, but got size {} ms "
+                              "and slide {} ms.",
+                              w.size_ms, w.slide_ms));
+  } else {
+    w.kind = WindowSpec::Kind::kSession;
+    w.size_ms = interval(1);
+  }
+  return w;
+}
+
 RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where) {
   // 1. Group keys and aggregate calls, in the order written.
   std::vector<const sql::Expr*> group_exprs;
   std::vector<sql::SourcePos> group_pos;
   bool has_window_start = false, has_window_end = false;
+  // A legacy group window, GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) (Flink's
+  // GroupWindowAggregate): planned as the window aggregate of the matching window TVF.
+  const sql::Expr* group_window = nullptr;
   for (const auto& g : s.group_by) {
+    if (!from.windowed && g->kind == sql::ExprKind::kCall && isGroupWindowName(g->name)) {
+      if (group_window != nullptr) fail(g->pos, "Only a single window group function may be used in GROUP BY");
+      group_window = g.get();
+      continue;
+    }
     if (g->kind == sql::ExprKind::kIdentifier && from.windowed) {
       const std::string& n = g->names.back();
       if (n == "window_start") {
@@ -120,8 +168,11 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
   }
   if (from.windowed && (!has_window_start || !has_window_end))
     fail(s.pos, "A window aggregation over a window table function must GROUP BY both window_start and window_end");
+  const bool windowed = from.windowed || group_window != nullptr;
+  WindowSpec window = group_window ? groupWindowSpec(*group_window, from) : from.window;
+  const sql::SourcePos window_pos = group_window ? group_window->pos : from.window_pos;
   if (s.distinct) {
-    if (!s.group_by.empty() || from.windowed) fail(s.pos, "SELECT DISTINCT with GROUP BY is not supported yet");
+    if (!s.group_by.empty() || windowed) fail(s.pos, "SELECT DISTINCT with GROUP BY is not supported yet");
     for (const auto& item : s.select_list) {
       if (item.is_star) fail(item.pos, "SELECT DISTINCT * is not supported yet");
       if (containsAggregate(*item.expr))
@@ -146,7 +197,16 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
   }
   // WindowUtil.validGroupKeyPartitionKey: a window aggregation over SESSION groups by its partition keys.
   std::vector<int> session_keys;
-  if (from.windowed && from.window.kind == WindowSpec::Kind::kSession) {
+  if (group_window != nullptr && window.kind == WindowSpec::Kind::kSession) {
+    // A legacy SESSION window keeps sessions per group key.
+    for (size_t i = 0; i < group_exprs.size(); ++i)
+      if (pre[i]->kind != ExprKind::kInputRef)
+        fail(group_exprs[i]->pos, "GROUP BY an expression next to a SESSION group window is not supported yet");
+    for (size_t i = 0; i < group_exprs.size(); ++i) {
+      window.partition_keys.push_back(pre[i]->input_index);
+      session_keys.push_back(static_cast<int>(i));
+    }
+  } else if (from.windowed && from.window.kind == WindowSpec::Kind::kSession) {
     std::vector<int> grouped;
     for (size_t i = 0; i < group_exprs.size(); ++i)
       grouped.push_back(pre[i]->kind == ExprKind::kInputRef ? pre[i]->input_index : -1);
@@ -243,11 +303,10 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     calls.push_back(call);
   }
   int time_index = -1;
-  if (from.windowed) {
+  if (windowed) {
     time_index = static_cast<int>(pre.size());
-    pre.push_back(
-        makeInputRef(from.window.time_index, from.rel->row_type.types[static_cast<size_t>(from.window.time_index)]));
-    pre_names.push_back(from.rel->row_type.names[static_cast<size_t>(from.window.time_index)]);
+    pre.push_back(makeInputRef(window.time_index, from.rel->row_type.types[static_cast<size_t>(window.time_index)]));
+    pre_names.push_back(from.rel->row_type.names[static_cast<size_t>(window.time_index)]);
   }
   RelNodePtr pre_rel = makeCalc(from.rel, where, pre, pre_names);
 
@@ -264,12 +323,13 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     agg->row_type.types.push_back(calls[i].result_type);
   }
   agg->aggregates = calls;
-  if (from.windowed) {
+  if (windowed) {
     if (pre_rel->producesUpdates())
-      fail(from.window_pos,
+      fail(window_pos,
            "Window aggregation does not support update or delete input (it consumes an updating changelog)");
     agg->kind = RelKind::kWindowAggregate;
-    agg->window = from.window;
+    agg->window = window;
+    agg->group_window = group_window != nullptr;
     agg->window.time_index = time_index;
     agg->window.partition_keys = session_keys;
     agg->row_type.names.push_back("window_start");
@@ -305,6 +365,28 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
                                reduced[i]->sqrt, reduced[i]->biased, reduced[i]->type);
       }
     }
+    if (group_window != nullptr && e.kind == sql::ExprKind::kCall) {
+      // TUMBLE_START / _END / _ROWTIME (and HOP_*, SESSION_*) over the GROUP BY window's arguments.
+      const std::string& n = e.name;
+      if (isGroupWindowName(n)) fail(e.pos, fmt::format("Window function {} can only be used in GROUP BY", n));
+      const size_t us = n.find('_');
+      const std::string fn = us == std::string::npos ? "" : n.substr(0, us);
+      const std::string prop = us == std::string::npos ? "" : n.substr(us + 1);
+      if (isGroupWindowName(fn) && (prop == "START" || prop == "END" || prop == "ROWTIME" || prop == "PROCTIME")) {
+        bool same = fn == group_window->name && e.children.size() == group_window->children.size();
+        for (size_t i = 0; same && i < e.children.size(); ++i) same = e.children[i]->equals(*group_window->children[i]);
+        if (!same)
+          fail(e.pos, fmt::format("{} must be called with the arguments of the GROUP BY window {}", n,
+                                  group_window->toString()));
+        if (prop == "PROCTIME") fail(e.pos, fmt::format("{} (processing-time windows) is not supported yet", n));
+        const int end = static_cast<int>(agg->row_type.size()) - 1;
+        if (prop == "START") return makeInputRef(end - 1, LogicalType::timestamp(3, false));
+        ExprPtr end_ref = makeInputRef(end, LogicalType::timestamp(3, false));
+        if (prop == "END") return end_ref;
+        // *_ROWTIME: the window's last millisecond (end - 1 ms), a row time attribute of the output.
+        return makeCall(ScalarOp::kMinus, {end_ref, makeIntervalLiteral(1)});
+      }
+    }
     if (e.kind == sql::ExprKind::kIdentifier) {
       const std::string& n = e.names.back();
       if (from.windowed && (n == "window_start" || n == "window_end")) {
@@ -329,7 +411,18 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     post.push_back(convert(*s.select_list[i].expr, empty_scope, &resolver));
     post_names.push_back(itemName(s.select_list[i], i));
   }
-  return makeCalc(agg, having, post, post_names);
+  RelNodePtr out = makeCalc(agg, having, post, post_names);
+  if (group_window != nullptr) {
+    // *_ROWTIME is a row time attribute of the output (Flink's rowtime('w$) property).
+    auto copy = std::make_shared<RelNode>(*out);
+    for (size_t i = 0; i < s.select_list.size(); ++i) {
+      const sql::Expr& e = *s.select_list[i].expr;
+      if (e.kind == sql::ExprKind::kCall && e.name.size() > 8 && e.name.substr(e.name.size() - 8) == "_ROWTIME")
+        copy->rowtime[i] = true;
+    }
+    out = copy;
+  }
+  return out;
 }
 
 }  // namespace sluice::table

@@ -54,6 +54,9 @@ inline bool isVarianceName(const std::string& n) {
   return n == "STDDEV_POP" || n == "STDDEV_SAMP" || n == "VAR_POP" || n == "VAR_SAMP";
 }
 
+/// The legacy group window functions of GROUP BY (Flink's GroupWindowAggregate).
+inline bool isGroupWindowName(const std::string& n) { return n == "TUMBLE" || n == "HOP" || n == "SESSION"; }
+
 inline bool isAggregateName(const std::string& n) {
   return n == "COUNT" || n == "SUM" || n == "MIN" || n == "MAX" || n == "AVG" || n == "FIRST_VALUE" ||
          n == "LAST_VALUE" || n == "LISTAGG" || isVarianceName(n);
@@ -239,6 +242,9 @@ struct SqlToRelConverter::Impl {
                   std::vector<std::string>& names) const;
 
   RelNodePtr convertAggregate(const sql::SelectStmt& s, FromResult& from, ExprPtr where);
+  /// The window of GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) over `from`
+  /// (ts a row time attribute, constant positive intervals); throws SqlError at the offending argument.
+  WindowSpec groupWindowSpec(const sql::Expr& call, const FromResult& from) const;
 
   // ---- ranking (sql_to_rel_rank.cc) ----------------------------------------------------------
 

@@ -155,7 +155,10 @@ class SubplanReuser {
         if (n.kind == RelKind::kWindowAggregate)
           d += fmt::format("|w{},{},{},{},{}", static_cast<int>(n.window.kind), n.window.time_index, n.window.size_ms,
                            n.window.slide_ms, n.window.offset_ms);
-        if (n.kind == RelKind::kWindowAggregate) appendInts(d, n.window.partition_keys);
+        if (n.kind == RelKind::kWindowAggregate) {
+          appendInts(d, n.window.partition_keys);
+          d += n.group_window ? "|gw" : "";
+        }
         break;
       case RelKind::kChangelogNormalize:
         appendInts(d, n.group_keys);

@@ -72,5 +72,21 @@ TEST_F(WindowPlanTest, SessionWithoutPartitionKeys) {
       << t;
 }
 
+TEST_F(WindowPlanTest, LegacyGroupWindowsAreGroupWindowAggregates) {
+  std::string t = text(
+      "SELECT k, TUMBLE_START(ts, INTERVAL '1' HOUR), COUNT(*) FROM t GROUP BY k, TUMBLE(ts, INTERVAL '1' HOUR);");
+  EXPECT_NE(t.find("GroupWindowAggregate(groupBy=[k], window=[TumblingGroupWindow('w$, ts, 3600000)], "
+                   "properties=[w$start, w$end, w$rowtime, w$proctime], select=[k, COUNT(*) AS EXPR$0, "
+                   "start('w$) AS w$start, end('w$) AS w$end, rowtime('w$) AS w$rowtime, proctime('w$) AS "
+                   "w$proctime])\n"),
+            std::string::npos)
+      << t;
+  t = text("SELECT COUNT(*) FROM t GROUP BY HOP(ts, INTERVAL '15' MINUTE, INTERVAL '1' HOUR);");
+  EXPECT_NE(t.find("window=[SlidingGroupWindow('w$, ts, 3600000, 900000)]"), std::string::npos) << t;
+  t = text("SELECT k, COUNT(*) FROM t GROUP BY SESSION(ts, INTERVAL '10' SECOND), k;");
+  EXPECT_NE(t.find("GroupWindowAggregate(groupBy=[k], window=[SessionGroupWindow('w$, ts, 10000)]"), std::string::npos)
+      << t;
+}
+
 }  // namespace
 }  // namespace sluice::table
