@@ -138,6 +138,7 @@ class ColumnPruner {
       case RelKind::kSink:
       case RelKind::kUnion:
       case RelKind::kJoin:  // stores and emits whole input rows; its specs index them
+      case RelKind::kIntervalJoin:
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
@@ -215,7 +216,8 @@ class ColumnPruner {
     switch (rel->kind) {
       case RelKind::kSink:
       case RelKind::kUnion:
-      case RelKind::kJoin: {
+      case RelKind::kJoin:
+      case RelKind::kIntervalJoin: {
         auto copy = std::make_shared<RelNode>(*rel);
         for (auto& in : copy->inputs) in = build(in).rel;
         return identity(copy);

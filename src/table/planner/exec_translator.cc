@@ -11,6 +11,7 @@
 #include "table/runtime/calc_operator.h"
 #include "table/runtime/changelog_normalize.h"
 #include "table/runtime/group_aggregate.h"
+#include "table/runtime/interval_join.h"
 #include "table/runtime/deduplicate_operator.h"
 #include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/over_aggregate.h"
@@ -221,6 +222,27 @@ class Translator {
         auto t = make(graph::TransformationKind::kOneInput, "Join", rel, {left, right}, -1);
         t->factory = makeStreamingJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
                                               countProducers(left));
+        return t;
+      }
+      case RelKind::kIntervalJoin: {
+        // Flink's StreamExecIntervalJoin: keyed by the join keys as a regular join; without keys both inputs
+        // go to one subtask (parallelism 1).
+        auto unexchanged = [&](size_t i) {
+          graph::TransformationPtr in = input(rel, i);
+          return in->kind == graph::TransformationKind::kPartition ? in->inputs[0] : in;
+        };
+        const bool single = rel.join.left_keys.empty();
+        auto exchange = [&](size_t i, const std::vector<int>& keys) {
+          auto ex = single ? partition(unexchanged(i), graph::ShipStrategy::kGlobal)
+                           : partition(unexchanged(i), graph::ShipStrategy::kHash, keys);
+          ex->parallelism = -1;
+          return ex;
+        };
+        auto left = exchange(0, rel.join.left_keys);
+        auto right = exchange(1, rel.join.right_keys);
+        auto t = make(graph::TransformationKind::kOneInput, "IntervalJoin", rel, {left, right}, single ? 1 : -1);
+        t->factory = makeIntervalJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join, rel.interval,
+                                             countProducers(left));
         return t;
       }
       case RelKind::kReplicateRows: {

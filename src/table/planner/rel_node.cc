@@ -165,7 +165,8 @@ std::string RelNode::describe() const {
       for (int k : group_keys) keys.push_back(row_type.names[static_cast<size_t>(k)]);
       return fmt::format("ChangelogNormalize(key=[{}])", fmt::join(keys, ", "));
     }
-    case RelKind::kJoin: {
+    case RelKind::kJoin:
+    case RelKind::kIntervalJoin: {
       // Flink prints the whole join condition: the key equalities, then the non-equi part.
       std::vector<std::string> conj;
       const size_t nl = inputs[0]->row_type.size();
@@ -176,15 +177,20 @@ std::string RelNode::describe() const {
       for (size_t i = 0; i < join.left_keys.size(); ++i)
         conj.push_back(fmt::format("=({}, {})", names[static_cast<size_t>(join.left_keys[i])],
                                    names[nl + static_cast<size_t>(join.right_keys[i])]));
-      if (join.non_equi_condition) {
-        const Expr& c = *join.non_equi_condition;
-        if (c.kind == ExprKind::kCall && c.op == ScalarOp::kAnd) {
-          for (const auto& a : c.args) conj.push_back(a->toString(&names));
+      auto addConjuncts = [&](const ExprPtr& e) {
+        if (!e) return;
+        if (e->kind == ExprKind::kCall && e->op == ScalarOp::kAnd) {
+          for (const auto& a : e->args) conj.push_back(a->toString(&names));
         } else {
-          conj.push_back(c.toString(&names));
+          conj.push_back(e->toString(&names));
         }
-      }
+      };
+      if (kind == RelKind::kIntervalJoin) addConjuncts(interval_condition);
+      addConjuncts(join.non_equi_condition);
       std::string where = conj.size() == 1 ? conj[0] : fmt::format("AND({})", fmt::join(conj, ", "));
+      if (kind == RelKind::kIntervalJoin)
+        return fmt::format("IntervalJoin(joinType=[{}], windowBounds=[{}], where=[{}], select=[{}])",
+                           joinTypeName(join.type), interval.toString(), where, fmt::join(names, ", "));
       return fmt::format("Join(joinType=[{}], where=[{}], select=[{}], leftInputSpec=[{}], rightInputSpec=[{}])",
                          joinTypeName(join.type), where,
                          fmt::join(names.begin(), join.isSemiOrAnti() ? names.begin() + static_cast<long>(nl) : names.end(), ", "),
@@ -241,13 +247,15 @@ void explainInto(const RelNode& n, const std::string& prefix, bool root, bool la
   std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const bool last_input = i + 1 == n.inputs.size();
-    if (n.kind == RelKind::kJoin) {
-      // Both join inputs are hash-partitioned on their keys, as Flink's plan shows them.
+    if (n.kind == RelKind::kJoin || n.kind == RelKind::kIntervalJoin) {
+      // Both join inputs are hash-partitioned on their keys, as Flink's plan shows them (an interval
+      // join without keys: one subtask).
       const std::vector<int>& keys = i == 0 ? n.join.left_keys : n.join.right_keys;
       std::vector<std::string> names;
       for (int k : keys) names.push_back(n.inputs[i]->row_type.names[static_cast<size_t>(k)]);
       out += child_prefix + (last_input ? "+- " : ":- ") +
-             fmt::format("Exchange(distribution=[hash[{}]])\n", fmt::join(names, ", "));
+             (keys.empty() ? std::string("Exchange(distribution=[single])\n")
+                           : fmt::format("Exchange(distribution=[hash[{}]])\n", fmt::join(names, ", ")));
       explainInto(*n.inputs[i], child_prefix + (last_input ? "   " : ":  "), false, true, reuse, out);
       continue;
     }

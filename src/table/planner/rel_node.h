@@ -26,6 +26,7 @@ enum class RelKind {
   kUnion,             ///< UNION ALL
   kChangelogNormalize,  ///< last row per primary key (group_keys) after a changelog source: +I/-U/+U/-D
   kJoin,              ///< regular join of inputs[0] (left) and inputs[1] (right): left ++ right columns
+  kIntervalJoin,      ///< time-bounded join (`join` + `interval`), columns as kJoin
   kSink,              ///< a connector sink, or the collect sink of a bare SELECT
   kRank,              ///< Top-N per partition (`rank`): ROW_NUMBER filter, ORDER BY ... LIMIT, LIMIT
   kDeduplicate,       ///< first/last row per key on a time attribute (`rank`)
@@ -89,6 +90,10 @@ struct RelNode {
   OverSpec over;
   // kJoin: keys and input specs index the inputs' rows; the condition reads the output row
   JoinSpec join;
+  // kIntervalJoin: the bounds (time indexes into the inputs) and the time predicates they came from (over
+  // the output row, for explain); `join.non_equi_condition` is the residual condition only
+  IntervalJoinBounds interval;
+  ExprPtr interval_condition;
   // kSink
   std::shared_ptr<DynamicTableSink> sink;  ///< null for the collect sink
   std::string sink_name;

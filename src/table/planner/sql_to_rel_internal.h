@@ -207,8 +207,21 @@ struct SqlToRelConverter::Impl {
                              ExprPtr& where);
   /// A Join node of `type` on left_keys[i] = right_keys[i] (over each input) and the non-equi `rest` (over
   /// left ++ right columns, may be null); keys of different types are cast below. Fails at `pos`.
+  /// With `interval` set: an IntervalJoin node instead, of insert-only inputs (else fails at `pos`), its
+  /// time predicates `time_condition` (over left ++ right, for explain) and bounds (time indexes into the
+  /// inputs); no keys are needed.
   RelNodePtr makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right, const std::vector<ExprPtr>& left_keys,
-                      const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos);
+                      const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos,
+                      const IntervalJoinBounds* interval = nullptr, ExprPtr time_condition = nullptr);
+  /// The bounds of an interval join of `left` and `right` from the conjuncts of its condition (over left ++
+  /// right; Flink's IntervalJoinUtil.extractWindowBounds): one `=` or two range predicates (`<`, `<=`,
+  /// `>`, `>=`, and BETWEEN, which is split into `>=` and `<=` in `conjuncts`) comparing one time
+  /// attribute of each input, both row times or both processing times, plus or minus constant intervals.
+  /// Marks those predicates in `is_time`. nullopt when the condition has no such bounds (a regular
+  /// join). A comparison of a row time with a processing time attribute fails at its `positions` entry.
+  std::optional<IntervalJoinBounds> intervalBounds(std::vector<ExprPtr>& conjuncts,
+                                                   std::vector<sql::SourcePos>& positions, const RelNode& left,
+                                                   const RelNode& right, std::vector<bool>& is_time) const;
   /// `input` semi / anti joined with the subquery of `in` (x [NOT] IN (SELECT ...)), x over `scope`.
   /// STDDEV_* / VAR_* as three calls appended to `calls` over columns appended to `pre` (their indices).
   struct VarianceCalls {

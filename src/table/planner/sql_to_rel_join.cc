@@ -15,6 +15,10 @@
 //    ChangelogNormalize, kept through projections);
 //  - the output has no time attributes (a regular join materializes them) and its changelog is
 //    insert-only for an inner join of insert-only inputs, a retract changelog otherwise;
+//  - a condition bounding the inputs' time attributes against each other (sql_to_rel_interval.cc) makes
+//    an interval join instead (Flink's StreamPhysicalIntervalJoin): its time predicates become bounds, the
+//    equalities keys (none: one subtask), the rest the residual condition; insert-only inputs only; the
+//    output keeps both inputs' time attributes and is insert-only;
 //  - a WHERE conjunct `x [NOT] IN (SELECT y ...)` is a semi / anti join on x = y of the FROM clause
 //    (filtered by the rest of the WHERE) with the subquery (Flink's StreamingSemiAntiJoinOperator); NOT IN
 //    only over NOT NULL values (SQL's NULL rules make it a join without keys);
@@ -154,7 +158,21 @@ JoinInputSideSpec inputSideSpec(const RelNode& input, const std::vector<int>& ke
 RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right,
                                              const std::vector<ExprPtr>& left_keys,
                                              const std::vector<ExprPtr>& right_keys, ExprPtr rest,
-                                             sql::SourcePos pos) {
+                                             sql::SourcePos pos, const IntervalJoinBounds* interval,
+                                             ExprPtr time_condition) {
+  if (interval != nullptr) {
+    // Flink's changelog inference: an interval join takes insert-only inputs.
+    for (const RelNodePtr& in : {left, right}) {
+      if (!in->producesUpdates()) continue;
+      const RelNode* producer = in.get();
+      while ((producer->kind == RelKind::kCalc || producer->kind == RelKind::kWatermarkAssigner) &&
+             !producer->inputs.empty())
+        producer = producer->inputs[0].get();
+      fail(pos, fmt::format("IntervalJoin doesn't support consuming update and delete changes which is produced by "
+                            "node {}",
+                            producer->describe()));
+    }
+  }
   const int nl = static_cast<int>(left->row_type.size());
   const int nr = static_cast<int>(right->row_type.size());
   // Keys that are not bare columns of one key form become extra columns of a Calc below the join.
@@ -196,7 +214,7 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
   auto [rcols, rextra] = keyColumns(right, right_keys, rwant);
 
   auto join = std::make_shared<RelNode>();
-  join->kind = RelKind::kJoin;
+  join->kind = interval != nullptr ? RelKind::kIntervalJoin : RelKind::kJoin;
   join->inputs = {left, right};
   join->join.type = type;
   join->join.left_keys = lcols;
@@ -207,13 +225,23 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
   join->join.right_spec = inputSideSpec(*right, rcols);
   join->row_type = StreamingJoinOperator::outputType(left->row_type, right->row_type, type);
   uniquifyNames(join->row_type.names);
-  join->rowtime.assign(join->row_type.size(), false);
-  // Insert-only: an inner or semi join of insert-only inputs (a semi join's row passes at its first match
-  // and stays); an anti join retracts a row when its first match comes.
-  const bool insert_only_inputs = !left->producesUpdates() && !right->producesUpdates();
-  join->changelog = (type == FlinkJoinType::kInner || type == FlinkJoinType::kSemi) && insert_only_inputs
-                        ? ChangelogMode::kInsertOnly
-                        : ChangelogMode::kAll;
+  if (interval != nullptr) {
+    // An interval join keeps the time attributes of both inputs (Flink's RelTimeIndicatorConverter
+    // materializes them for regular joins only) and emits only +I, also when outer.
+    join->interval = *interval;
+    if (time_condition) join->interval_condition = shiftRefs(time_condition, nl, lextra);
+    join->rowtime = left->rowtime;
+    join->rowtime.insert(join->rowtime.end(), right->rowtime.begin(), right->rowtime.end());
+    join->changelog = ChangelogMode::kInsertOnly;
+  } else {
+    join->rowtime.assign(join->row_type.size(), false);
+    // Insert-only: an inner or semi join of insert-only inputs (a semi join's row passes at its first match
+    // and stays); an anti join retracts a row when its first match comes.
+    const bool insert_only_inputs = !left->producesUpdates() && !right->producesUpdates();
+    join->changelog = (type == FlinkJoinType::kInner || type == FlinkJoinType::kSemi) && insert_only_inputs
+                          ? ChangelogMode::kInsertOnly
+                          : ChangelogMode::kAll;
+  }
   if (lextra == 0 && rextra == 0) return join;
   // Drop the extra key columns again: the row keeps its layout.
   const int width = join->join.isSemiOrAnti() ? nl : nl + nr;
@@ -386,7 +414,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
         fail(t->leaf.window_pos, "Window table functions are not supported as an input of a regular join");
       for (ScopeColumn c : t->leaf.scope.columns) {
         c.index += t->lo;
-        c.rowtime = false;  // a regular join's output has no time attributes
+        c.rowtime = false;  // set from the joins' output below (only interval joins keep them)
         whole.scope.columns.push_back(c);
       }
     }
@@ -397,11 +425,13 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
 
   // WHERE conjuncts, over the whole row; the joins take those that read both of their sides.
   std::vector<ExprPtr> pending;
+  std::vector<sql::SourcePos> pending_pos;
   std::vector<bool> taken;
   for (const sql::Expr* c : where_conjuncts) {
     ExprPtr w = convert(*c, whole.scope);
     checkBoolean(w, *c, "WHERE");
     splitConjuncts(w, pending);
+    pending_pos.resize(pending.size(), c->pos);
   }
   taken.assign(pending.size(), false);
 
@@ -430,8 +460,9 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
     RelNodePtr right = build(*t.right, inner_path && inner);
     const int nl = t.left->hi - t.left->lo;
 
-    // Conjuncts over this join's row (columns relative to lo).
+    // Conjuncts over this join's row (columns relative to lo), each with its SQL position.
     std::vector<ExprPtr> conjuncts;
+    std::vector<sql::SourcePos> positions;
     if (ref.condition) {
       Scope scope;
       for (const auto& c : whole.scope.columns)
@@ -440,9 +471,21 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
           local.index -= t.lo;
           scope.columns.push_back(local);
         }
-      ExprPtr on = convert(*ref.condition, scope);
-      checkBoolean(on, *ref.condition, "ON");
-      splitConjuncts(on, conjuncts);
+      std::vector<const sql::Expr*> parts;
+      std::function<void(const sql::Expr&)> split = [&](const sql::Expr& e) {
+        if (e.kind == sql::ExprKind::kBinary && e.binary_op == sql::BinaryOp::kAnd) {
+          for (const auto& ch : e.children) split(*ch);
+          return;
+        }
+        parts.push_back(&e);
+      };
+      split(*ref.condition);
+      for (const sql::Expr* part : parts) {
+        ExprPtr on = convert(*part, scope);
+        checkBoolean(on, *part, "ON");
+        splitConjuncts(on, conjuncts);
+        positions.resize(conjuncts.size(), part->pos);
+      }
     }
     if (inner_path && inner) {
       for (size_t i = 0; i < pending.size(); ++i) {
@@ -452,7 +495,18 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
         if (hi < 0 || lo < t.lo || hi >= t.hi || lo >= t.lo + nl || hi < t.lo + nl) continue;
         taken[i] = true;
         conjuncts.push_back(shiftRefs(pending[i], 0, -t.lo));
+        positions.push_back(pending_pos[i]);
       }
+    }
+
+    // Interval join: time predicates bounding the inputs' time attributes; they are not join keys.
+    std::vector<bool> is_time;
+    std::optional<IntervalJoinBounds> bounds = intervalBounds(conjuncts, positions, *left, *right, is_time);
+    std::vector<ExprPtr> time_preds;
+    if (bounds) {
+      std::vector<ExprPtr> others;
+      for (size_t i = 0; i < conjuncts.size(); ++i) (is_time[i] ? time_preds : others).push_back(conjuncts[i]);
+      conjuncts = std::move(others);
     }
 
     // Equi-join keys: `l = r` with l reading only the left side and r only the right one.
@@ -477,7 +531,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       }
       rest.push_back(c);
     }
-    if (left_keys.empty()) {
+    if (left_keys.empty() && !bounds) {
       if (ref.join_type == sql::JoinType::kCross)
         fail(ref.pos,
              "Cross join without an equi-join condition is not supported: it would need unbounded broadcast state; "
@@ -491,9 +545,12 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
     if (ref.join_type == sql::JoinType::kLeft) type = FlinkJoinType::kLeft;
     if (ref.join_type == sql::JoinType::kRight) type = FlinkJoinType::kRight;
     if (ref.join_type == sql::JoinType::kFull) type = FlinkJoinType::kFull;
+    if (bounds) return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos, &*bounds, andOf(time_preds));
     return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos);
   };
   whole.rel = build(*root, true);
+  for (auto& c : whole.scope.columns)
+    if (c.index >= 0) c.rowtime = whole.rel->rowtime[static_cast<size_t>(c.index)];
 
   std::vector<ExprPtr> left_over;
   for (size_t i = 0; i < pending.size(); ++i)

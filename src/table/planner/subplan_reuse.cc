@@ -170,6 +170,10 @@ class SubplanReuser {
       case RelKind::kDeduplicate:
         d += describeRank(n);
         break;
+      case RelKind::kIntervalJoin:
+        d += n.interval.toString() + "|";
+        appendExpr(d, n.interval_condition);
+        [[fallthrough]];
       case RelKind::kJoin:
         d += fmt::format("j{}|", static_cast<int>(n.join.type));
         appendInts(d, n.join.left_keys);

@@ -3,6 +3,7 @@
 /// node and the StreamingJoinOperator it becomes (Flink's FlinkJoinType, JoinSpec and JoinInputSideSpec).
 /// Plain values; any thread.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,22 @@ struct JoinSpec {
   bool leftIsOuter() const { return type == FlinkJoinType::kLeft || type == FlinkJoinType::kFull; }
   bool rightIsOuter() const { return type == FlinkJoinType::kRight || type == FlinkJoinType::kFull; }
   bool isSemiOrAnti() const { return type == FlinkJoinType::kSemi || type == FlinkJoinType::kAnti; }
+};
+
+/// The time bounds of an interval join (Flink's IntervalJoinSpec.WindowBounds): a pair matches when
+/// left.time - right.time lies in [left_lower_bound, left_upper_bound] (ms, both inclusive), the times
+/// being the row time attributes (`is_event_time`) or the processing time each row arrives at.
+/// `left_time_index` / `right_time_index` index the inputs' rows (the row time columns; kept for explain
+/// on processing time). A lower bound above the upper one matches nothing.
+struct IntervalJoinBounds {
+  bool is_event_time = true;
+  int64_t left_lower_bound = 0;
+  int64_t left_upper_bound = 0;
+  int left_time_index = -1;
+  int right_time_index = -1;
+
+  /// "isRowTime=true, leftLowerBound=-5000, leftUpperBound=5000, leftTimeIndex=2, rightTimeIndex=2".
+  std::string toString() const;
 };
 
 }  // namespace sluice::table

@@ -25,6 +25,8 @@ class JoinPlanTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "a.csv") << "1,2\n";
     std::ofstream(dir_ / "b.csv") << "1,3\n";
+    std::ofstream(dir_ / "ta.csv") << "1,2024-01-01 00:00:00\n";
+    std::ofstream(dir_ / "tb.csv") << "1,2024-01-01 00:00:00\n";
     std::ofstream(dir_ / "cdc.json") << R"({"before":null,"after":{"id":1,"w":5},"op":"c"})" << "\n";
   }
   void TearDown() override {
@@ -38,6 +40,8 @@ class JoinPlanTest : public ::testing::Test {
              (dir_ / (std::string(name) + ".csv")).string() + "', 'format' = 'csv');\n";
     };
     return csv("a", "x INT, v INT") + csv("b", "y BIGINT, w INT") +
+           csv("ta", "x INT, t TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR t AS t - INTERVAL '1' SECOND") +
+           csv("tb", "y INT, u TIMESTAMP(3), pu AS PROCTIME(), WATERMARK FOR u AS u") +
            "CREATE TABLE c (id INT, w INT, PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'filesystem', "
            "'path' = '" +
            (dir_ / "cdc.json").string() + "', 'format' = 'debezium-json');\n";
@@ -130,6 +134,56 @@ TEST_F(JoinPlanTest, KeysOfOtherTypesAreCastBelowTheJoin) {
   // INT = DOUBLE: both sides as DOUBLE, computed by a Calc in front of the exchange.
   std::string t = text("SELECT x FROM a JOIN b ON a.x = CAST(b.w AS DOUBLE);");
   EXPECT_NE(t.find("Exchange(distribution=[hash[$f2]])"), std::string::npos) << t;
+}
+
+TEST_F(JoinPlanTest, TimeBoundsMakeAnIntervalJoin) {
+  // ta.t - tb.u in [-5000, 2000] ms: the BETWEEN's halves as Flink prints them, the key equality first.
+  std::string t = text(
+      "SELECT ta.x, tb.u FROM ta JOIN tb ON ta.x = tb.y AND ta.t BETWEEN tb.u - INTERVAL '5' SECOND AND tb.u + "
+      "INTERVAL '2' SECOND;");
+  EXPECT_NE(t.find("IntervalJoin(joinType=[InnerJoin], windowBounds=[isRowTime=true, leftLowerBound=-5000, "
+                   "leftUpperBound=2000, leftTimeIndex=1, rightTimeIndex=1], where=[AND(=(x, y), >=(t, -(u, "
+                   "5000:INTERVAL DAY TO SECOND)), <=(t, +(u, 2000:INTERVAL DAY TO SECOND)))], select=[x, t, pt, y, "
+                   "u, pu])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(":- Exchange(distribution=[hash[x]])"), std::string::npos) << t;
+  // Operands the other way round, strict comparisons (1 ms tighter), a residual condition after the bounds.
+  t = text("SELECT ta.x FROM ta LEFT JOIN tb ON ta.x = tb.y AND tb.u > ta.t - INTERVAL '1' MINUTE AND tb.u < ta.t "
+           "AND tb.y > 3;");
+  EXPECT_NE(t.find("IntervalJoin(joinType=[LeftOuterJoin], windowBounds=[isRowTime=true, leftLowerBound=1, "
+                   "leftUpperBound=59999, leftTimeIndex=1, rightTimeIndex=1]"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(">(y, 3))]"), std::string::npos) << t;
+  // One equality of the times: bounds [0, 0]; no key: one subtask.
+  t = text("SELECT ta.x FROM ta JOIN tb ON ta.t = tb.u;");
+  EXPECT_NE(t.find("IntervalJoin(joinType=[InnerJoin], windowBounds=[isRowTime=true, leftLowerBound=0, "
+                   "leftUpperBound=0, leftTimeIndex=1, rightTimeIndex=1], where=[=(t, u)]"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Exchange(distribution=[single])"), std::string::npos) << t;
+  // Processing time.
+  t = text("SELECT ta.x FROM ta JOIN tb ON ta.x = tb.y AND ta.pt BETWEEN tb.pu - INTERVAL '1' SECOND AND tb.pu;");
+  EXPECT_NE(t.find("windowBounds=[isRowTime=false, leftLowerBound=-1000, leftUpperBound=0, leftTimeIndex=2, "
+                   "rightTimeIndex=2]"),
+            std::string::npos)
+      << t;
+  // A single range bound is a regular join.
+  t = text("SELECT ta.x FROM ta JOIN tb ON ta.x = tb.y AND ta.t > tb.u;");
+  EXPECT_NE(t.find("Join(joinType=[InnerJoin], where=[AND(=(x, y), >(t, u))]"), std::string::npos) << t;
+}
+
+TEST_F(JoinPlanTest, IntervalJoinWithoutKeysRunsInOneSubtask) {
+  nlohmann::json doc = graph("SELECT ta.x FROM ta JOIN tb ON ta.t BETWEEN tb.u AND tb.u + INTERVAL '1' SECOND;");
+  int joins = 0;
+  for (const auto& n : doc["nodes"]) {
+    if (n["operator"].get<std::string>().rfind("IntervalJoin", 0) != 0) continue;
+    ++joins;
+    EXPECT_EQ(n["parallelism"].get<int>(), 1) << n.dump();
+    for (const auto& in : n["inputs"]) EXPECT_EQ(in["ship_strategy"].get<std::string>(), "GLOBAL") << n.dump();
+  }
+  EXPECT_EQ(joins, 1) << doc.dump();
 }
 
 }  // namespace
