@@ -13,6 +13,8 @@
 #   failover P [ARGS...]  the pairs join into a filesystem CSV sink with checkpoints every 20 ms and fixed-delay
 #                         restarts; a failure injected into the join at 8 record counts spread over what its
 #                         subtasks receive: the committed rows equal SQLite's, each once, with "1 restarts".
+#   interval-failover P [ARGS...]  the same with an interval self join (the next flight of an HA aircraft 30
+#                         minutes to 6 hours later) under failures injected into the IntervalJoin.
 #   ARGS go to `sluice run` (e.g. -D local.number-taskmanager=2, -D state.backend.type=rocksdb).
 source "$(dirname "$0")/lib.sh"
 CASE=${3:?usage: $0 SLUICE SOURCE_DIR oracle|failover P [ARGS...]}
@@ -111,6 +113,8 @@ SQL
   [ "$(grep -c '^-D\[.*, null, null\]$' "$E2E_TMP/left.changelog")" -gt 0 ] || fail "left never retracted a padded row"
 }
 
+# failover_case SELECT ORACLE_SQL: the SELECT (four columns f1 INT, f2 INT, tail STRING, d INT) into a CSV sink
+# under injected failures, compared with SQLite's rows of ORACLE_SQL (each as 'f1,f2,tail,d').
 failover_case() {
   command -v jq >/dev/null || fail "jq is not installed"
   local template=$E2E_TMP/failover.sql.in
@@ -119,15 +123,11 @@ $FLIGHTS_DDL
 CREATE TABLE pairs_out (f1 INT, f2 INT, tail STRING, d INT)
   WITH ('connector' = 'filesystem', 'path' = '@OUT@', 'format' = 'csv');
 INSERT INTO pairs_out
-$PAIRS_SELECT;
+$1;
 SQL
   local expected=$E2E_TMP/pairs.expected
-  sqlite3 "$DB" >"$expected" <<SQL
-SELECT a.FLIGHT_NUMBER || ',' || b.FLIGHT_NUMBER || ',' || a.TAIL_NUMBER || ',' || a.DAY
-FROM flights a, flights b
-WHERE a.TAIL_NUMBER = b.TAIL_NUMBER AND a.DAY = b.DAY AND a.AIRLINE = 'HA' AND b.AIRLINE = 'HA'
-  AND a.TAIL_NUMBER <> '' AND a.FLIGHT_NUMBER < b.FLIGHT_NUMBER;
-SQL
+  sqlite3 "$DB" >"$expected" <<<"$2"
+  [ -s "$expected" ] || fail "the oracle returned no rows"
   sort -o "$expected" "$expected"
   local ckpt=(-D execution.checkpointing.interval=20ms -D restart-strategy.type=fixed-delay
               -D restart-strategy.fixed-delay.attempts=3 -D restart-strategy.fixed-delay.delay=0)
@@ -167,8 +167,25 @@ SQL
   done
 }
 
+# The next flight of the same HA aircraft 30 minutes to 6 hours after one (an interval self join on the
+# scheduled departure, a row time; the file is in departure order, so every pair meets whatever the timing).
+INTERVAL_SELECT="SELECT a.FLIGHT_NUMBER, b.FLIGHT_NUMBER, a.TAIL_NUMBER, a.\`DAY\`
+FROM flights a JOIN flights b ON a.TAIL_NUMBER = b.TAIL_NUMBER
+  AND b.sched_dep BETWEEN a.sched_dep + INTERVAL '30' MINUTE AND a.sched_dep + INTERVAL '6' HOUR
+WHERE a.AIRLINE = 'HA' AND b.AIRLINE = 'HA' AND a.TAIL_NUMBER <> ''"
+MINUTE_OF="DAY * 1440 + CAST(substr(SCHEDULED_DEPARTURE, 1, 2) AS INTEGER) * 60 + CAST(substr(SCHEDULED_DEPARTURE, 3, 2) AS INTEGER)"
+INTERVAL_ORACLE="SELECT a.FLIGHT_NUMBER || ',' || b.FLIGHT_NUMBER || ',' || a.TAIL_NUMBER || ',' || a.DAY
+FROM (SELECT *, $MINUTE_OF AS m FROM flights) a, (SELECT *, $MINUTE_OF AS m FROM flights) b
+WHERE a.TAIL_NUMBER = b.TAIL_NUMBER AND b.m - a.m BETWEEN 30 AND 360 AND a.AIRLINE = 'HA' AND b.AIRLINE = 'HA'
+  AND a.TAIL_NUMBER <> '';"
+PAIRS_ORACLE="SELECT a.FLIGHT_NUMBER || ',' || b.FLIGHT_NUMBER || ',' || a.TAIL_NUMBER || ',' || a.DAY
+FROM flights a, flights b
+WHERE a.TAIL_NUMBER = b.TAIL_NUMBER AND a.DAY = b.DAY AND a.AIRLINE = 'HA' AND b.AIRLINE = 'HA'
+  AND a.TAIL_NUMBER <> '' AND a.FLIGHT_NUMBER < b.FLIGHT_NUMBER;"
+
 case "$CASE" in
   oracle) oracle_case ;;
-  failover) failover_case ;;
+  failover) failover_case "$PAIRS_SELECT" "$PAIRS_ORACLE" ;;
+  interval-failover) failover_case "$INTERVAL_SELECT" "$INTERVAL_ORACLE" ;;
   *) fail "unknown case '$CASE'" ;;
 esac
