@@ -99,7 +99,8 @@ std::optional<IntervalJoinBounds> SqlToRelConverter::Impl::intervalBounds(std::v
     return isProctimeAttribute(in, i) ? TimeKind::kProcTime : TimeKind::kNone;
   };
   // Every input column `e` reads, in order; false when one is not a time attribute.
-  std::function<bool(const Expr&, std::vector<TimeAccess>&)> accesses = [&](const Expr& e, std::vector<TimeAccess>& out) {
+  std::function<bool(const Expr&, std::vector<TimeAccess>&)> accesses = [&](const Expr& e,
+                                                                            std::vector<TimeAccess>& out) {
     if (e.kind == ExprKind::kInputRef) {
       const TimeKind k = kindOf(e.input_index);
       if (k == TimeKind::kNone) return false;

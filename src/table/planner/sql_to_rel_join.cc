@@ -545,8 +545,8 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
     if (ref.join_type == sql::JoinType::kLeft) type = FlinkJoinType::kLeft;
     if (ref.join_type == sql::JoinType::kRight) type = FlinkJoinType::kRight;
     if (ref.join_type == sql::JoinType::kFull) type = FlinkJoinType::kFull;
-    if (bounds) return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos, &*bounds, andOf(time_preds));
-    return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos);
+    return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos, bounds ? &*bounds : nullptr,
+                    andOf(time_preds));
   };
   whole.rel = build(*root, true);
   for (auto& c : whole.scope.columns)

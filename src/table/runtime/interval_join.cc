@@ -73,8 +73,8 @@ constexpr const char* kTimerService = "user-timers";
 
 int64_t saturatingAdd(int64_t a, int64_t b) {
   int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  return r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
 }
 
 std::vector<int> allColumns(const RowType& t) {
@@ -266,23 +266,17 @@ void IntervalJoinOperator::fireProcessingTimers(int64_t now) {
   if (!out.empty()) output_->collect(std::move(out));
 }
 
-void IntervalJoinOperator::processBatch(RowBatch&& batch) {
+void IntervalJoinOperator::processInput(const RowBatch& batch, bool left) {
   SLUICE_CHECK(impl_->timers != nullptr, "IntervalJoin used before open()");
   RowBatch out(impl_->output_type);
-  impl_->process(batch, true, impl_->bounds.is_event_time ? 0 : processingTime(), out);
+  impl_->process(batch, left, impl_->bounds.is_event_time ? 0 : processingTime(), out);
   if (!out.empty()) output_->collect(std::move(out));
   if (!impl_->bounds.is_event_time)
     if (auto next = impl_->timers->nextProcessingTime()) scheduleProcessingTimer(*next);
 }
 
-void IntervalJoinOperator::processBatch2(RowBatch&& batch) {
-  SLUICE_CHECK(impl_->timers != nullptr, "IntervalJoin used before open()");
-  RowBatch out(impl_->output_type);
-  impl_->process(batch, false, impl_->bounds.is_event_time ? 0 : processingTime(), out);
-  if (!out.empty()) output_->collect(std::move(out));
-  if (!impl_->bounds.is_event_time)
-    if (auto next = impl_->timers->nextProcessingTime()) scheduleProcessingTimer(*next);
-}
+void IntervalJoinOperator::processBatch(RowBatch&& batch) { processInput(batch, true); }
+void IntervalJoinOperator::processBatch2(RowBatch&& batch) { processInput(batch, false); }
 
 void IntervalJoinOperator::processWatermark(runtime::Watermark mark) {
   Impl& s = *impl_;
@@ -370,7 +364,8 @@ void IntervalJoinOperator::Impl::process(const RowBatch& batch, bool input_is_le
                                   "sent {}",
                                   input_is_left ? "left" : "right", types::shortString(batch.kind(row))));
     if (time_col != nullptr && time_col->isNull(row))
-      throw UserError(fmt::format("IntervalJoin: the row time of the {} input is NULL", input_is_left ? "left" : "right"));
+      throw UserError(
+          fmt::format("IntervalJoin: the row time of the {} input is NULL", input_is_left ? "left" : "right"));
     const int64_t t = event_time ? time_col->getLong(row) : now;
     self.keys.encode(batch, row, key_buf);
     backend->setCurrentKey(key_buf, internal::keyGroupOf(hashes[row], *backend));

@@ -75,6 +75,7 @@ class IntervalJoinOperator : public runtime::StreamOperator, public runtime::Two
 
  private:
   struct Impl;
+  void processInput(const types::RowBatch& batch, bool left);
   void scheduleProcessingTimer(int64_t time);
   void fireProcessingTimers(int64_t now);
   int64_t processingTime() const;

@@ -166,7 +166,8 @@ TEST(IntervalJoinTest, BoundsThatMatchNothingPadOuterRowsAtOnce) {
   const std::vector<Step> steps = {L(1, 10, 1), R(1, 7, 5), WM(12)};
   EXPECT_THAT(run(FlinkJoinType::kLeft, false, steps, bounds(5, 2)),
               ElementsAreArray({"+I[1, 10, 1, null, null, null]", "WM(12)"}));
-  EXPECT_THAT(run(FlinkJoinType::kInner, false, steps, bounds(5, 2)), ElementsAreArray(std::vector<std::string>{"WM(12)"}));
+  EXPECT_THAT(run(FlinkJoinType::kInner, false, steps, bounds(5, 2)),
+              ElementsAreArray(std::vector<std::string>{"WM(12)"}));
 }
 
 TEST(IntervalJoinTest, NullKeysMatchNothing) {
