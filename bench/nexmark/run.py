@@ -45,6 +45,15 @@ def script_for(query, values):
     return "\n".join(parts)
 
 
+def write_side_input(workdir):
+    """q13's side input: ${FLINK_HOME}/data/side_input.txt, one `key,value` line per key 0..9999 (every
+    mod(auction, 10000) finds its row)."""
+    os.makedirs(os.path.join(workdir, "data"), exist_ok=True)
+    with open(os.path.join(workdir, "data", "side_input.txt"), "w") as f:
+        for key in range(10000):
+            f.write("%d,value-%d\n" % (key, key))
+
+
 def run_one(sluice, query, p, events, tps, timeout, workdir):
     values = {
         "TPS": tps, "EVENTS_NUM": events, "PERSON_PROPORTION": 1, "AUCTION_PROPORTION": 3,
@@ -96,6 +105,7 @@ def main():
     queries = [q.strip() for q in args.queries.split(",") if q.strip()]
     ps = [int(x) for x in args.parallelism.split(",")]
     workdir = tempfile.mkdtemp(prefix="nexmark-")
+    write_side_input(workdir)
     print("Nexmark: %d events per run, first-event.rate %d, %d CPUs" % (events, tps, os.cpu_count() or 0))
     head = "%-5s %2s %12s %9s %14s %9s %12s %8s" % ("query", "p", "events", "wall s", "events/CPU-s", "RSS MB",
                                                    "Flink/core", "ratio")

@@ -619,7 +619,8 @@ std::set<std::string> FileSystemTableFactory::supportedOptions() const {
                                 "sink.partition-commit.policy.class",
                                 "sink.partition-commit.success-file.name",
                                 "scan.parallelism",
-                                "sink.parallelism"};
+                                "sink.parallelism",
+                                "lookup.join.cache.ttl"};
   for (const auto& k : csvFormatOptionKeys()) keys.insert(k);
   for (const auto& k : jsonFormatOptionKeys()) keys.insert(k);
   return keys;
@@ -677,6 +678,7 @@ std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(con
   spec->row_type = table.physical_type;
   spec->csv = c.csv;
   spec->format = c.format;
+  spec->lookup_cache_ttl_ms = durationOption(table.options, "lookup.join.cache.ttl", spec->lookup_cache_ttl_ms, table.name);
   if (auto regex = findOption(table.options, "source.path.regex-pattern")) {
     try {
       std::regex check(*regex);

@@ -79,6 +79,9 @@ struct FileSystemSourceSpec {
   std::string path_regex;
   /// Physical fields emitted, ascending (projection push-down); empty emits every field.
   std::vector<int> projection;
+  /// `lookup.join.cache.ttl` (ms, Flink's default 60 min): how long a lookup join uses a loaded copy of the
+  /// table before it reads the files again.
+  int64_t lookup_cache_ttl_ms = 60 * 60 * 1000;
   /// The emitted row type: `row_type` restricted to `projection` (`row_type` when it is empty).
   types::RowType producedType() const;
 };
@@ -203,6 +206,10 @@ class FileSystemTableSource : public table::ScanTableSource {
   bool applyProjection(const std::vector<int>& fields) override;
   /// The spec the operators get (tests).
   const FileSystemSourceSpec& spec() const { return *spec_; }
+  /// A lookup join reads the table whole (Flink's FileSystemLookupFunction): every file of the path in
+  /// order, through the reader of the scan (same parsing, `<file>:<line>` errors). Null for
+  /// `debezium-json` (a changelog is no lookup table).
+  std::shared_ptr<const table::LookupTableLoader> lookupLoader() const override;
 
  private:
   std::shared_ptr<const FileSystemSourceSpec> spec_;

@@ -1,8 +1,10 @@
 -- q13 bounded side input join: bids enriched from a static file by a processing-time lookup.
+-- (The reference's legacy 'connector.type' / 'connector.path' / 'format.type' options in their current
+-- names; run.py writes ${FLINK_HOME}/data/side_input.txt.)
 CREATE TABLE side_input (key BIGINT, `value` VARCHAR) WITH (
-  'connector.type' = 'filesystem',
-  'connector.path' = 'file://${FLINK_HOME}/data/side_input.txt',
-  'format.type' = 'csv'
+  'connector' = 'filesystem',
+  'path' = 'file://${FLINK_HOME}/data/side_input.txt',
+  'format' = 'csv'
 );
 
 CREATE TABLE nexmark_q13 (auction BIGINT, bidder BIGINT, price BIGINT, `dateTime` TIMESTAMP(3), `value` VARCHAR)

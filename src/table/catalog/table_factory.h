@@ -22,6 +22,8 @@ class BatchWatermarkGenerator;
 
 namespace sluice::table {
 
+class LookupTableLoader;  // table/runtime/lookup_join.h
+
 /// A `name TYPE METADATA [FROM 'key'] [VIRTUAL]` column of a table.
 struct MetadataColumn {
   std::string name;
@@ -111,6 +113,9 @@ class ScanTableSource {
     (void)generator;
     return false;
   }
+  /// Lookup joins (Flink's LookupTableSource with a full cache): a loader that reads the whole table into
+  /// a lookup join's cache, or null when the table cannot be looked up. Called on the client thread.
+  virtual std::shared_ptr<const LookupTableLoader> lookupLoader() const { return nullptr; }
 };
 
 /// What a sink declares to the planner.

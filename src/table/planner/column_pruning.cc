@@ -139,6 +139,7 @@ class ColumnPruner {
       case RelKind::kUnion:
       case RelKind::kJoin:  // stores and emits whole input rows; its specs index them
       case RelKind::kIntervalJoin:
+      case RelKind::kLookupJoin:
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
@@ -217,7 +218,8 @@ class ColumnPruner {
       case RelKind::kSink:
       case RelKind::kUnion:
       case RelKind::kJoin:
-      case RelKind::kIntervalJoin: {
+      case RelKind::kIntervalJoin:
+      case RelKind::kLookupJoin: {
         auto copy = std::make_shared<RelNode>(*rel);
         for (auto& in : copy->inputs) in = build(in).rel;
         return identity(copy);

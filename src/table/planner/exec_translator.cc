@@ -12,6 +12,7 @@
 #include "table/runtime/changelog_normalize.h"
 #include "table/runtime/group_aggregate.h"
 #include "table/runtime/interval_join.h"
+#include "table/runtime/lookup_join.h"
 #include "table/runtime/deduplicate_operator.h"
 #include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/over_aggregate.h"
@@ -243,6 +244,13 @@ class Translator {
         auto t = make(graph::TransformationKind::kOneInput, "IntervalJoin", rel, {left, right}, single ? 1 : -1);
         t->factory = makeIntervalJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join, rel.interval,
                                              countProducers(left));
+        return t;
+      }
+      case RelKind::kLookupJoin: {
+        // Flink's StreamExecLookupJoin: chained after the probe side at its parallelism, no exchange.
+        auto in = input(rel, 0);
+        auto t = make(graph::TransformationKind::kOneInput, "LookupJoin", rel, {in}, in->parallelism);
+        t->factory = makeLookupJoinFactory(rel.inputs[0]->row_type, rel.lookup);
         return t;
       }
       case RelKind::kReplicateRows: {

@@ -197,6 +197,22 @@ std::string RelNode::describe() const {
                          join.left_spec.toString(),
                          join.right_spec.toString());
     }
+    case RelKind::kLookupJoin: {
+      // Flink's CommonPhysicalLookupJoin.explainTerms: lookup=[table field=input field], where= the calc on the
+      // dimension table, joinCondition= the rest over the joined row.
+      const std::vector<std::string>& probe = inputs[0]->row_type.names;
+      std::vector<std::string> keys;
+      for (size_t i = 0; i < lookup.probe_keys.size(); ++i)
+        keys.push_back(fmt::format("{}={}", lookup_key_fields[i], probe[static_cast<size_t>(lookup.probe_keys[i])]));
+      std::vector<std::string> joined = probe;
+      for (size_t i = 0; i < lookup.dim_width; ++i) joined.push_back(lookupDimType(lookup).names[i]);
+      uniquifyNames(joined);
+      std::string out = fmt::format("LookupJoin(table=[default_catalog.default_database.{}], joinType=[{}], lookup=[{}]",
+                                    lookup.table_name, joinTypeName(lookup.type), fmt::join(keys, ", "));
+      if (lookup.dim_condition) out += fmt::format(", where=[{}]", lookup.dim_condition->toString(&lookup_table_fields));
+      if (lookup.join_condition) out += fmt::format(", joinCondition=[{}]", lookup.join_condition->toString(&joined));
+      return out + fmt::format(", select=[{}])", fmt::join(joined, ", "));
+    }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
     case RelKind::kReplicateRows:
       // Flink: Correlate(invocation=[$REPLICATE_ROWS$1($0, ...)], ...) after a GroupAggregate.

@@ -13,6 +13,7 @@
 #include "table/runtime/over_spec.h"
 #include "table/runtime/rank_spec.h"
 #include "table/runtime/join_spec.h"
+#include "table/runtime/lookup_join.h"
 #include "types/logical_type.h"
 
 namespace sluice::table {
@@ -32,6 +33,7 @@ enum class RelKind {
   kDeduplicate,       ///< first/last row per key on a time attribute (`rank`)
   kOverAggregate,     ///< OVER window aggregates (`over`): each input row followed by its aggregates
   kReplicateRows,     ///< INTERSECT / EXCEPT ALL: input [n, cols...] -> n copies of cols (ReplicateRowsFunction)
+  kLookupJoin,        ///< processing-time lookup join of inputs[0] (the probe) with a table read whole (`lookup`)
 };
 
 struct RelNode;
@@ -94,6 +96,10 @@ struct RelNode {
   // the output row, for explain); `join.non_equi_condition` is the residual condition only
   IntervalJoinBounds interval;
   ExprPtr interval_condition;
+  // kLookupJoin (sql_to_rel_temporal.cc): keys index the probe row and the dimension calc's output
+  LookupJoinSpec lookup;
+  std::vector<std::string> lookup_table_fields;  ///< the dimension table's columns (explain)
+  std::vector<std::string> lookup_key_fields;    ///< per key: the dimension column it looks up (explain)
   // kSink
   std::shared_ptr<DynamicTableSink> sink;  ///< null for the collect sink
   std::string sink_name;

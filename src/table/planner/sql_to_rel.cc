@@ -490,6 +490,9 @@ FromResult SqlToRelConverter::Impl::convertFrom(const sql::TableRef& ref) {
   FromResult out;
   switch (ref.kind) {
     case sql::TableRefKind::kNamed:
+      if (ref.system_time)
+        fail(ref.system_time_pos, "FOR SYSTEM_TIME AS OF is only supported on the right side of a join (a lookup or "
+                                  "temporal join)");
       out = convertNamed(ref.name, ref.alias, ref.pos);
       break;
     case sql::TableRefKind::kSubquery:

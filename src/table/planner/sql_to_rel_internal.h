@@ -3,6 +3,7 @@
 /// sql_to_rel.cc (FROM, SELECT, UNION, INSERT), sql_to_rel_expr.cc (expressions),
 /// sql_to_rel_aggregate.cc (GROUP BY and window aggregation) and sql_to_rel_join.cc (joins).
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -121,6 +122,52 @@ inline bool isIdentity(const std::vector<ExprPtr>& projections, size_t input_wid
   return true;
 }
 
+/// The AND parts of `e`, appended to `out` (joins; sql_to_rel_join.cc, sql_to_rel_temporal.cc).
+inline void splitConjuncts(const ExprPtr& e, std::vector<ExprPtr>& out) {
+  if (e->kind == ExprKind::kCall && e->op == ScalarOp::kAnd) {
+    for (const auto& a : e->args) splitConjuncts(a, out);
+    return;
+  }
+  out.push_back(e);
+}
+
+/// The conjunction of `conjuncts`; null when there is none.
+inline ExprPtr andOf(const std::vector<ExprPtr>& conjuncts) {
+  if (conjuncts.empty()) return nullptr;
+  ExprPtr out = conjuncts[0];
+  for (size_t i = 1; i < conjuncts.size(); ++i) out = makeCall(ScalarOp::kAnd, {out, conjuncts[i]});
+  return out;
+}
+
+/// The smallest and largest input column `e` reads; {INT_MAX, -1} when none.
+inline void refRange(const ExprPtr& e, int& lo, int& hi) {
+  if (e->kind == ExprKind::kInputRef) {
+    lo = std::min(lo, e->input_index);
+    hi = std::max(hi, e->input_index);
+  } else if (e->kind == ExprKind::kCall) {
+    for (const auto& a : e->args) refRange(a, lo, hi);
+  }
+}
+
+/// `e` with every input reference i >= from moved by `delta` (and those below `from` unchanged).
+inline ExprPtr shiftRefs(const ExprPtr& e, int from, int delta) {
+  if (e->kind == ExprKind::kInputRef) {
+    if (e->input_index < from || delta == 0) return e;
+    return makeInputRef(e->input_index + delta, e->type);
+  }
+  if (e->kind != ExprKind::kCall) return e;
+  auto n = std::make_shared<Expr>(*e);
+  for (auto& a : n->args) a = shiftRefs(a, from, delta);
+  return n;
+}
+
+/// Both sides of a key pair hash and encode a value alike (runtime::hashKey, KeyCodec).
+inline bool sameKeyForm(const LogicalType& a, const LogicalType& b) {
+  if (a.isIntegral() && b.isIntegral()) return true;
+  if (a.isString() && b.isString()) return true;
+  return a.withNullable(true) == b.withNullable(true);
+}
+
 /// Column `index` of `rel` is a processing-time attribute: a PROCTIME() computed column passed on unchanged
 /// (sql_to_rel_rank.cc).
 bool isProctimeAttribute(const RelNode& rel, int index);
@@ -222,6 +269,26 @@ struct SqlToRelConverter::Impl {
   std::optional<IntervalJoinBounds> intervalBounds(std::vector<ExprPtr>& conjuncts,
                                                    std::vector<sql::SourcePos>& positions, const RelNode& left,
                                                    const RelNode& right, std::vector<bool>& is_time) const;
+  /// The right side of a lookup or temporal join, `t FOR SYSTEM_TIME AS OF period` (sql_to_rel_temporal.cc).
+  struct SnapshotTable {
+    bool lookup = false;  ///< a processing-time lookup join; else an event-time temporal join
+    int period = -1;      ///< the FROM row's column the period reads (a time attribute of the left side)
+    sql::SourcePos period_pos;
+    std::string table_name;
+    std::shared_ptr<TableSchema> schema;  ///< lookup: the dimension table's columns
+    std::shared_ptr<const LookupTableLoader> loader;
+  };
+  struct JoinTree;  ///< sql_to_rel_join.cc
+  /// Resolves `ref` (with `system_time`) against the FROM row to its left (`left`, with `attr` per column:
+  /// 'r' a row time, 'p' a processing time, 0 neither): the table's scope, and its rel for a temporal join
+  /// (a lookup table gets no scan). Fails at the period or the table.
+  FromResult convertSnapshot(const sql::TableRef& ref, const Scope& left, const std::vector<char>& attr,
+                             SnapshotTable& snap);
+  /// The lookup join of `probe` with `snap` on `conjuncts` (over probe ++ dimension columns): equalities
+  /// between a probe expression and a dimension column are the lookup keys, conjuncts on the dimension
+  /// table alone its calc, the rest the join condition. Fails at `pos`.
+  RelNodePtr makeLookupJoin(FlinkJoinType type, RelNodePtr probe, const SnapshotTable& snap,
+                            const std::vector<ExprPtr>& conjuncts, sql::SourcePos pos);
   /// `input` semi / anti joined with the subquery of `in` (x [NOT] IN (SELECT ...)), x over `scope`.
   /// STDDEV_* / VAR_* as three calls appended to `calls` over columns appended to `pre` (their indices).
   struct VarianceCalls {

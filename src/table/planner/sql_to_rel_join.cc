@@ -38,63 +38,6 @@
 
 namespace sluice::table {
 
-namespace {
-
-void splitConjuncts(const ExprPtr& e, std::vector<ExprPtr>& out) {
-  if (e->kind == ExprKind::kCall && e->op == ScalarOp::kAnd) {
-    for (const auto& a : e->args) splitConjuncts(a, out);
-    return;
-  }
-  out.push_back(e);
-}
-
-ExprPtr andOf(const std::vector<ExprPtr>& conjuncts) {
-  if (conjuncts.empty()) return nullptr;
-  ExprPtr out = conjuncts[0];
-  for (size_t i = 1; i < conjuncts.size(); ++i) out = makeCall(ScalarOp::kAnd, {out, conjuncts[i]});
-  return out;
-}
-
-/// The smallest and largest input column `e` reads; {INT_MAX, -1} when none.
-void refRange(const ExprPtr& e, int& lo, int& hi) {
-  if (e->kind == ExprKind::kInputRef) {
-    lo = std::min(lo, e->input_index);
-    hi = std::max(hi, e->input_index);
-  } else if (e->kind == ExprKind::kCall) {
-    for (const auto& a : e->args) refRange(a, lo, hi);
-  }
-}
-
-/// `e` with every input reference i >= from moved by `delta` (and those below `from` unchanged).
-ExprPtr shiftRefs(const ExprPtr& e, int from, int delta) {
-  if (e->kind == ExprKind::kInputRef) {
-    if (e->input_index < from || delta == 0) return e;
-    return makeInputRef(e->input_index + delta, e->type);
-  }
-  if (e->kind != ExprKind::kCall) return e;
-  auto n = std::make_shared<Expr>(*e);
-  for (auto& a : n->args) a = shiftRefs(a, from, delta);
-  return n;
-}
-
-/// Both sides of a key pair hash and encode a value alike (runtime::hashKey, KeyCodec).
-bool sameKeyForm(const LogicalType& a, const LogicalType& b) {
-  if (a.isIntegral() && b.isIntegral()) return true;
-  if (a.isString() && b.isString()) return true;
-  return a.withNullable(true) == b.withNullable(true);
-}
-
-/// A subtree of the FROM clause: a leaf table reference or a join of two subtrees, covering the columns
-/// [lo, hi) of the whole FROM clause's row.
-struct JoinTree {
-  const sql::TableRef* ref = nullptr;
-  FromResult leaf;  ///< leaves only
-  std::unique_ptr<JoinTree> left, right;
-  int lo = 0, hi = 0;
-};
-
-}  // namespace
-
 std::vector<std::vector<int>> uniqueKeysOf(const RelNode& rel) {
   switch (rel.kind) {
     case RelKind::kTableSourceScan:
@@ -396,11 +339,23 @@ RelNodePtr SqlToRelConverter::Impl::convertInSubquery(const RelNodePtr& input, c
                   nullptr, in.pos);
 }
 
+/// A subtree of the FROM clause: a leaf table reference or a join of two subtrees, covering the columns
+/// [lo, hi) of the whole FROM clause's row.
+struct SqlToRelConverter::Impl::JoinTree {
+  const sql::TableRef* ref = nullptr;
+  FromResult leaf;  ///< leaves only
+  /// A leaf `t FOR SYSTEM_TIME AS OF ...`: the right side of a lookup or temporal join.
+  std::unique_ptr<SnapshotTable> snapshot;
+  std::unique_ptr<JoinTree> left, right;
+  int lo = 0, hi = 0;
+};
+
 FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
                                                      const std::vector<const sql::Expr*>& where_conjuncts,
                                                      ExprPtr& where) {
   // The leaves left to right; the whole FROM row is their columns in that order.
   FromResult whole;
+  std::vector<char> attr;  ///< per column of `whole`: 'r' a row time, 'p' a processing time, 0 neither
   std::function<std::unique_ptr<JoinTree>(const sql::TableRef&)> leaves = [&](const sql::TableRef& ref) {
     auto t = std::make_unique<JoinTree>();
     t->ref = &ref;
@@ -409,13 +364,22 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       t->left = leaves(*ref.left);
       t->right = leaves(*ref.right);
     } else {
-      t->leaf = convertFrom(ref);
+      if (ref.system_time) {
+        t->snapshot = std::make_unique<SnapshotTable>();
+        t->leaf = convertSnapshot(ref, whole.scope, attr, *t->snapshot);
+      } else {
+        t->leaf = convertFrom(ref);
+      }
       if (t->leaf.windowed)
         fail(t->leaf.window_pos, "Window table functions are not supported as an input of a regular join");
       for (ScopeColumn c : t->leaf.scope.columns) {
+        char a = 0;
+        if (!t->snapshot && c.index >= 0)
+          a = c.rowtime ? 'r' : isProctimeAttribute(*t->leaf.rel, c.index) ? 'p' : 0;
         c.index += t->lo;
         c.rowtime = false;  // set from the joins' output below (only interval joins keep them)
         whole.scope.columns.push_back(c);
+        attr.push_back(a);
       }
     }
     t->hi = static_cast<int>(whole.scope.columns.size());
@@ -437,7 +401,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
 
   std::function<RelNodePtr(const JoinTree&, bool)> build = [&](const JoinTree& t, bool inner_path) -> RelNodePtr {
     if (!t.left) {
-      if (!inner_path) return t.leaf.rel;
+      if (!inner_path || t.snapshot) return t.leaf.rel;
       // Below inner joins only, a WHERE conjunct over one table filters that table before the join.
       std::vector<ExprPtr> filters;
       for (size_t i = 0; i < pending.size(); ++i) {
@@ -501,7 +465,9 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
 
     // Interval join: time predicates bounding the inputs' time attributes; they are not join keys.
     std::vector<bool> is_time;
-    std::optional<IntervalJoinBounds> bounds = intervalBounds(conjuncts, positions, *left, *right, is_time);
+    // (Not for a lookup or temporal join, whose right side is a snapshot.)
+    std::optional<IntervalJoinBounds> bounds;
+    if (!t.right->snapshot) bounds = intervalBounds(conjuncts, positions, *left, *right, is_time);
     std::vector<ExprPtr> time_preds;
     if (bounds) {
       std::vector<ExprPtr> others;
@@ -530,6 +496,23 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
         }
       }
       rest.push_back(c);
+    }
+    if (t.left->snapshot) fail(t.left->snapshot->period_pos, "FOR SYSTEM_TIME AS OF is only supported on the right side of a join");
+    if (t.right->snapshot) {
+      const SnapshotTable& snap = *t.right->snapshot;
+      if (ref.join_type != sql::JoinType::kInner && ref.join_type != sql::JoinType::kLeft &&
+          ref.join_type != sql::JoinType::kCross)
+        fail(ref.pos, fmt::format("Temporal table join currently only support INNER JOIN and LEFT JOIN, but was {} JOIN.",
+                                  ref.join_type == sql::JoinType::kRight ? "RIGHT" : "FULL"));
+      // The period must still be a time attribute of this join's left input (a regular join below drops them).
+      const int local = snap.period - t.left->lo;
+      const bool attribute = local >= 0 && snap.period < t.left->hi &&
+                             (snap.lookup ? isProctimeAttribute(*left, local) : left->rowtime[static_cast<size_t>(local)]);
+      if (!attribute)
+        fail(snap.period_pos, "Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' left table's time "
+                              "attribute field");
+      const FlinkJoinType type = ref.join_type == sql::JoinType::kLeft ? FlinkJoinType::kLeft : FlinkJoinType::kInner;
+      return makeLookupJoin(type, left, snap, conjuncts, ref.pos);
     }
     if (left_keys.empty() && !bounds) {
       if (ref.join_type == sql::JoinType::kCross)

@@ -164,6 +164,7 @@ class SubplanReuser {
         appendInts(d, n.group_keys);
         break;
       case RelKind::kOverAggregate:
+      case RelKind::kLookupJoin:
         d += n.describe();
         break;
       case RelKind::kRank:

@@ -358,6 +358,8 @@ std::unique_ptr<TableRef> TableRef::clone() const {
   if (right) out->right = right->clone();
   if (condition) out->condition = condition->clone();
   out->column_aliases = column_aliases;
+  if (system_time) out->system_time = system_time->clone();
+  out->system_time_pos = system_time_pos;
   return out;
 }
 

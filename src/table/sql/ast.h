@@ -274,6 +274,10 @@ struct TableRef {
   ExprPtr condition;                   ///< kJoin ON condition (null for CROSS JOIN / comma)
   /// `AS alias (c1, c2, ...)`: new names for the item's columns, in order (empty = keep them).
   std::vector<std::string> column_aliases;
+  /// kNamed: `name FOR SYSTEM_TIME AS OF expr` (a lookup or temporal join's right side, Calcite's
+  /// SqlSnapshot): the period expression, else null. `system_time_pos` is the FOR keyword.
+  ExprPtr system_time;
+  SourcePos system_time_pos;
 
   std::unique_ptr<TableRef> clone() const;
 };

@@ -383,7 +383,14 @@ std::unique_ptr<TableRef> Parser::parseTableRefPrimary() {
   } else {
     ref->kind = TableRefKind::kNamed;
     ref->name = parseQualifiedName("a table name");
-    if (peek().isWord("FOR")) unsupported(peek(), "FOR SYSTEM_TIME AS OF (temporal join)");
+    if (peek().isWord("FOR")) {
+      // Calcite's table snapshot: FOR SYSTEM_TIME AS OF <expression>.
+      ref->system_time_pos = next().pos;
+      expectWord("SYSTEM_TIME");
+      expectWord("AS");
+      expectWord("OF");
+      ref->system_time = parseExpr();
+    }
     ref->alias = parseOptionalAlias(kAliasFollow);
   }
   if (ref->alias && peek().isSymbol("(")) ref->column_aliases = parseParenNameList("column alias");

@@ -129,8 +129,9 @@ TEST(SqlErrorTest, MoreUnsupportedAndMisspelt) {
   // after it is unexpected at column 22.
   EXPECT_EQ(parseError("SELECT TIMESTAMP_LTZ '2020-01-01'").column, 22);
 
-  // "SELECT * FROM t FOR SYSTEM_TIME AS OF x": FOR at column 17.
-  EXPECT_EQ(parseError("SELECT * FROM t FOR SYSTEM_TIME AS OF x").column, 17);
+  // "SELECT * FROM t FOR SYSTEM_TIME AS x": FOR SYSTEM_TIME AS OF parses (the planner takes it on the right of
+  // a join only); without OF the x at column 36 is unexpected.
+  EXPECT_EQ(parseError("SELECT * FROM t FOR SYSTEM_TIME AS x").column, 36);
 
   // Interval text that is not a number: the string at column 17 of "SELECT INTERVAL 'x' HOUR".
   c = parseError("SELECT INTERVAL 'x' HOUR");
