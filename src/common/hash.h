@@ -52,6 +52,8 @@ inline uint64_t hashCombine(uint64_t a, uint64_t b) { return mix64(a * 31 + b + 
 /// Key group of a key hash: murmurHash(hash) % maxParallelism (Flink's assignToKeyGroup).
 inline int32_t assignToKeyGroup(uint64_t keyHash, int32_t maxParallelism) {
   int32_t code = static_cast<int32_t>(keyHash ^ (keyHash >> 32));
+  // murmurHash is >= 0, so for a power of two (the default 128) the mask equals the remainder.
+  if ((maxParallelism & (maxParallelism - 1)) == 0) return murmurHash(code) & (maxParallelism - 1);
   return murmurHash(code) % maxParallelism;
 }
 

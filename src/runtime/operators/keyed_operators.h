@@ -190,10 +190,10 @@ class KeyedReduceOperator final : public KeyedOperatorBase<K> {
     auto out = makeObjectBatch<T>();
     for (size_t i = 0; i < in.size(); ++i) {
       this->setCurrentKey(key_selector_(in.value(i)));
-      T* cur = value_->value();
-      if (cur != nullptr) *cur = invokeReduce(reducer_, *cur, in.value(i));
-      else cur = &value_->valueOrInsert(in.value(i));
-      if (!batch_mode_) out->add(*cur, in.timestamp(i));
+      bool first = false;
+      T& cur = value_->valueOrInsertWith([&] { return in.value(i); }, first);
+      if (!first) cur = invokeReduce(reducer_, cur, in.value(i));
+      if (!batch_mode_) out->add(cur, in.timestamp(i));
     }
     this->emit(std::move(out));
   }

@@ -144,9 +144,8 @@ class WindowOperator final : public KeyedOperatorBase<K> {
       skipped = false;
       windowNamespace(w, ns_);
       contents_->setCurrentNamespace(ns_);
-      ACC* acc = contents_->value();
-      const bool created = acc == nullptr;
-      if (created) acc = &contents_->valueOrInsert(fns_.create ? fns_.create() : ACC());
+      bool created = false;
+      ACC* acc = &contents_->valueOrInsertWith([this] { return fns_.create ? fns_.create() : ACC(); }, created);
       fns_.add(*acc, value);
       // Timers of a window are registered when its contents are created and live as long as they do
       // (both are in the same snapshot), so registering them again per element would only be deduplicated.

@@ -169,6 +169,13 @@ class HeapStateTable {
   /// The entry, inserted as `make()` when absent.
   template <typename Make>
   S& findOrInsert(int32_t key_group, std::string_view key, std::string_view ns, Make&& make) {
+    bool inserted = false;
+    return findOrInsert(key_group, key, ns, std::forward<Make>(make), inserted);
+  }
+  /// The same, one probe; `inserted` says whether `make()` was called.
+  template <typename Make>
+  S& findOrInsert(int32_t key_group, std::string_view key, std::string_view ns, Make&& make, bool& inserted) {
+    inserted = false;
     const uint64_t h = hashOf(key, ns);
     Group* g = groups_[index(key_group)].get();
     if (g != nullptr && g->size > 0) {
@@ -186,6 +193,7 @@ class HeapStateTable {
     w.slots[pos] = Slot{e, h};
     ++w.size;
     ++size_;
+    inserted = true;
     return e->value;
   }
   void erase(int32_t key_group, std::string_view key, std::string_view ns) {

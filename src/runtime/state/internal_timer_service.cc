@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <utility>
 
 #include "runtime/state/keyed_state_backend.h"
@@ -22,292 +23,250 @@ uint64_t keyPrefix(std::string_view key) {
   return p;
 }
 
-uint64_t timerHash(int64_t time, std::string_view key, std::string_view ns) {
-  return internal::fastBytesHash(ns, internal::fastBytesHash(key, static_cast<uint64_t>(time)));
+/// A timer's hash within its time's bucket.
+uint64_t timerHash(std::string_view key, std::string_view ns) {
+  return internal::fastBytesHash(ns, internal::fastBytesHash(key));
 }
 
-/// Timer order: time, then key bytes, then namespace bytes (a total order, so firing is deterministic).
-/// `pa`/`pb`: the keyPrefix of each key.
-bool timerLess(int64_t ta, uint64_t pa, const TimerBytes& a, int64_t tb, uint64_t pb, const TimerBytes& b) {
-  if (ta != tb) return ta < tb;
+/// Order of timers of one time: key bytes, then namespace bytes. `pa`/`pb`: the keyPrefix of each key.
+bool bytesLess(uint64_t pa, const TimerBytes& a, uint64_t pb, const TimerBytes& b) {
   if (pa != pb) return pa < pb;
   const int c = a.key().compare(b.key());
   if (c != 0) return c < 0;
   return a.ns() < b.ns();
 }
 
-}  // namespace
-
-/// One key group's timers (Flink's HeapPriorityQueueSet): a binary heap of (time, key prefix, slot
-/// number) plus an open-addressing hash set of the same slots, which deduplicates and finds a timer to
-/// delete. A timer is a slot of one flat vector (reused through a free list), so neither structure holds
-/// a node per timer; a dense array records each slot's heap position, so removal is O(log n).
-class KeyGroupPartitionedTimerQueue::GroupQueue {
- public:
-  /// Adds a timer; false when it is queued already. `became_head`: the new timer is now the earliest.
-  bool add(std::string_view key, std::string_view ns, int64_t time, bool& became_head) {
-    const uint64_t h = timerHash(time, key, ns);
-    if (findSlot(h, time, key, ns) != kNone) return false;
-    if ((count_ + 1) * 2 > index_.size()) grow();
-    uint32_t s;
-    if (!free_.empty()) {
-      s = free_.back();
-      free_.pop_back();
-      slots_[s].bytes.assign(key, ns);
-    } else {
-      s = static_cast<uint32_t>(slots_.size());
-      slots_.push_back(Slot{time, h, TimerBytes(key, ns)});
-      heap_pos_.push_back(0);
-    }
-    Slot& slot = slots_[s];
-    slot.time = time;
-    slot.hash = h;
-    insertIndex(s);
-    ++count_;
-    heap_.push_back(HeapItem{time, keyPrefix(key), s});
-    siftUp(heap_.size() - 1);
-    became_head = heap_.front().slot == s;
-    return true;
-  }
-  /// Removes a timer; false when it was not queued. `was_head`: it was the earliest.
-  bool remove(std::string_view key, std::string_view ns, int64_t time, bool& was_head) {
-    const uint32_t s = findSlot(timerHash(time, key, ns), time, key, ns);
-    if (s == kNone) return false;
-    was_head = heap_pos_[s] == 0;
-    removeSlot(s);
-    return true;
-  }
-  bool empty() const { return heap_.empty(); }
-  /// Time of the earliest timer; the queue must not be empty.
-  int64_t headTime() const { return heap_.front().time; }
-  uint64_t headPrefix() const { return heap_.front().prefix; }
-  const TimerBytes& headBytes() const { return slots_[heap_.front().slot].bytes; }
-  /// Removes the earliest timer, copying it into `out` (its strings keep their capacity).
-  void pollHead(TimerEntry& out) {
-    const uint32_t s = heap_.front().slot;
-    const Slot& slot = slots_[s];
-    out.time = slot.time;
-    out.key.assign(slot.bytes.key());
-    out.ns.assign(slot.bytes.ns());
-    removeSlot(s);
-  }
-  size_t size() const { return heap_.size(); }
-  /// Calls fn(time, key, ns) for every timer, in no particular order.
-  template <typename Fn>
-  void forEach(Fn&& fn) const {
-    for (const HeapItem& i : heap_) fn(i.time, slots_[i.slot].bytes.key(), slots_[i.slot].bytes.ns());
-  }
-
- private:
-  static constexpr uint32_t kNone = UINT32_MAX;
+/// The timers of one time. `slots` only grows while the bucket lives (ids are stable: the index and
+/// `order` refer to them); a removed or polled timer is marked dead, and the slots are compacted when the
+/// dead ones outnumber the live ones. `order` lists the ids not polled yet from `next` on (dead ones
+/// skipped when met), sorted by bytesLess once `sorted` is set (the first poll of the bucket); adds after
+/// that insert in order.
+struct Bucket {
   struct Slot {
-    int64_t time = 0;
     uint64_t hash = 0;
+    uint64_t prefix = 0;  ///< keyPrefix(key)
     TimerBytes bytes;
+    int32_t key_group = 0;
+    bool alive = false;
   };
-  /// A heap element carries what orders it, so sifting reads the slots only on a tie of time and key
-  /// prefix (the slots are five times larger and scattered).
-  struct HeapItem {
-    int64_t time;
-    uint64_t prefix;  ///< keyPrefix(key)
-    uint32_t slot;
-  };
+  int64_t time = 0;
+  std::vector<Slot> slots;
+  std::vector<uint32_t> order;
+  size_t next = 0;
+  bool sorted = false;
+  size_t alive = 0;
+  std::vector<uint32_t> index;  ///< live slot id + 1, 0 = empty; linear probing, backward-shift deletion
 
-  bool less(const HeapItem& a, const HeapItem& b) const {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.prefix != b.prefix) return a.prefix < b.prefix;
-    return timerLess(a.time, a.prefix, slots_[a.slot].bytes, b.time, b.prefix, slots_[b.slot].bytes);
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  void reset(int64_t t) {
+    time = t;
+    slots.clear();
+    order.clear();
+    index.clear();
+    next = 0;
+    sorted = false;
+    alive = 0;
   }
-  size_t mask() const { return index_.size() - 1; }
-  // index_ entries: slot + 1, 0 = empty; linear probing, deletion by backward shift (no tombstones).
-  uint32_t findSlot(uint64_t h, int64_t time, std::string_view key, std::string_view ns) const {
-    if (index_.empty()) return kNone;
+  size_t mask() const { return index.size() - 1; }
+  uint32_t find(uint64_t h, std::string_view key, std::string_view ns) const {
+    if (index.empty()) return kNone;
     for (size_t i = h & mask();; i = (i + 1) & mask()) {
-      const uint32_t e = index_[i];
+      const uint32_t e = index[i];
       if (e == 0) return kNone;
-      const Slot& slot = slots_[e - 1];
-      if (slot.hash == h && slot.time == time && slot.bytes.equals(key, ns)) return e - 1;
+      const Slot& s = slots[e - 1];
+      if (s.hash == h && s.bytes.equals(key, ns)) return e - 1;
     }
   }
-  void insertIndex(uint32_t s) {
-    size_t i = slots_[s].hash & mask();
-    while (index_[i] != 0) i = (i + 1) & mask();
-    index_[i] = s + 1;
+  void insertIndex(uint32_t id) {
+    size_t i = slots[id].hash & mask();
+    while (index[i] != 0) i = (i + 1) & mask();
+    index[i] = id + 1;
   }
-  void eraseIndex(uint32_t s) {
-    size_t i = slots_[s].hash & mask();
-    while (index_[i] != s + 1) i = (i + 1) & mask();
-    // Backward shift: move later entries of the probe run into the hole when their home allows it.
-    for (size_t j = (i + 1) & mask(); index_[j] != 0; j = (j + 1) & mask()) {
-      const size_t home = slots_[index_[j] - 1].hash & mask();
+  void eraseIndex(uint32_t id) {
+    size_t i = slots[id].hash & mask();
+    while (index[i] != id + 1) i = (i + 1) & mask();
+    for (size_t j = (i + 1) & mask(); index[j] != 0; j = (j + 1) & mask()) {
+      const size_t home = slots[index[j] - 1].hash & mask();
       const bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
       if (movable) {
-        index_[i] = index_[j];
+        index[i] = index[j];
         i = j;
       }
     }
-    index_[i] = 0;
+    index[i] = 0;
   }
-  void grow() {
-    std::vector<uint32_t> old;
-    old.swap(index_);
-    index_.assign(std::max<size_t>(16, old.size() * 2), 0);
-    for (uint32_t e : old) {
-      if (e != 0) insertIndex(e - 1);
+  void rebuildIndex(size_t capacity) {
+    index.assign(capacity, 0);
+    for (uint32_t id = 0; id < slots.size(); ++id) {
+      if (slots[id].alive) insertIndex(id);
     }
   }
-  void removeSlot(uint32_t s) {
-    eraseIndex(s);
-    --count_;
-    const size_t pos = heap_pos_[s];
-    const size_t last = heap_.size() - 1;
-    if (pos != last) {
-      place(heap_[last], pos);
-      heap_.pop_back();
-      siftDown(pos);
-      siftUp(pos);
-    } else {
-      heap_.pop_back();
+  bool less(uint32_t a, uint32_t b) const {
+    return bytesLess(slots[a].prefix, slots[a].bytes, slots[b].prefix, slots[b].bytes);
+  }
+  /// Adds a live timer not queued yet (the caller checked find()).
+  void add(uint64_t h, std::string_view key, std::string_view ns, int32_t key_group) {
+    if (slots.size() >= 64 && slots.size() > 2 * alive) compact();
+    if ((alive + 1) * 2 > index.size()) rebuildIndex(std::max<size_t>(16, index.size() * 2));
+    const auto id = static_cast<uint32_t>(slots.size());
+    slots.push_back(Slot{h, keyPrefix(key), TimerBytes(key, ns), key_group, true});
+    insertIndex(id);
+    ++alive;
+    if (!sorted) {
+      order.push_back(id);
+      return;
     }
-    free_.push_back(s);
+    const auto pos = std::upper_bound(order.begin() + static_cast<std::ptrdiff_t>(next), order.end(), id,
+                                      [this](uint32_t a, uint32_t b) { return less(a, b); });
+    order.insert(pos, id);
   }
-  void place(const HeapItem& item, size_t pos) {
-    heap_[pos] = item;
-    heap_pos_[item.slot] = static_cast<uint32_t>(pos);
+  void kill(uint32_t id) {
+    eraseIndex(id);
+    slots[id].alive = false;
+    --alive;
   }
-  void siftUp(size_t pos) {
-    const HeapItem s = heap_[pos];
-    while (pos > 0) {
-      const size_t parent = (pos - 1) / 2;
-      if (!less(s, heap_[parent])) break;
-      place(heap_[parent], pos);
-      pos = parent;
+  /// The next live timer in order (sorting first if needed); the bucket must hold one.
+  uint32_t head() {
+    if (!sorted) {
+      std::sort(order.begin() + static_cast<std::ptrdiff_t>(next), order.end(),
+                [this](uint32_t a, uint32_t b) { return less(a, b); });
+      sorted = true;
     }
-    place(s, pos);
+    while (!slots[order[next]].alive) ++next;
+    return order[next];
   }
-  void siftDown(size_t pos) {
-    const HeapItem s = heap_[pos];
-    const size_t n = heap_.size();
-    while (true) {
-      size_t child = 2 * pos + 1;
-      if (child >= n) break;
-      if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-      if (!less(heap_[child], s)) break;
-      place(heap_[child], pos);
-      pos = child;
+  /// Drops the dead slots, renumbering the live ones (order keeps its order).
+  void compact() {
+    std::vector<uint32_t> renumber(slots.size(), kNone);
+    std::vector<Slot> live;
+    live.reserve(alive);
+    for (uint32_t id = 0; id < slots.size(); ++id) {
+      if (!slots[id].alive) continue;
+      renumber[id] = static_cast<uint32_t>(live.size());
+      live.push_back(std::move(slots[id]));
     }
-    place(s, pos);
+    std::vector<uint32_t> new_order;
+    new_order.reserve(alive);
+    for (size_t i = next; i < order.size(); ++i) {
+      if (renumber[order[i]] != kNone) new_order.push_back(renumber[order[i]]);
+    }
+    slots = std::move(live);
+    order = std::move(new_order);
+    next = 0;
+    rebuildIndex(std::max<size_t>(16, index.size()));
   }
+};
 
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> free_;
-  std::vector<HeapItem> heap_;
-  std::vector<uint32_t> heap_pos_;  ///< by slot: its position in heap_
-  std::vector<uint32_t> index_;
-  size_t count_ = 0;
+}  // namespace
+
+struct KeyGroupPartitionedTimerQueue::Impl {
+  explicit Impl(KeyGroupRange r) : range(r), group_sizes(static_cast<size_t>(r.size()), 0) {}
+
+  KeyGroupRange range;
+  std::map<int64_t, std::unique_ptr<Bucket>> buckets;  ///< by time; every bucket holds a live timer
+  Bucket* last = nullptr;                             ///< the bucket of the last add (most adds hit it)
+  std::vector<std::unique_ptr<Bucket>> spare;         ///< emptied buckets, reused with their capacity
+  std::vector<size_t> group_sizes;                    ///< live timers per key group - range.start
+
+  /// writeGroup's view of every timer by key group, built on its first call after a change.
+  struct View {
+    int64_t time;
+    std::string_view key;
+    std::string_view ns;
+  };
+  mutable std::vector<std::vector<View>> by_group;
+  mutable bool by_group_valid = false;
+
+  size_t local(int32_t key_group) const {
+    SLUICE_CHECK(range.contains(key_group), "timer key group {} outside [{}, {}]", key_group, range.start,
+                 range.end);
+    return static_cast<size_t>(key_group - range.start);
+  }
+  Bucket* bucketAt(int64_t time) {
+    if (last != nullptr && last->time == time) return last;
+    auto it = buckets.find(time);
+    return it == buckets.end() ? nullptr : it->second.get();
+  }
+  Bucket& makeBucket(int64_t time) {
+    std::unique_ptr<Bucket> b;
+    if (spare.empty()) {
+      b = std::make_unique<Bucket>();
+    } else {
+      b = std::move(spare.back());
+      spare.pop_back();
+    }
+    b->reset(time);
+    Bucket& ref = *b;
+    buckets.emplace(time, std::move(b));
+    return ref;
+  }
+  void dropIfEmpty(Bucket& b) {
+    if (b.alive > 0) return;
+    if (last == &b) last = nullptr;
+    auto it = buckets.find(b.time);
+    if (spare.size() < 16 && it->second->slots.capacity() <= 4096) spare.push_back(std::move(it->second));
+    buckets.erase(it);
+  }
 };
 
 KeyGroupPartitionedTimerQueue::KeyGroupPartitionedTimerQueue(std::string name, StateKind kind, KeyGroupRange range)
-    : SnapshotableKeyedState(std::move(name), kind),
-      range_(range),
-      groups_(static_cast<size_t>(range.size())),
-      head_heap_(static_cast<size_t>(range.size())),
-      head_pos_(static_cast<size_t>(range.size())),
-      heads_(static_cast<size_t>(range.size())) {
-  // All groups are empty, so any order is a valid heap.
-  for (int32_t i = 0; i < range.size(); ++i) {
-    head_heap_[i] = i;
-    head_pos_[i] = i;
-  }
-}
+    : SnapshotableKeyedState(std::move(name), kind), impl_(std::make_unique<Impl>(range)) {}
 
 KeyGroupPartitionedTimerQueue::~KeyGroupPartitionedTimerQueue() = default;
 
-KeyGroupPartitionedTimerQueue::GroupQueue& KeyGroupPartitionedTimerQueue::groupQueue(int32_t key_group) {
-  SLUICE_CHECK(range_.contains(key_group), "timer key group {} outside [{}, {}]", key_group, range_.start,
-               range_.end);
-  auto& slot = groups_[key_group - range_.start];
-  if (!slot) slot = std::make_unique<GroupQueue>();
-  return *slot;
-}
-
-bool KeyGroupPartitionedTimerQueue::headLess(int32_t a, int32_t b) const {
-  const Head& ha = heads_[a];
-  const Head& hb = heads_[b];
-  if (ha.empty) return false;  // an empty group sorts last
-  if (hb.empty) return true;
-  if (ha.time != hb.time) return ha.time < hb.time;
-  if (ha.prefix != hb.prefix) return ha.prefix < hb.prefix;
-  const GroupQueue& qa = *groups_[a];
-  const GroupQueue& qb = *groups_[b];
-  if (timerLess(ha.time, ha.prefix, qa.headBytes(), hb.time, hb.prefix, qb.headBytes())) return true;
-  if (timerLess(hb.time, hb.prefix, qb.headBytes(), ha.time, ha.prefix, qa.headBytes())) return false;
-  return a < b;
-}
-
-void KeyGroupPartitionedTimerQueue::fixHead(int32_t local_group) {
-  const GroupQueue* q = groups_[local_group].get();
-  Head& head = heads_[local_group];
-  head.empty = q == nullptr || q->empty();
-  if (!head.empty) {
-    head.time = q->headTime();
-    head.prefix = q->headPrefix();
-  }
-  size_t pos = static_cast<size_t>(head_pos_[local_group]);
-  auto place = [&](int32_t g, size_t p) {
-    head_heap_[p] = g;
-    head_pos_[g] = static_cast<int32_t>(p);
-  };
-  while (pos > 0) {
-    const size_t parent = (pos - 1) / 2;
-    if (!headLess(local_group, head_heap_[parent])) break;
-    place(head_heap_[parent], pos);
-    pos = parent;
-  }
-  const size_t n = head_heap_.size();
-  while (true) {
-    size_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && headLess(head_heap_[child + 1], head_heap_[child])) ++child;
-    if (!headLess(head_heap_[child], local_group)) break;
-    place(head_heap_[child], pos);
-    pos = child;
-  }
-  place(local_group, pos);
-}
-
 bool KeyGroupPartitionedTimerQueue::add(int32_t key_group, std::string_view key, std::string_view ns, int64_t time) {
-  GroupQueue& q = groupQueue(key_group);
-  bool became_head = false;
-  if (!q.add(key, ns, time, became_head)) return false;
+  Impl& m = *impl_;
+  const size_t g = m.local(key_group);
+  const uint64_t h = timerHash(key, ns);
+  Bucket* b = m.bucketAt(time);
+  if (b != nullptr && b->find(h, key, ns) != Bucket::kNone) return false;
+  if (b == nullptr) b = &m.makeBucket(time);
+  b->add(h, key, ns, key_group);
+  m.last = b;
+  ++m.group_sizes[g];
   ++size_;
-  // The heap of heads changes only when the group's earliest timer does (new timers are mostly later).
-  if (became_head) fixHead(key_group - range_.start);
+  m.by_group_valid = false;
   return true;
 }
 
 bool KeyGroupPartitionedTimerQueue::remove(int32_t key_group, std::string_view key, std::string_view ns,
                                            int64_t time) {
-  GroupQueue& q = groupQueue(key_group);
-  bool was_head = false;
-  if (!q.remove(key, ns, time, was_head)) return false;
+  Impl& m = *impl_;
+  const size_t g = m.local(key_group);
+  Bucket* b = m.bucketAt(time);
+  if (b == nullptr) return false;
+  const uint32_t id = b->find(timerHash(key, ns), key, ns);
+  if (id == Bucket::kNone) return false;
+  b->kill(id);
+  --m.group_sizes[g];
   --size_;
-  if (was_head) fixHead(key_group - range_.start);
+  m.by_group_valid = false;
+  m.dropIfEmpty(*b);
   return true;
 }
 
 std::optional<int64_t> KeyGroupPartitionedTimerQueue::peekTime() const {
   if (size_ == 0) return std::nullopt;
-  return groups_[head_heap_.front()]->headTime();
+  return impl_->buckets.begin()->first;
 }
 
 void KeyGroupPartitionedTimerQueue::poll(TimerEntry& out) {
   SLUICE_CHECK(size_ > 0, "poll of the empty timer queue '{}'", name());
-  const int32_t local = head_heap_.front();
-  groups_[local]->pollHead(out);
-  out.key_group = local + range_.start;
+  Impl& m = *impl_;
+  Bucket& b = *m.buckets.begin()->second;
+  const uint32_t id = b.head();
+  const Bucket::Slot& s = b.slots[id];
+  out.time = b.time;
+  out.key.assign(s.bytes.key());
+  out.ns.assign(s.bytes.ns());
+  out.key_group = s.key_group;
+  --m.group_sizes[m.local(s.key_group)];
+  b.kill(id);
+  ++b.next;
   --size_;
-  fixHead(local);
+  m.by_group_valid = false;
+  m.dropIfEmpty(b);
 }
 
 TimerEntry KeyGroupPartitionedTimerQueue::poll() {
@@ -317,27 +276,31 @@ TimerEntry KeyGroupPartitionedTimerQueue::poll() {
 }
 
 size_t KeyGroupPartitionedTimerQueue::groupSize(int32_t key_group) const {
-  const auto& q = groups_[key_group - range_.start];
-  return q ? q->size() : 0;
+  return impl_->group_sizes[impl_->local(key_group)];
 }
 
 void KeyGroupPartitionedTimerQueue::writeGroup(int32_t key_group, DataOutputView& out) const {
-  const auto& q = groups_[key_group - range_.start];
-  if (!q) return;
-  struct View {
-    int64_t time;
-    std::string_view key;
-    std::string_view ns;
-  };
-  std::vector<View> timers;
-  timers.reserve(q->size());
-  q->forEach([&](int64_t time, std::string_view key, std::string_view ns) { timers.push_back(View{time, key, ns}); });
-  std::sort(timers.begin(), timers.end(), [](const View& a, const View& b) {
+  const Impl& m = *impl_;
+  const size_t g = m.local(key_group);
+  if (m.group_sizes[g] == 0) return;
+  // A snapshot writes every group in turn with no change in between: one pass groups all timers.
+  if (!m.by_group_valid) {
+    m.by_group.assign(m.group_sizes.size(), {});
+    for (size_t i = 0; i < m.group_sizes.size(); ++i) m.by_group[i].reserve(m.group_sizes[i]);
+    for (const auto& [time, b] : m.buckets) {
+      for (const Bucket::Slot& s : b->slots) {
+        if (s.alive) m.by_group[m.local(s.key_group)].push_back(Impl::View{time, s.bytes.key(), s.bytes.ns()});
+      }
+    }
+    m.by_group_valid = true;
+  }
+  std::vector<Impl::View>& timers = m.by_group[g];
+  std::sort(timers.begin(), timers.end(), [](const Impl::View& a, const Impl::View& b) {
     if (a.key != b.key) return a.key < b.key;
     if (a.ns != b.ns) return a.ns < b.ns;
     return a.time < b.time;
   });
-  for (const View& k : timers) {
+  for (const Impl::View& k : timers) {
     internal::writeBytesField(out, k.key);
     internal::writeBytesField(out, k.ns);
     out.writeVarUint(sizeof(int64_t));

@@ -1,8 +1,7 @@
 #pragma once
 /// Timers kept in keyed state (Flink's InternalTimerServiceImpl over KeyGroupPartitionedPriorityQueue of
-/// HeapPriorityQueueSet, flink-checkpointing.md §3.4). A timer is (key, namespace, time), deduplicated;
-/// each key group has a binary heap plus a hash set, and a heap of the groups' heads yields the earliest
-/// timer overall. Timers are snapshotted with the keyed state as the states `_timer_state/event_<name>`
+/// HeapPriorityQueueSet, flink-checkpointing.md §3.4). A timer is (key, namespace, time), deduplicated
+/// (see KeyGroupPartitionedTimerQueue for the layout). Timers are snapshotted with the keyed state as the states `_timer_state/event_<name>`
 /// and `_timer_state/processing_<name>`. Timers of equal time fire ordered by key bytes, then namespace.
 /// Threading: the task thread only.
 
@@ -28,7 +27,11 @@ struct TimerEntry {
   int32_t key_group = 0;
 };
 
-/// The deduplicating timer queue of one time domain, partitioned by key group.
+/// The deduplicating timer queue of one time domain, partitioned by key group: timers are bucketed by
+/// time (windows and most process functions register many timers at few distinct times), each bucket a
+/// flat vector with a hash index for deduplication and deletion, sorted by (key, namespace) once, when
+/// its time comes up. So add and remove are O(1) expected, poll O(1) amortized plus one sort per time.
+/// Snapshots group the timers by key group (groupSize / writeGroup).
 class KeyGroupPartitionedTimerQueue : public SnapshotableKeyedState {
  public:
   KeyGroupPartitionedTimerQueue(std::string name, StateKind kind, KeyGroupRange range);
@@ -51,22 +54,8 @@ class KeyGroupPartitionedTimerQueue : public SnapshotableKeyedState {
   void restoreEntry(int32_t key_group, std::string_view key, std::string_view ns, std::string_view value) override;
 
  private:
-  class GroupQueue;
-  bool headLess(int32_t a, int32_t b) const;
-  void fixHead(int32_t local_group);
-  GroupQueue& groupQueue(int32_t key_group);
-
-  KeyGroupRange range_;
-  std::vector<std::unique_ptr<GroupQueue>> groups_;  ///< by key group - range.start; null when never used
-  std::vector<int32_t> head_heap_;                   ///< local group indices, earliest head first
-  std::vector<int32_t> head_pos_;                    ///< position of each local group in head_heap_
-  /// Each local group's earliest timer as head_heap_ compares it (time and key prefix; set by fixHead).
-  struct Head {
-    bool empty = true;
-    int64_t time = 0;
-    uint64_t prefix = 0;
-  };
-  std::vector<Head> heads_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
   size_t size_ = 0;
 };
 

@@ -214,6 +214,11 @@ class AbstractKeyedState : public SnapshotableKeyedState {
     return table_.find(keyGroup(), current_->bytes, ns_);
   }
   template <typename Make>
+  S& currentEntryOrInsert(Make&& make, bool& inserted) {
+    if (rocks_) return rocks_->findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make), inserted);
+    return table_.findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make), inserted);
+  }
+  template <typename Make>
   S& currentEntryOrInsert(Make&& make) {
     if (rocks_) return rocks_->findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make));
     return table_.findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make));
@@ -290,6 +295,11 @@ class ValueState : public AbstractKeyedState<V, Ser> {
   /// The current value, inserted as `init` when absent; change it in place.
   V& valueOrInsert(V init = V()) {
     return this->currentEntryOrInsert([&] { return std::move(init); });
+  }
+  /// The current value, inserted as `make()` when absent (one lookup); `inserted` says which.
+  template <typename Make>
+  V& valueOrInsertWith(Make&& make, bool& inserted) {
+    return this->currentEntryOrInsert(std::forward<Make>(make), inserted);
   }
   /// Sets the current value.
   void update(V v) {

@@ -172,8 +172,15 @@ class RocksDBStateTableBase {
   }
   template <typename Make>
   S& findOrInsert(int32_t key_group, std::string_view key, std::string_view ns, Make&& make) {
+    bool inserted = false;
+    return findOrInsert(key_group, key, ns, std::forward<Make>(make), inserted);
+  }
+  /// The same; `inserted` says whether `make()` was called.
+  template <typename Make>
+  S& findOrInsert(int32_t key_group, std::string_view key, std::string_view ns, Make&& make, bool& inserted) {
     select(key_group, key, ns);
-    if (!value_) value_.emplace(make());
+    inserted = !value_;
+    if (inserted) value_.emplace(make());
     return *value_;
   }
   void erase(int32_t key_group, std::string_view key, std::string_view ns) {

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -155,6 +157,66 @@ TEST_P(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
   // An unregistered timer service survives a snapshot of the restored backend.
   KeyedStateBackend untouched(KeyGroupRange::of(0, 127), kMaxP, blobs, opts());
   EXPECT_TRUE(untouched.snapshot() == blobs);
+}
+
+// Against a model (a std::set ordered by time, key bytes, namespace): random registers and deletes over
+// few distinct times (buckets with many timers), timers registered while firing (at the firing time, which
+// lands in the bucket being polled, and later), snapshots in between restored into a second backend.
+TEST_P(TimerServiceTest, RandomOperationsMatchAnOrderedSetModel) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
+  auto& timers = b.getInternalTimerService("t");
+  using Timer = std::tuple<int64_t, std::string, std::string>;
+  std::set<Timer> model;
+  std::mt19937 rng(7);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+  int64_t watermark = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (int op = 0; op < 500; ++op) {
+      const std::string key = fmt::format("k{}", pick(300));
+      const std::string ns = pick(4) == 0 ? "w" : "";
+      const int64_t time = watermark + 1 + 10 * pick(5);  // five distinct times ahead of the watermark
+      setKey(b, key);
+      if (pick(3) == 0) {
+        timers.deleteEventTimeTimer(ns, time);
+        model.erase(Timer{time, key, ns});
+      } else {
+        timers.registerEventTimeTimer(ns, time);
+        model.insert(Timer{time, key, ns});
+      }
+    }
+    ASSERT_EQ(timers.numEventTimeTimers(), model.size());
+    if (round % 5 == 4) {
+      // A restored copy holds the same timers: its snapshot is byte-equal.
+      auto blobs = b.snapshot();
+      KeyedStateBackend copy(KeyGroupRange::of(0, 127), kMaxP, blobs, opts());
+      copy.getInternalTimerService("t");
+      EXPECT_TRUE(copy.snapshot() == blobs) << "round " << round;
+    }
+    watermark += 10 + pick(30);
+    Fired fired;
+    Fired expected;
+    int registered_while_firing = 0;
+    timers.advanceWatermark(watermark, [&](std::string_view key, int32_t, std::string_view ns, int64_t time) {
+      fired.emplace_back(time, std::string(key), std::string(ns));
+      // The model's earliest timer is the one that must fire now.
+      ASSERT_FALSE(model.empty());
+      expected.push_back(*model.begin());
+      model.erase(model.begin());
+      if (registered_while_firing < 20 && pick(4) == 0) {
+        ++registered_while_firing;
+        // Same time (its bucket is being polled) or later; a new key sorts anywhere among the pending.
+        const std::string other = fmt::format("k{}", pick(300));
+        const int64_t t = pick(2) == 0 ? time : time + pick(20);
+        b.setCurrentKey(other, groupOf(other));
+        timers.registerEventTimeTimer(ns, t);
+        model.insert(Timer{t, other, std::string(ns)});
+        b.setCurrentKey(key, groupOf(key));
+      }
+    });
+    EXPECT_EQ(fired, expected) << "round " << round;
+    ASSERT_TRUE(model.empty() || std::get<0>(*model.begin()) > watermark);
+    ASSERT_EQ(timers.numEventTimeTimers(), model.size());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TimerServiceTest, ::testing::Values(StateBackendType::kHashMap, StateBackendType::kRocksDB),
