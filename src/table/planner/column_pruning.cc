@@ -140,6 +140,7 @@ class ColumnPruner {
       case RelKind::kJoin:  // stores and emits whole input rows; its specs index them
       case RelKind::kIntervalJoin:
       case RelKind::kLookupJoin:
+      case RelKind::kTemporalJoin:
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
@@ -219,7 +220,8 @@ class ColumnPruner {
       case RelKind::kUnion:
       case RelKind::kJoin:
       case RelKind::kIntervalJoin:
-      case RelKind::kLookupJoin: {
+      case RelKind::kLookupJoin:
+      case RelKind::kTemporalJoin: {
         auto copy = std::make_shared<RelNode>(*rel);
         for (auto& in : copy->inputs) in = build(in).rel;
         return identity(copy);

@@ -19,6 +19,7 @@
 #include "table/runtime/rank_operator.h"
 #include "table/runtime/replicate_rows.h"
 #include "table/runtime/streaming_join.h"
+#include "table/runtime/temporal_join.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
 
@@ -208,7 +209,8 @@ class Translator {
         t->factory = makeOverAggregateFactory(rel.inputs[0]->row_type, rel.over);
         return t;
       }
-      case RelKind::kJoin: {
+      case RelKind::kJoin:
+      case RelKind::kTemporalJoin: {
         // Flink's StreamExecJoin: both inputs hash-partitioned on their join keys into one two-input operator
         // at the default parallelism; the left input's edges come first.
         // An input that already ends in an exchange (leaving a source block) is re-partitioned instead.
@@ -220,6 +222,13 @@ class Translator {
         auto right = partition(unexchanged(1), graph::ShipStrategy::kHash, rel.join.right_keys);
         left->parallelism = -1;
         right->parallelism = -1;
+        if (rel.kind == RelKind::kTemporalJoin) {
+          // Flink's StreamExecTemporalJoin: the same two HASH exchanges into a TemporalRowTimeJoinOperator.
+          auto t = make(graph::TransformationKind::kOneInput, "TemporalJoin", rel, {left, right}, -1);
+          t->factory = makeTemporalJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.temporal,
+                                               countProducers(left));
+          return t;
+        }
         auto t = make(graph::TransformationKind::kOneInput, "Join", rel, {left, right}, -1);
         t->factory = makeStreamingJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
                                               countProducers(left));

@@ -197,6 +197,35 @@ std::string RelNode::describe() const {
                          join.left_spec.toString(),
                          join.right_spec.toString());
     }
+    case RelKind::kTemporalJoin: {
+      // Flink's TemporalJoin: the key equalities, the rest, then the temporal condition over both row times.
+      const size_t nl = inputs[0]->row_type.size();
+      std::vector<std::string> names = inputs[0]->row_type.names;
+      for (const auto& n : inputs[1]->row_type.names) names.push_back(n);
+      uniquifyNames(names);
+      std::vector<std::string> conj, lk, rk, pk;
+      for (size_t i = 0; i < join.left_keys.size(); ++i) {
+        lk.push_back(names[static_cast<size_t>(join.left_keys[i])]);
+        rk.push_back(names[nl + static_cast<size_t>(join.right_keys[i])]);
+        conj.push_back(fmt::format("=({}, {})", lk.back(), rk.back()));
+      }
+      for (int k : temporal_primary_key) pk.push_back(names[nl + static_cast<size_t>(k)]);
+      if (join.non_equi_condition) {
+        const Expr& c = *join.non_equi_condition;
+        if (c.kind == ExprKind::kCall && c.op == ScalarOp::kAnd) {
+          for (const auto& a : c.args) conj.push_back(a->toString(&names));
+        } else {
+          conj.push_back(c.toString(&names));
+        }
+      }
+      conj.push_back(fmt::format("__TEMPORAL_JOIN_CONDITION({}, {}, __TEMPORAL_JOIN_CONDITION_PRIMARY_KEY({}), "
+                                 "__TEMPORAL_JOIN_LEFT_KEY({}), __TEMPORAL_JOIN_RIGHT_KEY({}))",
+                                 names[static_cast<size_t>(temporal.left_time)],
+                                 names[nl + static_cast<size_t>(temporal.right_time)], fmt::join(pk, ", "),
+                                 fmt::join(lk, ", "), fmt::join(rk, ", ")));
+      return fmt::format("TemporalJoin(joinType=[{}], where=[AND({})], select=[{}])", joinTypeName(join.type),
+                         fmt::join(conj, ", "), fmt::join(names, ", "));
+    }
     case RelKind::kLookupJoin: {
       // Flink's CommonPhysicalLookupJoin.explainTerms: lookup=[table field=input field], where= the calc on the
       // dimension table, joinCondition= the rest over the joined row.
@@ -263,7 +292,7 @@ void explainInto(const RelNode& n, const std::string& prefix, bool root, bool la
   std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const bool last_input = i + 1 == n.inputs.size();
-    if (n.kind == RelKind::kJoin || n.kind == RelKind::kIntervalJoin) {
+    if (n.kind == RelKind::kJoin || n.kind == RelKind::kIntervalJoin || n.kind == RelKind::kTemporalJoin) {
       // Both join inputs are hash-partitioned on their keys, as Flink's plan shows them (an interval
       // join without keys: one subtask).
       const std::vector<int>& keys = i == 0 ? n.join.left_keys : n.join.right_keys;

@@ -14,6 +14,7 @@
 #include "table/runtime/rank_spec.h"
 #include "table/runtime/join_spec.h"
 #include "table/runtime/lookup_join.h"
+#include "table/runtime/temporal_join.h"
 #include "types/logical_type.h"
 
 namespace sluice::table {
@@ -34,6 +35,7 @@ enum class RelKind {
   kOverAggregate,     ///< OVER window aggregates (`over`): each input row followed by its aggregates
   kReplicateRows,     ///< INTERSECT / EXCEPT ALL: input [n, cols...] -> n copies of cols (ReplicateRowsFunction)
   kLookupJoin,        ///< processing-time lookup join of inputs[0] (the probe) with a table read whole (`lookup`)
+  kTemporalJoin,      ///< event-time temporal join of inputs[0] with the versioned inputs[1] (`join`, `temporal`)
 };
 
 struct RelNode;
@@ -96,6 +98,9 @@ struct RelNode {
   // the output row, for explain); `join.non_equi_condition` is the residual condition only
   IntervalJoinBounds interval;
   ExprPtr interval_condition;
+  // kTemporalJoin (sql_to_rel_temporal.cc): `join` holds its keys and condition as for kJoin, plus the times
+  TemporalJoinSpec temporal;
+  std::vector<int> temporal_primary_key;  ///< the versioned side's primary key (explain)
   // kLookupJoin (sql_to_rel_temporal.cc): keys index the probe row and the dimension calc's output
   LookupJoinSpec lookup;
   std::vector<std::string> lookup_table_fields;  ///< the dimension table's columns (explain)

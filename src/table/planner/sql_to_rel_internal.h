@@ -256,10 +256,12 @@ struct SqlToRelConverter::Impl {
   /// left ++ right columns, may be null); keys of different types are cast below. Fails at `pos`.
   /// With `interval` set: an IntervalJoin node instead, of insert-only inputs (else fails at `pos`), its
   /// time predicates `time_condition` (over left ++ right, for explain) and bounds (time indexes into the
-  /// inputs); no keys are needed.
+  /// inputs); no keys are needed. With `temporal` (its time columns set; they index the inputs as given)
+  /// the node is an event-time temporal join (kTemporalJoin) instead.
   RelNodePtr makeJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right, const std::vector<ExprPtr>& left_keys,
                       const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos,
-                      const IntervalJoinBounds* interval = nullptr, ExprPtr time_condition = nullptr);
+                      const IntervalJoinBounds* interval = nullptr, ExprPtr time_condition = nullptr,
+                      const TemporalJoinSpec* temporal = nullptr);
   /// The bounds of an interval join of `left` and `right` from the conjuncts of its condition (over left ++
   /// right; Flink's IntervalJoinUtil.extractWindowBounds): one `=` or two range predicates (`<`, `<=`,
   /// `>`, `>=`, and BETWEEN, which is split into `>=` and `<=` in `conjuncts`) comparing one time
@@ -289,6 +291,11 @@ struct SqlToRelConverter::Impl {
   /// table alone its calc, the rest the join condition. Fails at `pos`.
   RelNodePtr makeLookupJoin(FlinkJoinType type, RelNodePtr probe, const SnapshotTable& snap,
                             const std::vector<ExprPtr>& conjuncts, sql::SourcePos pos);
+  /// The event-time temporal join of `left` (row time column `left_time`) with the versioned `right` on
+  /// `conjuncts` (over left ++ right columns): equalities between the sides are the keys and must cover the
+  /// versioned side's primary key; it needs a primary key and a row time attribute. Fails at `pos`.
+  RelNodePtr makeTemporalJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right, int left_time,
+                              const std::vector<ExprPtr>& conjuncts, sql::SourcePos pos);
   /// `input` semi / anti joined with the subquery of `in` (x [NOT] IN (SELECT ...)), x over `scope`.
   /// STDDEV_* / VAR_* as three calls appended to `calls` over columns appended to `pre` (their indices).
   struct VarianceCalls {

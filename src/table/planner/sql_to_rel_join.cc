@@ -102,7 +102,8 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
                                              const std::vector<ExprPtr>& left_keys,
                                              const std::vector<ExprPtr>& right_keys, ExprPtr rest,
                                              sql::SourcePos pos, const IntervalJoinBounds* interval,
-                                             ExprPtr time_condition) {
+                                             ExprPtr time_condition,
+                                             const TemporalJoinSpec* temporal) {
   if (interval != nullptr) {
     // Flink's changelog inference: an interval join takes insert-only inputs.
     for (const RelNodePtr& in : {left, right}) {
@@ -184,6 +185,17 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
     join->changelog = (type == FlinkJoinType::kInner || type == FlinkJoinType::kSemi) && insert_only_inputs
                           ? ChangelogMode::kInsertOnly
                           : ChangelogMode::kAll;
+    if (temporal != nullptr) {
+      // A temporal join emits each left row once (with its kind): the left side's changelog and time attributes.
+      join->kind = RelKind::kTemporalJoin;
+      join->temporal = *temporal;
+      join->temporal.type = type;
+      join->temporal.left_keys = lcols;
+      join->temporal.right_keys = rcols;
+      join->temporal.non_equi_condition = join->join.non_equi_condition;
+      join->changelog = left->changelog;
+      for (size_t i = 0; i < left->rowtime.size(); ++i) join->rowtime[i] = left->rowtime[i];
+    }
   }
   if (lextra == 0 && rextra == 0) return join;
   // Drop the extra key columns again: the row keeps its layout.
@@ -512,7 +524,8 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
         fail(snap.period_pos, "Temporal table join currently only supports 'FOR SYSTEM_TIME AS OF' left table's time "
                               "attribute field");
       const FlinkJoinType type = ref.join_type == sql::JoinType::kLeft ? FlinkJoinType::kLeft : FlinkJoinType::kInner;
-      return makeLookupJoin(type, left, snap, conjuncts, ref.pos);
+      if (snap.lookup) return makeLookupJoin(type, left, snap, conjuncts, ref.pos);
+      return makeTemporalJoin(type, left, right, local, conjuncts, ref.pos);
     }
     if (left_keys.empty() && !bounds) {
       if (ref.join_type == sql::JoinType::kCross)

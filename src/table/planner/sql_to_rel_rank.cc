@@ -88,6 +88,7 @@ bool isProctimeAttribute(const RelNode& rel, int index) {
     case RelKind::kRank:
     case RelKind::kOverAggregate:
     case RelKind::kLookupJoin:
+    case RelKind::kTemporalJoin:
       return static_cast<size_t>(index) < rel.inputs[0]->row_type.size() && isProctimeAttribute(*rel.inputs[0], index);
     case RelKind::kIntervalJoin: {  // keeps both inputs' time attributes
       const int nl = static_cast<int>(rel.inputs[0]->row_type.size());

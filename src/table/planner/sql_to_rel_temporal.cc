@@ -10,10 +10,17 @@
 //       for an INNER join conjuncts over the left side alone filter it before the lookup; the rest is the
 //       join condition (`joinCondition=`), evaluated per looked-up row;
 //     - the output keeps the left side's changelog and time attributes; no exchange (chained).
-//  - AS OF a row-time attribute: an event-time temporal join against a versioned table (not yet here).
+//  - AS OF a row-time attribute of the left side: an event-time temporal join against a versioned table
+//    (Flink's StreamPhysicalTemporalJoin on row time): the right side needs a primary key (a table's, or the
+//    unique key of a view, as uniqueKeysOf finds it) that the equi keys contain, and a row time attribute;
+//    both sides are hash-partitioned on the keys into a TemporalRowTimeJoinOperator. For an INNER join
+//    conjuncts over the left side alone filter it first; the rest (conditions on the right side included)
+//    is checked against the version found, as Flink does. The output keeps the left side's changelog and
+//    time attributes (EXPLAIN `TemporalJoin(..., where=[AND(=(k, k0), __TEMPORAL_JOIN_CONDITION(...))])`).
 //  - AS OF anything else is refused at the period, as Flink does.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 #include "table/planner/sql_to_rel_internal.h"
@@ -37,8 +44,13 @@ FromResult SqlToRelConverter::Impl::convertSnapshot(const sql::TableRef& ref, co
   const std::string qualifier = ref.alias ? *ref.alias : ref.name.back();
   size_t visible = 0;
   const CatalogTable* table = findWithItem(ref.name, visible) ? nullptr : catalog.findTable(ref.name);
-  if (kind == 'r')
-    fail(at.pos, "Event-time temporal joins (FOR SYSTEM_TIME AS OF a row time attribute) are not supported yet");
+  if (kind == 'r') {
+    // An event-time temporal join reads the versioned table (or view) as any FROM item.
+    FromResult out = convertNamed(ref.name, ref.alias, ref.pos);
+    snap.table_name = sql::qualifiedNameToString(ref.name);
+    applyColumnAliases(out, ref);
+    return out;
+  }
   snap.lookup = true;
   if (table == nullptr) {
     // Not a table: a view or WITH item would need a processing-time temporal join, as in Flink; an unknown
@@ -184,6 +196,78 @@ RelNodePtr SqlToRelConverter::Impl::makeLookupJoin(FlinkJoinType type, RelNodePt
     names.push_back(join->row_type.names[static_cast<size_t>(from)]);
   }
   return makeCalc(join, nullptr, keep, names);
+}
+
+RelNodePtr SqlToRelConverter::Impl::makeTemporalJoin(FlinkJoinType type, RelNodePtr left, RelNodePtr right,
+                                                     int left_time, const std::vector<ExprPtr>& conjuncts,
+                                                     sql::SourcePos pos) {
+  const int nl = static_cast<int>(left->row_type.size());
+  // Flink's TemporalJoinRewriteWithUniqueKeyRule and the checks of StreamPhysicalTemporalJoinRule.
+  std::vector<std::vector<int>> pks = uniqueKeysOf(*right);
+  if (pks.empty())
+    fail(pos, "Temporal Table Join requires primary key in versioned table, but no primary key can be found.");
+  int right_time = -1;
+  for (size_t i = 0; i < right->rowtime.size(); ++i)
+    if (right->rowtime[i]) right_time = static_cast<int>(i);
+  if (right_time < 0)
+    fail(pos, "Event-Time Temporal Table Join requires both primary key and row time attribute in versioned table, "
+              "but no row time attribute can be found.");
+  std::vector<ExprPtr> left_keys, right_keys, left_filters, rest;
+  for (const ExprPtr& c : conjuncts) {
+    int lo = INT32_MAX, hi = -1;
+    refRange(c, lo, hi);
+    if (c->kind == ExprKind::kCall && c->op == ScalarOp::kEquals && c->args.size() == 2) {
+      int alo = INT32_MAX, ahi = -1, blo = INT32_MAX, bhi = -1;
+      refRange(c->args[0], alo, ahi);
+      refRange(c->args[1], blo, bhi);
+      const bool a_left = ahi >= 0 && ahi < nl, b_left = bhi >= 0 && bhi < nl;
+      const bool a_right = ahi >= 0 && alo >= nl, b_right = bhi >= 0 && blo >= nl;
+      if ((a_left && b_right) || (a_right && b_left)) {
+        left_keys.push_back(a_left ? c->args[0] : c->args[1]);
+        right_keys.push_back(shiftRefs(a_left ? c->args[1] : c->args[0], 0, -nl));
+        continue;
+      }
+    }
+    if (type == FlinkJoinType::kInner && hi >= 0 && hi < nl) {
+      left_filters.push_back(c);
+    } else {
+      rest.push_back(c);
+    }
+  }
+  // The equi keys must contain a primary key of the versioned side.
+  std::vector<int> key_cols;
+  for (const ExprPtr& k : right_keys)
+    if (k->kind == ExprKind::kInputRef) key_cols.push_back(k->input_index);
+  const std::vector<int>* pk = nullptr;
+  for (const auto& uk : pks)
+    if (std::all_of(uk.begin(), uk.end(),
+                    [&](int c) { return std::find(key_cols.begin(), key_cols.end(), c) != key_cols.end(); }))
+      pk = &uk;
+  if (pk == nullptr) {
+    std::vector<std::string> names = left->row_type.names;
+    for (const auto& n : right->row_type.names) names.push_back(n);
+    uniquifyNames(names);
+    std::vector<std::string> pk_names, pairs;
+    for (int c : pks[0]) pk_names.push_back(names[static_cast<size_t>(nl + c)]);
+    for (size_t i = 0; i < left_keys.size(); ++i)
+      pairs.push_back(fmt::format("{}={}", left_keys[i]->toString(&names), shiftRefs(right_keys[i], 0, nl)->toString(&names)));
+    for (const ExprPtr& c : rest) pairs.push_back(c->toString(&names));
+    fail(pos, fmt::format("Temporal table's primary key [{}] must be included in the equivalence condition of temporal "
+                          "join, but current temporal join condition is [{}].",
+                          fmt::join(pk_names, ", "), fmt::join(pairs, ", ")));
+  }
+  if (!left_filters.empty()) {
+    std::vector<ExprPtr> all;
+    for (int i = 0; i < nl; ++i) all.push_back(makeInputRef(i, left->row_type.types[static_cast<size_t>(i)]));
+    left = makeCalc(left, andOf(left_filters), all, left->row_type.names);
+  }
+  TemporalJoinSpec temporal;
+  temporal.left_time = left_time;
+  temporal.right_time = right_time;
+  RelNodePtr join = makeJoin(type, left, right, left_keys, right_keys, andOf(rest), pos, nullptr, nullptr, &temporal);
+  RelNode* node = join->kind == RelKind::kTemporalJoin ? join.get() : join->inputs[0].get();
+  node->temporal_primary_key = *pk;
+  return join;
 }
 
 }  // namespace sluice::table

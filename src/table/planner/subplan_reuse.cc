@@ -165,6 +165,7 @@ class SubplanReuser {
         break;
       case RelKind::kOverAggregate:
       case RelKind::kLookupJoin:
+      case RelKind::kTemporalJoin:
         d += n.describe();
         break;
       case RelKind::kRank:

@@ -1,6 +1,7 @@
-// Lookup joins in the plan: Flink's LookupJoin text (table, joinType, lookup keys as table field = input
-// field, the dimension calc as where=, the rest as joinCondition=, select=), the key expression computed
-// by a Calc below, and the lookup chained after the probe side without an exchange.
+// Lookup and temporal joins in the plan: Flink's LookupJoin text (table, joinType, lookup keys as table
+// field = input field, the dimension calc as where=, the rest as joinCondition=, select=), the key
+// expression computed by a Calc below, the lookup chained after the probe side without an exchange; the
+// TemporalJoin with its temporal condition over two HASH exchanges.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -24,6 +25,8 @@ class TemporalPlanTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "orders.csv") << "1,a\n";
     std::ofstream(dir_ / "dim.csv") << "a,apple,1\n";
+    std::ofstream(dir_ / "ev.csv") << "1,EUR,2024-01-01 10:00:00\n";
+    std::ofstream(dir_ / "rates.csv") << "EUR,114,2024-01-01 10:00:00\n";
   }
   void TearDown() override {
     std::error_code ec;
@@ -35,7 +38,15 @@ class TemporalPlanTest : public ::testing::Test {
            (dir_ / "orders.csv").string() +
            "', 'format' = 'csv');\n"
            "CREATE TABLE dim (k STRING, name STRING, w INT) WITH ('connector' = 'filesystem', 'path' = '" +
-           (dir_ / "dim.csv").string() + "', 'format' = 'csv');\n";
+           (dir_ / "dim.csv").string() +
+           "', 'format' = 'csv');\n"
+           "CREATE TABLE ev (id INT, cur STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = "
+           "'filesystem', 'path' = '" +
+           (dir_ / "ev.csv").string() +
+           "', 'format' = 'csv');\n"
+           "CREATE TABLE rates (cur STRING, rate INT, rts TIMESTAMP(3), PRIMARY KEY (cur) NOT ENFORCED, WATERMARK FOR "
+           "rts AS rts) WITH ('connector' = 'filesystem', 'path' = '" +
+           (dir_ / "rates.csv").string() + "', 'format' = 'csv');\n";
   }
 
   std::string explain(const std::string& query, bool json) const {
@@ -84,6 +95,22 @@ TEST_F(TemporalPlanTest, LookupJoinReadsItsInputForward) {
     EXPECT_EQ(n["inputs"][0]["ship_strategy"].get<std::string>(), "FORWARD") << n.dump();
   }
   EXPECT_EQ(lookups, 1) << doc.dump();
+}
+
+TEST_F(TemporalPlanTest, TemporalJoinOverTwoHashExchanges) {
+  std::string t = explain("SELECT * FROM ev LEFT JOIN rates FOR SYSTEM_TIME AS OF ev.ts AS r ON ev.cur = r.cur AND r.rate > 1;",
+                          false);
+  EXPECT_NE(t.find("TemporalJoin(joinType=[LeftOuterJoin], where=[AND(=(cur, cur0), >(rate, 1), "
+                   "__TEMPORAL_JOIN_CONDITION(ts, rts, __TEMPORAL_JOIN_CONDITION_PRIMARY_KEY(cur0), "
+                   "__TEMPORAL_JOIN_LEFT_KEY(cur), __TEMPORAL_JOIN_RIGHT_KEY(cur0)))], "
+                   "select=[id, cur, ts, cur0, rate, rts])\n"
+                   "   :- Exchange(distribution=[hash[cur]])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("   +- Exchange(distribution=[hash[cur]])\n      +- WatermarkAssigner(rowtime=[rts]"), std::string::npos)
+      << t;
+  // Insert-only, as the left side is.
+  EXPECT_EQ(t.find("[changelog:"), std::string::npos) << t;
 }
 
 }  // namespace
