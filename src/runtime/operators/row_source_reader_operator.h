@@ -8,6 +8,8 @@
 /// Idleness (Flink's SourceOperator): a subtask of an unbounded source that has no split, or whose splits
 /// are all idle (`table.exec.source.idle-timeout`, with a generator), announces WatermarkStatus IDLE, so
 /// it does not hold back event time downstream; it announces ACTIVE before its next rows or watermark.
+/// Split idleness is measured on an InputActivityClock paused while a batch, watermark or status is
+/// downstream (back pressure, chained operators), so a blocked output never makes a split idle.
 /// A subtask of a bounded source without a split ends. Threading: one task thread; the enumerator
 /// is shared through an ExecutionScopeSlot when one is given, else each subtask has its own (correct for
 /// enumerators that assign splits by subtask index, as Flink's static assignment does).
@@ -24,6 +26,7 @@
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/source_sink_operators.h"
 #include "runtime/operators/split_watermarks.h"
+#include "runtime/time/input_activity_clock.h"
 #include "runtime/time/processing_time_service.h"
 #include "types/row_batch.h"
 
@@ -50,7 +53,11 @@ class RowSourceReaderOperator : public SourceOperator {
     SourceOperator::open(ctx, output);
     auto scope = scope_slot_ ? scope_slot_->current() : std::make_shared<ExecutionScope>();
     std::vector<SplitT> restored = split_state_.open(ctx_, source_.get(), *scope, source_id_);
-    if (ctx.config != nullptr) split_watermarks_ = SplitWatermarks(ctx.config->get(options::kIdleTimeout));
+    if (ctx.config != nullptr) {
+      const int64_t timeout = ctx.config->get(options::kIdleTimeout);
+      split_watermarks_ = SplitWatermarks(timeout);
+      pausing_ = generator_ != nullptr && timeout > 0;
+    }
     reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
     reader_->start();
     if (!restored.empty()) {
@@ -82,10 +89,10 @@ class RowSourceReaderOperator : public SourceOperator {
       split_watermarks_.releaseAll();  // every split of the reader is finished
     }
     if (generator_) {
-      const int64_t now = nowMs();
+      const int64_t now = activityMs();
       if (auto wm = split_watermarks_.nextWatermark(now)) {
         markActive();
-        output_->emitWatermark(Watermark{*wm});
+        downstream([&] { output_->emitWatermark(Watermark{*wm}); });
       }
       if (split_watermarks_.allIdle(now)) markIdle();
     }
@@ -114,14 +121,32 @@ class RowSourceReaderOperator : public SourceOperator {
         .count();
   }
 
-  void emit(const std::string& split_id, types::RowBatch batch) {
-    if (generator_) split_watermarks_.onBatch(split_id, generator_->evaluate(batch), nowMs());
-    markActive();
-    output_->collect(std::move(batch));
+  // The split idleness clock (see the file comment); plain processing time when nothing pauses it.
+  int64_t activityMs() const { return activity_.relative(nowMs()); }
+  // Runs `f`, a call that goes downstream, with the idleness clock paused.
+  template <typename F>
+  void downstream(F&& f) {
+    if (!pausing_) return f();
+    activity_.pause(nowMs());
+    struct Resume {
+      RowSourceReaderOperator* op;
+      ~Resume() { op->activity_.resume(op->nowMs()); }
+    } resume{this};
+    f();
   }
 
-  void markIdle() { status_.markIdle(output_); }
-  void markActive() { status_.markActive(output_); }
+  void emit(const std::string& split_id, types::RowBatch batch) {
+    if (generator_) split_watermarks_.onBatch(split_id, generator_->evaluate(batch), activityMs());
+    markActive();
+    downstream([&] { output_->collect(std::move(batch)); });
+  }
+
+  void markIdle() {
+    downstream([&] { status_.markIdle(output_); });
+  }
+  void markActive() {
+    downstream([&] { status_.markActive(output_); });
+  }
 
   struct Forward final : ReaderOutput<types::RowBatch> {
     explicit Forward(RowSourceReaderOperator* o) : op(o) {}
@@ -129,7 +154,7 @@ class RowSourceReaderOperator : public SourceOperator {
     void collect(types::RowBatch batch) override { op->emit(std::string(), std::move(batch)); }
     void collect(types::RowBatch batch, int64_t) override { op->emit(std::string(), std::move(batch)); }
     void createOutputForSplit(const std::string& split_id) override {
-      if (op->generator_) op->split_watermarks_.addSplit(split_id, op->nowMs());
+      if (op->generator_) op->split_watermarks_.addSplit(split_id, op->activityMs());
     }
     void collectForSplit(const std::string& split_id, types::RowBatch batch) override {
       op->emit(split_id, std::move(batch));
@@ -147,6 +172,8 @@ class RowSourceReaderOperator : public SourceOperator {
   Forward forward_{this};
   bool has_split_ = false;
   WatermarkStatusOutput status_;
+  InputActivityClock activity_;
+  bool pausing_ = false;  ///< split idleness is on: the downstream calls pause activity_
 };
 
 }  // namespace sluice::runtime

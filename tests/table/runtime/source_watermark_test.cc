@@ -13,6 +13,7 @@
 #include "operator_test_util.h"
 #include "runtime/operators/row_source_reader_operator.h"
 #include "runtime/operators/split_watermarks.h"
+#include "runtime/time/input_activity_clock.h"
 #include "runtime/time/processing_time_service.h"
 #include "table/functions/expression.h"
 #include "table/runtime/watermark_assigner.h"
@@ -232,6 +233,16 @@ TEST(RowSourceReaderWatermarkTest, NullRowtimeFailsTheJob) {
 
 // --- idleness of the operator -------------------------------------------------------------------------------
 
+// Records like CollectingOutput, then runs `after_collect` (a test's stand-in for a blocked output: it moves
+// the clock while the source waits downstream).
+struct HookedOutput final : CollectingOutput {
+  void collect(types::RowBatch&& batch) override {
+    CollectingOutput::collect(std::move(batch));
+    if (after_collect) after_collect();
+  }
+  std::function<void()> after_collect;
+};
+
 // Opens `op` with `table.exec.source.idle-timeout` = `idle_timeout` and a clock read from `*now_ms`.
 struct IdleHarness {
   explicit IdleHarness(const std::string& idle_timeout) : timers([this] { return now_ms; }) {
@@ -242,7 +253,7 @@ struct IdleHarness {
   Configuration config;
   runtime::ProcessingTimeService timers;
   runtime::OperatorMetrics metrics;
-  CollectingOutput out;
+  HookedOutput out;
 };
 
 std::shared_ptr<const runtime::BatchWatermarkGenerator> rowtimeGenerator() {
@@ -313,6 +324,54 @@ TEST(RowSourceReaderIdlenessTest, RowsAfterIdlenessAnnounceActiveFirst) {
   h.now_ms = 160;
   op.emitNext();  // p0: 9000
   EXPECT_THAT(h.out.take(), ElementsAre("ACTIVE", "+I[9000, 1]", "WM(9000)"));
+  op.close();
+}
+
+TEST(InputActivityClockTest, PausesFreezeTheClockAndCountOnce) {
+  runtime::InputActivityClock c;
+  EXPECT_EQ(c.relative(10), 10);
+  c.pause(10);
+  EXPECT_EQ(c.relative(50), 10);  // frozen
+  c.pause(20);                    // nested: still the pause from 10
+  c.resume(30);
+  EXPECT_EQ(c.relative(40), 10);
+  c.resume(60);                   // 50 ms paused
+  EXPECT_EQ(c.relative(60), 10);
+  EXPECT_EQ(c.relative(75), 25);
+}
+
+TEST(RowSourceReaderIdlenessTest, TimeBlockedDownstreamDoesNotMakeASplitIdle) {
+  // FLINK-35886 / FLIP-471: p0's batch blocks 500 ms downstream (a full output). p1 had rows just before,
+  // so it is not idle: the watermark stays at p1's 5000 and p1's next row (6000) is not late. Counting the
+  // blocked time would have made p1 idle (500 >= 100) and emitted p0's 8000 first.
+  IdleHarness h("100 ms");
+  std::deque<Step> steps = {create("p0"), create("p1"), batchOf("p1", {5000}), batchOf("p0", {8000}),
+                            batchOf("p1", {6000})};
+  for (int i = 0; i < 2; ++i) steps.push_back([](runtime::ReaderOutput<types::RowBatch>&) {});  // empty polls
+  runtime::RowSourceReaderOperator<int> op(std::make_shared<ScriptedSource>(std::move(steps), false), 0, nullptr,
+                                           rowtimeGenerator());
+  h.open(op);
+  op.emitNext();
+  op.emitNext();
+  op.emitNext();  // p1: 5000 (p0 still at Long.MIN)
+  EXPECT_THAT(h.out.take(), ElementsAre("+I[5000, 1]"));
+  h.out.after_collect = [&h] {
+    h.now_ms += 500;
+    h.out.after_collect = nullptr;
+  };
+  op.emitNext();  // p0: 8000, blocked downstream from 0 to 500
+  EXPECT_EQ(h.now_ms, 500);
+  EXPECT_THAT(h.out.take(), ElementsAre("+I[8000, 1]", "WM(5000)"));
+  op.emitNext();  // p1: 6000
+  EXPECT_THAT(h.out.take(), ElementsAre("+I[6000, 1]", "WM(6000)"));
+  // Idleness still counts the time outside the pause: 99 ms after the last rows neither split is idle,
+  // 100 ms after both are (the maximum flushed, then IDLE).
+  h.now_ms = 599;
+  op.emitNext();
+  EXPECT_THAT(h.out.take(), IsEmpty());
+  h.now_ms = 600;
+  op.emitNext();
+  EXPECT_THAT(h.out.take(), ElementsAre("WM(8000)", "IDLE"));
   op.close();
 }
 
