@@ -6,6 +6,7 @@
 #include "connectors/filesystem_connector.h"
 #include "connectors/kafka/kafka_connector.h"
 #include "connectors/nexmark/nexmark_connector.h"
+#include "connectors/nexmark/nexmark_functions.h"
 #include "connectors/print_connector.h"
 
 namespace sluice::connectors {
@@ -16,6 +17,7 @@ void registerBuiltinConnectors(table::FactoryRegistry& registry) {
   registry.add(std::make_shared<PrintTableFactory>());
   registry.add(std::make_shared<BlackHoleTableFactory>());
   registry.add(std::make_shared<nexmark::NexmarkTableFactory>());
+  nexmark::registerNexmarkFunctions();  // q14's count_char
   kafka::registerKafkaConnectors(registry);
 }
 

@@ -6,7 +6,7 @@
 namespace sluice::connectors {
 
 /// Adds the built-in connector factories to `registry`: filesystem, datagen, print, blackhole,
-/// kafka and upsert-kafka.
+/// kafka, upsert-kafka and nexmark (and the Nexmark queries' functions, nexmark_functions.h).
 /// Call once on the client thread before planning.
 void registerBuiltinConnectors(table::FactoryRegistry& registry);
 

@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "table/catalog/catalog.h"
 #include "table/functions/expression.h"
+#include "table/functions/user_function.h"
 #include "table/planner/sql_to_rel.h"
 #include "table/sql/parser.h"
 
@@ -254,6 +255,57 @@ void runAlterView(const sql::Statement& st, std::string_view script, Catalog& ca
   catalog.replaceView(st.object, std::move(def));
 }
 
+void runCreateFunction(const sql::Statement& st, std::string_view script, Catalog& catalog) {
+  const sql::CreateFunctionStmt& f = *st.create_function;
+  auto fail = [&](sql::SourcePos pos, const std::string& message) {
+    sql::throwSqlError(message, script, pos, "SQL validation error");
+  };
+  const std::string name = Catalog::normalize(f.name);
+  if (name.find('.') != std::string::npos)
+    fail(f.name_pos, fmt::format("A function name must be simple or in default_catalog.default_database: '{}'",
+                                 sql::qualifiedNameToString(f.name)));
+  if (f.language != "JAVA" && f.language != "SCALA")
+    fail(f.language_pos, fmt::format("LANGUAGE {} is not supported: Sluice runs functions written in C++, "
+                                     "registered under the class name that CREATE FUNCTION gives",
+                                     f.language));
+  const FunctionScope scope = f.system ? FunctionScope::kTemporarySystem
+                              : f.temporary ? FunctionScope::kTemporary
+                                            : FunctionScope::kCatalog;
+  std::shared_ptr<const ScalarFunction> fn = instantiateFunctionClass(f.identifier);
+  if (!fn) {
+    std::string known;
+    for (const auto& c : registeredFunctionClasses()) known += (known.empty() ? "" : ", ") + c;
+    fail(f.identifier_pos, fmt::format("Function class '{}' is not registered (a C++ function is registered with "
+                                       "registerFunctionClass; known classes: {})",
+                                       f.identifier, known.empty() ? "none" : known));
+  }
+  if (catalog.createFunction(CatalogFunction{name, scope, std::move(fn), f.identifier}) || f.if_not_exists) return;
+  if (scope == FunctionScope::kTemporarySystem)
+    fail(f.name_pos, fmt::format("Could not register temporary system function. A function named '{}' does "
+                                 "already exist.", name));
+  if (scope == FunctionScope::kTemporary)
+    fail(f.name_pos, fmt::format("Could not register temporary catalog function. A function "
+                                 "'default_catalog.default_database.{}' does already exist.", name));
+  fail(f.name_pos, fmt::format("Function default_database.{} already exists in Catalog default_catalog.", name));
+}
+
+void runDropFunction(const sql::Statement& st, std::string_view script, Catalog& catalog) {
+  const std::string name = Catalog::normalize(st.object);
+  const FunctionScope scope = st.function_system ? FunctionScope::kTemporarySystem
+                              : st.function_temporary ? FunctionScope::kTemporary
+                                                      : FunctionScope::kCatalog;
+  if (catalog.dropFunction(name, scope) || st.if_exists) return;
+  std::string message;
+  if (scope == FunctionScope::kTemporarySystem) {
+    message = fmt::format("Could not drop temporary system function. A function named '{}' doesn't exist.", name);
+  } else if (scope == FunctionScope::kTemporary) {
+    message = fmt::format("Temporary catalog function default_catalog.default_database.{} doesn't exist", name);
+  } else {
+    message = fmt::format("Function default_database.{} does not exist in Catalog default_catalog.", name);
+  }
+  sql::throwSqlError(message, script, st.object_pos, "SQL validation error");
+}
+
 }  // namespace
 
 bool runCatalogStatement(const sql::Statement& st, std::string_view script, Catalog& catalog,
@@ -268,6 +320,12 @@ bool runCatalogStatement(const sql::Statement& st, std::string_view script, Cata
                              st.object_pos, "SQL validation error");
         notFound(st, script, "Table");
       }
+      return true;
+    case sql::StatementKind::kCreateFunction:
+      runCreateFunction(st, script, catalog);
+      return true;
+    case sql::StatementKind::kDropFunction:
+      runDropFunction(st, script, catalog);
       return true;
     case sql::StatementKind::kDropView:
       if (!catalog.dropView(st.object) && !st.if_exists) notFound(st, script, "View");
@@ -328,8 +386,12 @@ bool runCatalogStatement(const sql::Statement& st, std::string_view script, Cata
         result = stringTable({st.show == "VIEWS" ? "view name" : "table name"}, oneColumn(filtered(st, names)));
       } else if (st.show == "FUNCTIONS" || st.show == "USER FUNCTIONS") {
         checkDatabase(st, script);
-        // No user-defined functions yet: SHOW USER FUNCTIONS is empty.
-        std::vector<std::string> names = st.show == "FUNCTIONS" ? functionNames() : std::vector<std::string>{};
+        std::vector<std::string> names = catalog.functionNames();
+        if (st.show == "FUNCTIONS") {
+          for (auto& n : functionNames()) names.push_back(std::move(n));
+          std::sort(names.begin(), names.end());
+          names.erase(std::unique(names.begin(), names.end()), names.end());
+        }
         result = stringTable({"function name"}, oneColumn(filtered(st, names)));
       } else if (st.show == "MODULES") {
         result = stringTable({"module name"}, {{"core"}});

@@ -321,6 +321,29 @@ std::string TableEnvironment::explainScript(std::string_view script, bool json) 
 
 StatementSet TableEnvironment::createStatementSet() { return StatementSet(*this); }
 
+void TableEnvironment::createTemporarySystemFunction(const std::string& name,
+                                                     std::shared_ptr<const ScalarFunction> function) {
+  SLUICE_CHECK(function != nullptr, "createTemporarySystemFunction({}): no function", name);
+  if (!catalog_->createFunction(CatalogFunction{name, FunctionScope::kTemporarySystem, std::move(function), {}}))
+    throw UserError(fmt::format("Could not register temporary system function. A function named '{}' does "
+                                "already exist.", name));
+}
+
+void TableEnvironment::createTemporaryFunction(const std::string& name, std::shared_ptr<const ScalarFunction> function) {
+  SLUICE_CHECK(function != nullptr, "createTemporaryFunction({}): no function", name);
+  if (!catalog_->createFunction(CatalogFunction{name, FunctionScope::kTemporary, std::move(function), {}}))
+    throw UserError(fmt::format("Could not register temporary catalog function. A function "
+                                "'default_catalog.default_database.{}' does already exist.", name));
+}
+
+bool TableEnvironment::dropTemporarySystemFunction(const std::string& name) {
+  return catalog_->dropFunction(name, FunctionScope::kTemporarySystem);
+}
+
+bool TableEnvironment::dropTemporaryFunction(const std::string& name) {
+  return catalog_->dropFunction(name, FunctionScope::kTemporary);
+}
+
 StatementSet& StatementSet::addInsertSql(std::string statement) {
   std::vector<sql::Statement> statements = sql::parseScript(statement);
   if (statements.empty()) throw UserError("A statement set takes INSERT statements; the text has no statement");

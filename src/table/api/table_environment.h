@@ -31,6 +31,7 @@ namespace sluice::table {
 
 class Catalog;
 class FactoryRegistry;
+class ScalarFunction;
 class StatementSet;
 
 /// What one job did (sums over subtasks).
@@ -110,6 +111,17 @@ class TableEnvironment {
   /// An empty StatementSet whose INSERTs run as one job in this environment (Flink's
   /// TableEnvironment#createStatementSet). The set refers to this environment, which must outlive it.
   StatementSet createStatementSet();
+
+  /// Registers a user-defined scalar function (user_function.h) under `name` (Flink's
+  /// createTemporarySystemFunction): it shadows a built-in of that name. Throws UserError when a
+  /// temporary system function of that name exists.
+  void createTemporarySystemFunction(const std::string& name, std::shared_ptr<const ScalarFunction> function);
+  /// The same in the default catalog and database (Flink's createTemporaryFunction), resolved after the
+  /// built-ins. Throws UserError when a temporary function of that name exists.
+  void createTemporaryFunction(const std::string& name, std::shared_ptr<const ScalarFunction> function);
+  /// Removes a function registered by the calls above; false when there is none of that name.
+  bool dropTemporarySystemFunction(const std::string& name);
+  bool dropTemporaryFunction(const std::string& name);
 
  private:
   friend class StatementSet;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <set>
+
 #include "common/error.h"
 
 namespace sluice::table {
@@ -30,6 +34,44 @@ void Catalog::createView(std::shared_ptr<const sql::CreateViewStmt> def, sql::So
     throw SqlError(fmt::format("Table or view 'default_catalog.default_database.{}' already exists", n), pos.line, pos.column);
   }
   views_[n] = CatalogView{n, std::move(def)};
+}
+
+namespace {
+std::string functionKey(const std::string& name) {
+  std::string k = name;
+  std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return k;
+}
+}  // namespace
+
+bool Catalog::createFunction(CatalogFunction f) {
+  auto& scope = functions_[static_cast<int>(f.scope)];
+  const std::string key = functionKey(f.name);
+  if (scope.count(key)) return false;
+  scope.emplace(key, std::move(f));
+  return true;
+}
+
+bool Catalog::dropFunction(const std::string& name, FunctionScope scope) {
+  return functions_[static_cast<int>(scope)].erase(functionKey(name)) > 0;
+}
+
+const CatalogFunction* Catalog::findFunction(const std::string& name, bool system) const {
+  const std::string key = functionKey(name);
+  for (FunctionScope scope : {FunctionScope::kTemporarySystem, FunctionScope::kTemporary, FunctionScope::kCatalog}) {
+    if ((scope == FunctionScope::kTemporarySystem) != system) continue;
+    const auto& m = functions_[static_cast<int>(scope)];
+    auto it = m.find(key);
+    if (it != m.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Catalog::functionNames() const {
+  std::set<std::string> names;
+  for (const auto& m : functions_)
+    for (const auto& [key, f] : m) names.insert(f.name);
+  return {names.begin(), names.end()};
 }
 
 const CatalogTable* Catalog::findTable(const sql::QualifiedName& name) const {

@@ -6,10 +6,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "table/sql/ast.h"
 
 namespace sluice::table {
+
+class ScalarFunction;  // table/functions/user_function.h
 
 /// A table created by CREATE TABLE: its definition as written.
 struct CatalogTable {
@@ -23,8 +26,30 @@ struct CatalogView {
   std::shared_ptr<const sql::CreateViewStmt> definition;
 };
 
+/// Where a user-defined function was registered. Flink's resolution order (FunctionCatalog): temporary
+/// system functions before the built-ins; temporary functions, then catalog functions, after them.
+enum class FunctionScope { kTemporarySystem, kTemporary, kCatalog };
+
+/// A user-defined function: CREATE [TEMPORARY [SYSTEM]] FUNCTION or TableEnvironment's create*Function.
+struct CatalogFunction {
+  std::string name;  ///< as registered (lookups ignore case)
+  FunctionScope scope = FunctionScope::kCatalog;
+  std::shared_ptr<const ScalarFunction> function;
+  std::string class_name;  ///< the AS 'class' of CREATE FUNCTION; empty when registered from C++
+};
+
 class Catalog {
  public:
+  /// Registers a function; false (nothing changed) when one of that name exists in its scope.
+  bool createFunction(CatalogFunction f);
+  /// Removes the function of `name` in `scope`; false when there is none.
+  bool dropFunction(const std::string& name, FunctionScope scope);
+  /// The function `name` resolves to among the temporary system functions (`system`) or else among the
+  /// temporary, then catalog functions; nullptr when none. Case-insensitive.
+  const CatalogFunction* findFunction(const std::string& name, bool system) const;
+  /// Every user-defined function's name, sorted (SHOW USER FUNCTIONS).
+  std::vector<std::string> functionNames() const;
+
   /// Registers a table. Throws SqlError at `pos` when the name exists (unless IF NOT EXISTS).
   void createTable(std::shared_ptr<const sql::CreateTableStmt> def, sql::SourcePos pos);
   /// Registers a view. Throws SqlError at `pos` when the name exists (unless IF NOT EXISTS).
@@ -56,6 +81,7 @@ class Catalog {
  private:
   std::map<std::string, CatalogTable> tables_;
   std::map<std::string, CatalogView> views_;
+  std::map<std::string, CatalogFunction> functions_[3];  ///< by FunctionScope, keyed by upper-case name
 };
 
 }  // namespace sluice::table

@@ -259,7 +259,9 @@ LogicalType stringFunctionType(ScalarOp op, std::vector<ExprPtr>& args) {
 
 }  // namespace
 
-bool isBuiltin(ScalarOp op) { return static_cast<int>(op) >= static_cast<int>(ScalarOp::kPower); }
+bool isBuiltin(ScalarOp op) {
+  return static_cast<int>(op) >= static_cast<int>(ScalarOp::kPower) && op != ScalarOp::kUserFunction;
+}
 
 const char* builtinName(ScalarOp op) {
   for (const auto& b : kBuiltins)

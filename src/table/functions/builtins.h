@@ -90,6 +90,10 @@ using RowFn = std::function<bool(const RowArgs& args, types::Column& out, size_t
 NodePtr makeRowFunctionNode(const types::LogicalType& type, std::vector<NodePtr> args, bool strict, bool may_throw,
                             RowFn fn, int reg);
 
+/// A call of a user-defined scalar function (user_function.cc): a row node over its compiled arguments
+/// that wraps what the function throws with its name and the call's text.
+NodePtr makeUserFunctionNode(const Expr& call, std::vector<NodePtr> args, int reg);
+
 /// Math functions (kernels_math.cc): DOUBLE functions get DOUBLE arguments; CEIL/FLOOR/SIGN/TRUNCATE
 /// get the argument in its own type. `state_reg` is a register that keeps RAND's generator between
 /// batches (one per scratch, so one per subtask).

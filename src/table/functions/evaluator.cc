@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "table/functions/builtins.h"
+#include "table/functions/user_function.h"
 #include "table/functions/evaluator_internal.h"
 
 namespace sluice::table {
@@ -348,6 +349,7 @@ void flattenConcat(const ExprPtr& e, std::vector<ExprPtr>& parts) {
 bool variesByRow(const Expr& e) {
   if (e.kind == ExprKind::kInputRef) return true;
   if (e.kind == ExprKind::kCall && isNonDeterministic(e.op)) return true;
+  if (e.kind == ExprKind::kCall && e.op == ScalarOp::kUserFunction && !e.function->isDeterministic()) return true;
   for (const auto& a : e.args)
     if (variesByRow(*a)) return true;
   return false;
@@ -543,6 +545,11 @@ NodePtr Compiler::compileCall(const ExprPtr& e) {
       std::vector<NodePtr> nodes;
       for (const auto& a : args) nodes.push_back(compile(a));
       return makeTimeFunctionNode(e->op, t, std::move(nodes), newReg());
+    }
+    case ScalarOp::kUserFunction: {
+      std::vector<NodePtr> nodes;
+      for (const auto& a : args) nodes.push_back(compile(a));
+      return makeUserFunctionNode(*e, std::move(nodes), newReg());
     }
     default:
       return compileBuiltin(e);

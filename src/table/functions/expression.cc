@@ -593,7 +593,7 @@ void appendExpr(const Expr& e, const std::vector<std::string>* names, std::strin
     case ExprKind::kCall:
       break;
   }
-  out += scalarOpName(e.op);
+  out += e.op == ScalarOp::kUserFunction ? e.function_name.c_str() : scalarOpName(e.op);
   out += '(';
   for (size_t i = 0; i < e.args.size(); ++i) {
     if (i) out += ", ";

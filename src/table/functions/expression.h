@@ -58,10 +58,13 @@ enum class ScalarOp {
   /// PROCTIME(): the processing-time attribute of a computed column, the wall clock in the session zone when
   /// the row is computed (Flink's TIMESTAMP_LTZ(3) *PROCTIME*; TIMESTAMP(3) until TIMESTAMP_LTZ exists).
   kProctime,
+  /// A user-defined scalar function (user_function.h): Expr::function, named Expr::function_name.
+  kUserFunction,
 };
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
+class ScalarFunction;
 
 /// One node. `type` is the inferred result type (with nullability).
 struct Expr {
@@ -71,6 +74,8 @@ struct Expr {
   LiteralValue literal;     ///< kLiteral
   ScalarOp op = ScalarOp::kPlus;  ///< kCall
   std::vector<ExprPtr> args;      ///< kCall
+  std::shared_ptr<const ScalarFunction> function;  ///< kCall of kUserFunction
+  std::string function_name;                       ///< its name as registered (explain)
 
   /// SQL-like text for explain, e.g. "+($1, 1)" or "UPPER($0)". Input refs print as $i
   /// unless `names` gives column names.
@@ -84,6 +89,10 @@ struct Expr {
 ExprPtr makeInputRef(int index, const types::LogicalType& type);
 ExprPtr makeLiteral(LiteralValue value, const types::LogicalType& type);
 ExprPtr makeCall(ScalarOp op, std::vector<ExprPtr> args);
+/// A call of a user-defined scalar function: asks `fn` for the result type (ScalarFunction::inferType)
+/// and casts the arguments it asks for. Throws UserError when `fn` refuses the arguments.
+ExprPtr makeUserFunctionCall(const std::string& name, std::shared_ptr<const ScalarFunction> fn,
+                             std::vector<ExprPtr> args);
 /// CAST(value AS target); throws UserError when the cast is not supported.
 ExprPtr makeCast(ExprPtr value, const types::LogicalType& target);
 

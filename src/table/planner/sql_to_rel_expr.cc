@@ -316,7 +316,21 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       if (e.filter) fail(e.filter->pos, "FILTER must be applied to aggregate function");
       if (e.name == "TUMBLE" || e.name == "HOP" || e.name == "CUMULATE" || e.name == "SESSION")
         fail(e.pos, fmt::format("Window function {} can only be used in FROM TABLE(...)", e.name));
-      std::optional<ScalarOp> op = scalarFunctionByName(e.name);
+      // Flink's resolution order: temporary system functions, built-ins, temporary and catalog functions.
+      const CatalogFunction* udf = catalog.findFunction(e.name, /*system=*/true);
+      std::optional<ScalarOp> op = udf ? std::nullopt : scalarFunctionByName(e.name);
+      if (!udf && !op) udf = catalog.findFunction(e.name, /*system=*/false);
+      if (udf) {
+        std::vector<ExprPtr> args;
+        for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
+        try {
+          return makeUserFunctionCall(udf->name, udf->function, std::move(args));
+        } catch (const SqlError&) {
+          throw;
+        } catch (const UserError& err) {
+          fail(e.pos, err.what());
+        }
+      }
       if (!op) {
         if (isFlinkBuiltinFunction(e.name)) fail(e.pos, fmt::format("Function {} is not supported yet", e.name));
         fail(e.pos, fmt::format("No match found for function signature {}(...)", e.name));

@@ -424,6 +424,19 @@ struct CreateViewStmt {
   std::string query_text;                 ///< the query as written (SHOW CREATE VIEW)
 };
 
+/// CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] name AS 'identifier' [LANGUAGE JAVA | SCALA | PYTHON].
+struct CreateFunctionStmt {
+  QualifiedName name;
+  SourcePos name_pos;
+  std::string identifier;  ///< the class name
+  SourcePos identifier_pos;
+  bool temporary = false;
+  bool system = false;
+  bool if_not_exists = false;
+  std::string language = "JAVA";  ///< upper case
+  SourcePos language_pos;
+};
+
 /// INSERT INTO|OVERWRITE target [(col, ...)] query.
 struct InsertStmt {
   SourcePos pos;
@@ -453,6 +466,8 @@ enum class StatementKind : uint8_t {
   kUse,           ///< USE [CATALOG] `object` (`show` = "CATALOG" for USE CATALOG)
   kAlterTable,    ///< ALTER TABLE `object` RENAME TO `new_name` | SET (options) | RESET (keys)
   kAlterView,     ///< ALTER VIEW `object` RENAME TO `new_name` | AS query (create_view)
+  kCreateFunction,  ///< create_function
+  kDropFunction,    ///< DROP [TEMPORARY [SYSTEM]] FUNCTION [IF EXISTS] `object` (function_temporary / _system)
 };
 
 /// One statement of a script.
@@ -464,6 +479,9 @@ struct Statement {
 
   std::unique_ptr<CreateTableStmt> create_table;
   std::unique_ptr<CreateViewStmt> create_view;
+  std::unique_ptr<CreateFunctionStmt> create_function;
+  bool function_temporary = false;  ///< kDropFunction: DROP TEMPORARY [SYSTEM] FUNCTION
+  bool function_system = false;
   std::unique_ptr<InsertStmt> insert;
   std::unique_ptr<Query> query;
   std::optional<std::string> key;    ///< kSet, kReset

@@ -416,8 +416,23 @@ void Parser::parseAlter(Statement& st) {
 
 void Parser::parseDrop(Statement& st) {
   expectWord("DROP");
-  acceptWord("TEMPORARY");
+  const bool temporary = acceptWord("TEMPORARY");
+  const bool system = temporary && acceptWord("SYSTEM");
   const Token& what = peek();
+  if (what.isWord("FUNCTION")) {
+    st.kind = StatementKind::kDropFunction;
+    st.function_temporary = temporary;
+    st.function_system = system;
+    next();
+    if (acceptWord("IF")) {
+      expectWord("EXISTS");
+      st.if_exists = true;
+    }
+    st.object_pos = peek().pos;
+    st.object = parseQualifiedName("a function name");
+    return;
+  }
+  if (system) unexpected(what, {"FUNCTION"});
   if (what.isWord("TABLE")) {
     st.kind = StatementKind::kDropTable;
   } else if (what.isWord("VIEW")) {
@@ -570,19 +585,48 @@ void Parser::parseCreate(Statement& st) {
   next();  // CREATE
   if (peek().isWord("OR")) unsupported(peek(), "CREATE OR REPLACE");
   bool temporary = acceptWord("TEMPORARY");
-  if (peek().isWord("TABLE")) {
+  const bool system = temporary && acceptWord("SYSTEM");
+  if (peek().isWord("FUNCTION")) {
+    parseCreateFunction(st, temporary, system);
+  } else if (system) {
+    unexpected(peek(), {"FUNCTION"});
+  } else if (peek().isWord("TABLE")) {
     parseCreateTable(st);
     st.create_table->temporary = temporary;
   } else if (peek().isWord("VIEW")) {
     parseCreateView(st, temporary);
   } else if (peek().kind == TokenKind::kWord &&
-             (peek().upper == "FUNCTION" || peek().upper == "CATALOG" || peek().upper == "DATABASE" ||
-              peek().upper == "SYSTEM")) {
+             (peek().upper == "CATALOG" || peek().upper == "DATABASE" || peek().upper == "SYSTEM")) {
     unsupported(peek(), "CREATE " + peek().upper);
   } else {
     unexpected(peek(), temporary ? std::vector<std::string>{"TABLE", "VIEW"}
                                  : std::vector<std::string>{"TABLE", "VIEW", "TEMPORARY"});
   }
+}
+
+void Parser::parseCreateFunction(Statement& st, bool temporary, bool system) {
+  next();  // FUNCTION
+  st.kind = StatementKind::kCreateFunction;
+  auto f = std::make_unique<CreateFunctionStmt>();
+  f->temporary = temporary;
+  f->system = system;
+  if (acceptWord("IF")) {
+    expectWord("NOT");
+    expectWord("EXISTS");
+    f->if_not_exists = true;
+  }
+  f->name_pos = peek().pos;
+  f->name = parseQualifiedName("a function name");
+  expectWord("AS");
+  f->identifier_pos = peek().pos;
+  f->identifier = expectString("the function's class name").text;
+  if (acceptWord("LANGUAGE")) {
+    f->language_pos = peek().pos;
+    if (peek().kind != TokenKind::kWord) unexpected(peek(), {"JAVA", "SCALA", "PYTHON"});
+    f->language = next().upper;
+  }
+  if (peek().isWord("USING")) unsupported(peek(), "CREATE FUNCTION ... USING JAR");
+  st.create_function = std::move(f);
 }
 
 void Parser::parseCreateView(Statement& st, bool temporary) {

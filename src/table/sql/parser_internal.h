@@ -26,6 +26,7 @@ class Parser {
   void parseCreate(Statement& st);
   void parseCreateTable(Statement& st);
   void parseCreateView(Statement& st, bool temporary);
+  void parseCreateFunction(Statement& st, bool temporary, bool system);
   InsertStmt parseInsert();
   void parseSet(Statement& st);
   void parseReset(Statement& st);
