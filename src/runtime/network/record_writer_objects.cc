@@ -70,6 +70,11 @@ void RecordWriter::emitObjects(ObjectBatchPtr&& batch) {
       break;
     case graph::ShipStrategy::kHash: {
       SLUICE_CHECK(object_partitioner_ != nullptr, "HASH edge for DataStream records without a key selector");
+      // One consumer owns every key group: no key to hash.
+      if (num_targets_ == 1) {
+        emitObjectsTo(0, std::move(batch));
+        return;
+      }
       object_partitioner_->keyHashes(*batch, hashes_);
       const int32_t max_p = partition_.consumer_max_parallelism;
       const int32_t p = partition_.consumer_parallelism;

@@ -6,11 +6,13 @@
 /// keyed operator must keep across a failure lives in the backend, so snapshotState has nothing to add.
 /// Threading: task thread only.
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/hash.h"
@@ -120,10 +122,18 @@ class KeyedOperatorBase : public ObjectOperator, public TimerService {
   /// Makes `key` the current key of the backend (bytes and key group, see the class comment) and of
   /// currentKey().
   void setCurrentKey(K key) {
-    key_bytes_.clear();
-    DataOutputView out(key_bytes_);
-    TypeSerializer<K>::serialize(key, out);
-    backend_->setCurrentKey(key_bytes_, assignToKeyGroup(keyHash(key), backend_->maxParallelism()));
+    const int32_t group = assignToKeyGroup(keyHash(key), backend_->maxParallelism());
+    if constexpr (kRawKey) {
+      // The built-in serializer of a number writes its bytes as they are: copy them, no buffer.
+      char raw[sizeof(K)];
+      std::memcpy(raw, &key, sizeof(K));
+      backend_->setCurrentKey(std::string_view(raw, sizeof(K)), group);
+    } else {
+      key_bytes_.clear();
+      DataOutputView out(key_bytes_);
+      TypeSerializer<K>::serialize(key, out);
+      backend_->setCurrentKey(key_bytes_, group);
+    }
     current_key_ = std::move(key);
   }
   /// The typed key of the record or timer being processed.
@@ -144,9 +154,20 @@ class KeyedOperatorBase : public ObjectOperator, public TimerService {
   int64_t watermark_ = Watermark::kMinTimestamp;
 
  private:
+  /// A key whose TypeSerializer bytes are its memory (numbers and enums with the built-in serializer).
+  static constexpr bool kRawKey = (std::is_arithmetic_v<K> || std::is_enum_v<K>) && !std::is_same_v<K, bool> &&
+                                  requires { TypeSerializer<K>::kBuiltIn; };
+
   void fireTimer(std::string_view key, std::string_view ns, int64_t time, TimeDomain domain) {
-    DataInputView in(key);
-    current_key_ = TypeSerializer<K>::deserialize(in);
+    if constexpr (kRawKey) {
+      SLUICE_CHECK(key.size() == sizeof(K), "timer key of {} bytes for a {}-byte key", key.size(), sizeof(K));
+      K k;
+      std::memcpy(&k, key.data(), sizeof(K));
+      current_key_ = k;
+    } else {
+      DataInputView in(key);
+      current_key_ = TypeSerializer<K>::deserialize(in);
+    }
     onTimer(time, ns, domain);
   }
   void onProcessingTime(int64_t time) {
@@ -188,6 +209,7 @@ class KeyedReduceOperator final : public KeyedOperatorBase<K> {
   void processObjects(ObjectBatchPtr&& batch) override {
     const auto& in = batch->template as<T>();
     auto out = makeObjectBatch<T>();
+    if (!batch_mode_) out->reserve(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
       this->setCurrentKey(key_selector_(in.value(i)));
       bool first = false;

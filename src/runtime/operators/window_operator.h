@@ -8,6 +8,7 @@
 /// Results carry the window's max timestamp. Processing-time windows still open when a bounded input
 /// ends are not fired (Flink quiesces pending processing-time timers at the end of input). Threading: task thread only.
 
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -59,15 +60,22 @@ inline void windowNamespace(const TimeWindow& w, std::string& out) {
   TypeSerializer<int64_t>::serialize(w.start, view);
   TypeSerializer<int64_t>::serialize(w.end, view);
 }
+/// windowNamespace into a fixed buffer (the same 16 bytes: TypeSerializer<int64_t> writes the number's
+/// bytes as they are); returns a view of it.
+inline std::string_view windowNamespace(const TimeWindow& w, char (&out)[2 * sizeof(int64_t)]) {
+  static_assert(TypeSerializer<int64_t>::kBuiltIn);
+  std::memcpy(out, &w.start, sizeof(int64_t));
+  std::memcpy(out + sizeof(int64_t), &w.end, sizeof(int64_t));
+  return {out, sizeof(out)};
+}
 /// The window of a namespace written by windowNamespace. InputError when it is not 16 bytes.
 inline TimeWindow windowFromNamespace(std::string_view ns) {
   if (ns.size() != 2 * sizeof(int64_t)) {
     throw InputError(fmt::format("a window namespace takes 16 bytes, not {}", ns.size()));
   }
-  DataInputView in(ns);
   TimeWindow w;
-  w.start = TypeSerializer<int64_t>::deserialize(in);
-  w.end = TypeSerializer<int64_t>::deserialize(in);
+  std::memcpy(&w.start, ns.data(), sizeof(int64_t));
+  std::memcpy(&w.end, ns.data() + sizeof(int64_t), sizeof(int64_t));
   return w;
 }
 
@@ -142,8 +150,8 @@ class WindowOperator final : public KeyedOperatorBase<K> {
       cancellation.tick();
       if (assigner_.event_time && w.maxTimestamp() + lateness_ <= this->watermark_) continue;  // isWindowLate
       skipped = false;
-      windowNamespace(w, ns_);
-      contents_->setCurrentNamespace(ns_);
+      const std::string_view ns = windowNamespace(w, ns_);
+      contents_->setCurrentNamespace(ns);
       bool created = false;
       ACC* acc = &contents_->valueOrInsertWith([this] { return fns_.create ? fns_.create() : ACC(); }, created);
       fns_.add(*acc, value);
@@ -153,11 +161,11 @@ class WindowOperator final : public KeyedOperatorBase<K> {
         if (w.maxTimestamp() <= this->watermark_) {
           fire(w, *acc);  // EventTimeTrigger.onElement: a late element within lateness fires at once
         } else if (created) {
-          timers.registerEventTimeTimer(ns_, w.maxTimestamp());
+          timers.registerEventTimeTimer(ns, w.maxTimestamp());
         }
-        if (created && lateness_ > 0) timers.registerEventTimeTimer(ns_, w.maxTimestamp() + lateness_);
+        if (created && lateness_ > 0) timers.registerEventTimeTimer(ns, w.maxTimestamp() + lateness_);
       } else if (created) {
-        timers.registerProcessingTimeTimer(ns_, w.maxTimestamp());
+        timers.registerProcessingTimeTimer(ns, w.maxTimestamp());
         this->scheduleProcessingTimer(w.maxTimestamp());
       }
     }
@@ -190,7 +198,7 @@ class WindowOperator final : public KeyedOperatorBase<K> {
   WindowFunctions<K, IN, ACC, OUT> fns_;
   std::optional<OutputTag<IN>> late_tag_;
   state::ValueState<ACC, StateSerializer<ACC>>* contents_ = nullptr;
-  std::string ns_;
+  char ns_[2 * sizeof(int64_t)] = {};
   std::vector<TimeWindow> windows_;
   BatchCollector<OUT> out_;
   WindowContext<TimeWindow> context_;

@@ -25,7 +25,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <new>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -93,7 +95,7 @@ class HeapStateTable {
     Retired(const Retired&) = delete;
     Retired& operator=(const Retired&) = delete;
     ~Retired() {
-      for (auto& [v, e] : entries) delete e;
+      for (auto& [v, e] : entries) destroyEntry(e);
     }
   };
 
@@ -142,6 +144,7 @@ class HeapStateTable {
       : range_(range), groups_(static_cast<size_t>(range.size())),
         versions_(std::make_shared<internal::SnapshotVersions>()), retired_(std::make_shared<Retired>()) {}
   ~HeapStateTable() {
+    for (void* p : free_entries_) ::operator delete(p);
     // A snapshot may still read the live entries: the retired list, shared with it, frees them last.
     for (auto& g : groups_) {
       if (!g) continue;
@@ -155,9 +158,12 @@ class HeapStateTable {
 
   /// The entry for writing (copied first when a live snapshot shares it), nullptr when absent.
   S* find(int32_t key_group, std::string_view key, std::string_view ns) {
+    return find(key_group, key, ns, hashOf(key, ns));
+  }
+  /// The same with the slot hash `h` = internal::stateKeyHash(key, ns) computed by the caller.
+  S* find(int32_t key_group, std::string_view key, std::string_view ns, uint64_t h) {
     Group* g = groups_[index(key_group)].get();
     if (g == nullptr || g->size == 0) return nullptr;
-    const uint64_t h = hashOf(key, ns);
     const size_t pos = probe(*g, h, key, ns);
     Entry* e = g->slots[pos].entry;
     if (e == nullptr) return nullptr;
@@ -175,8 +181,13 @@ class HeapStateTable {
   /// The same, one probe; `inserted` says whether `make()` was called.
   template <typename Make>
   S& findOrInsert(int32_t key_group, std::string_view key, std::string_view ns, Make&& make, bool& inserted) {
+    return findOrInsertHashed(key_group, key, ns, hashOf(key, ns), std::forward<Make>(make), inserted);
+  }
+  /// findOrInsert with the slot hash `h` = internal::stateKeyHash(key, ns) computed by the caller.
+  template <typename Make>
+  S& findOrInsertHashed(int32_t key_group, std::string_view key, std::string_view ns, uint64_t h, Make&& make,
+                        bool& inserted) {
     inserted = false;
-    const uint64_t h = hashOf(key, ns);
     Group* g = groups_[index(key_group)].get();
     if (g != nullptr && g->size > 0) {
       const size_t pos = probe(*g, h, key, ns);
@@ -189,17 +200,18 @@ class HeapStateTable {
     Group& w = writableGroup(key_group, versions_->highestLive());
     if ((w.size + 1) * 4 > w.slots.size() * 3) grow(w);
     const size_t pos = probe(w, h, key, ns);
-    auto* e = new Entry{internal::StateKey(key, ns), make(), version_};
+    Entry* e = newEntry(internal::StateKey(key, ns), make());
     w.slots[pos] = Slot{e, h};
     ++w.size;
     ++size_;
     inserted = true;
     return e->value;
   }
-  void erase(int32_t key_group, std::string_view key, std::string_view ns) {
+  void erase(int32_t key_group, std::string_view key, std::string_view ns) { erase(key_group, key, ns, hashOf(key, ns)); }
+  /// erase with the slot hash `h` = internal::stateKeyHash(key, ns) computed by the caller.
+  void erase(int32_t key_group, std::string_view key, std::string_view ns, uint64_t h) {
     Group* g = groups_[index(key_group)].get();
     if (g == nullptr || g->size == 0) return;
-    const uint64_t h = hashOf(key, ns);
     size_t pos = probe(*g, h, key, ns);
     if (g->slots[pos].entry == nullptr) return;
     const uint64_t live = versions_->highestLive();
@@ -255,6 +267,31 @@ class HeapStateTable {
 
  private:
   static constexpr size_t kMinSlots = 8;
+  static constexpr size_t kMaxFreeEntries = 4096;
+  static_assert(alignof(Entry) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "entries use the default operator new");
+
+  /// Entries live in raw operator-new memory (so freed ones can be reused): made by newEntry, freed by
+  /// destroyEntry.
+  template <typename V>
+  Entry* newEntry(internal::StateKey key, V&& value) {
+    void* p;
+    if (free_entries_.empty()) {
+      p = ::operator new(sizeof(Entry));
+    } else {
+      p = free_entries_.back();
+      free_entries_.pop_back();
+    }
+    try {
+      return new (p) Entry{std::move(key), std::forward<V>(value), version_};
+    } catch (...) {
+      free_entries_.push_back(p);
+      throw;
+    }
+  }
+  static void destroyEntry(Entry* e) {
+    e->~Entry();
+    ::operator delete(e);
+  }
 
   static uint64_t hashOf(std::string_view key, std::string_view ns) {
     return internal::stateKeyHash(key, ns);
@@ -269,9 +306,12 @@ class HeapStateTable {
     }
   }
   size_t index(int32_t key_group) const {
-    SLUICE_CHECK(range_.contains(key_group), "key group {} outside the backend's range [{}, {}]", key_group,
-                 range_.start, range_.end);
+    if (!range_.contains(key_group)) [[unlikely]] outsideRange(key_group);
     return static_cast<size_t>(key_group - range_.start);
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void outsideRange(int32_t key_group) const {
+    SLUICE_CHECK(false, "key group {} outside the backend's range [{}, {}]", key_group, range_.start, range_.end);
+    std::abort();
   }
   /// The live group, made first when absent and copied (slot array only) when a live snapshot shares it.
   Group& writableGroup(int32_t key_group, uint64_t live) {
@@ -290,7 +330,7 @@ class HeapStateTable {
   Entry* copyEntry(int32_t key_group, size_t pos, uint64_t live) {
     Group& w = writableGroup(key_group, live);
     Entry* old = w.slots[pos].entry;
-    auto* e = new Entry{old->key, Copy{}(old->value), version_};
+    Entry* e = newEntry(old->key, Copy{}(old->value));
     w.slots[pos].entry = e;
     retire(old, live);
     return e;
@@ -298,7 +338,14 @@ class HeapStateTable {
   /// An entry the live table no longer reaches: freed now when no live snapshot can hold it.
   void retire(Entry* e, uint64_t live) {
     if (e->version > live) {
-      delete e;
+      // Freed on the task thread: its memory is kept for the next entry (a window's contents come and go
+      // with every window, and malloc/free of them took a tenth of a windowed job).
+      e->~Entry();
+      if (free_entries_.size() < kMaxFreeEntries) {
+        free_entries_.push_back(e);
+      } else {
+        ::operator delete(e);
+      }
       return;
     }
     retired_->entries.emplace_back(version_ - 1, e);
@@ -312,7 +359,7 @@ class HeapStateTable {
     size_t kept = 0;
     for (auto& item : list) {
       if (item.first < lowest) {
-        delete item.second;
+        destroyEntry(item.second);
       } else {
         list[kept++] = item;
       }
@@ -355,6 +402,7 @@ class HeapStateTable {
   mutable uint64_t version_ = 1;
   size_t size_ = 0;
   mutable size_t next_collect_ = 1024;
+  std::vector<void*> free_entries_;  ///< memory of entries freed on the task thread, for newEntry
 };
 
 }  // namespace sluice::runtime::state

@@ -1,6 +1,7 @@
 #include "runtime/state/internal_timer_service.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -17,15 +18,47 @@ using TimerBytes = internal::StateKey;
 /// The first 8 key bytes as a big-endian number (zero-padded): comparing two of them orders two keys as
 /// their bytes do whenever they differ, so most ties in time need no byte comparison.
 uint64_t keyPrefix(std::string_view key) {
+  if (key.size() >= 8) {
+    uint64_t w;
+    std::memcpy(&w, key.data(), 8);
+    return __builtin_bswap64(w);  // the first byte most significant (x86 is little-endian)
+  }
   uint64_t p = 0;
-  const size_t n = std::min<size_t>(key.size(), 8);
+  const size_t n = key.size();
   for (size_t i = 0; i < n; ++i) p |= static_cast<uint64_t>(static_cast<unsigned char>(key[i])) << (56 - 8 * i);
   return p;
 }
 
-/// A timer's hash within its time's bucket.
-uint64_t timerHash(std::string_view key, std::string_view ns) {
-  return internal::fastBytesHash(ns, internal::fastBytesHash(key));
+/// A timer's hash within its time's bucket, from its key's fastBytesHash.
+uint64_t timerHash(uint64_t key_hash, std::string_view ns) { return internal::stateKeyHashFrom(key_hash, ns); }
+
+/// Sorts (prefix, id) pairs by prefix (stable LSD radix sort, one byte per pass; passes over a byte
+/// every prefix shares are skipped, so small integer keys take two). O(n) where a comparison sort of a
+/// bucket's thousands of timers took a fifth of a windowed job.
+void radixSortByPrefix(std::vector<std::pair<uint64_t, uint32_t>>& v, std::vector<std::pair<uint64_t, uint32_t>>& tmp) {
+  const size_t n = v.size();
+  if (n < 64) {
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return;
+  }
+  std::vector<std::array<uint32_t, 256>> counts(8);
+  for (auto& c : counts) c.fill(0);
+  for (const auto& e : v) {
+    for (int d = 0; d < 8; ++d) ++counts[static_cast<size_t>(d)][(e.first >> (8 * d)) & 0xff];
+  }
+  tmp.resize(n);
+  for (int d = 0; d < 8; ++d) {
+    auto& c = counts[static_cast<size_t>(d)];
+    if (c[(v[0].first >> (8 * d)) & 0xff] == n) continue;  // every prefix has this byte
+    uint32_t sum = 0;
+    for (auto& x : c) {
+      const uint32_t k = x;
+      x = sum;
+      sum += k;
+    }
+    for (const auto& e : v) tmp[c[(e.first >> (8 * d)) & 0xff]++] = e;
+    v.swap(tmp);
+  }
 }
 
 /// Order of timers of one time: key bytes, then namespace bytes. `pa`/`pb`: the keyPrefix of each key.
@@ -56,6 +89,8 @@ struct Bucket {
   bool sorted = false;
   size_t alive = 0;
   std::vector<uint32_t> index;  ///< live slot id + 1, 0 = empty; linear probing, backward-shift deletion
+  std::vector<std::pair<uint64_t, uint32_t>> sort_scratch;  ///< head()'s sort buffers
+  std::vector<std::pair<uint64_t, uint32_t>> radix_scratch;
 
   static constexpr uint32_t kNone = UINT32_MAX;
 
@@ -63,7 +98,7 @@ struct Bucket {
     time = t;
     slots.clear();
     order.clear();
-    index.clear();
+    std::fill(index.begin(), index.end(), 0);  // keeps its size: no regrowing rebuilds in a reused bucket
     next = 0;
     sorted = false;
     alive = 0;
@@ -129,8 +164,23 @@ struct Bucket {
   /// The next live timer in order (sorting first if needed); the bucket must hold one.
   uint32_t head() {
     if (!sorted) {
-      std::sort(order.begin() + static_cast<std::ptrdiff_t>(next), order.end(),
-                [this](uint32_t a, uint32_t b) { return less(a, b); });
+      // Sorted as (key prefix, id) pairs side by side, the slots read only for equal prefixes.
+      std::vector<std::pair<uint64_t, uint32_t>>& keyed = sort_scratch;
+      keyed.clear();
+      keyed.reserve(order.size() - next);
+      for (size_t i = next; i < order.size(); ++i) keyed.emplace_back(slots[order[i]].prefix, order[i]);
+      radixSortByPrefix(keyed, radix_scratch);
+      // Equal prefixes (keys sharing their first 8 bytes): ordered by the whole bytes.
+      for (size_t i = 0; i < keyed.size();) {
+        size_t j = i + 1;
+        while (j < keyed.size() && keyed[j].first == keyed[i].first) ++j;
+        if (j - i > 1) {
+          std::sort(keyed.begin() + static_cast<std::ptrdiff_t>(i), keyed.begin() + static_cast<std::ptrdiff_t>(j),
+                    [this](const auto& a, const auto& b) { return less(a.second, b.second); });
+        }
+        i = j;
+      }
+      for (size_t i = 0; i < keyed.size(); ++i) order[next + i] = keyed[i].second;
       sorted = true;
     }
     while (!slots[order[next]].alive) ++next;
@@ -216,9 +266,14 @@ KeyGroupPartitionedTimerQueue::KeyGroupPartitionedTimerQueue(std::string name, S
 KeyGroupPartitionedTimerQueue::~KeyGroupPartitionedTimerQueue() = default;
 
 bool KeyGroupPartitionedTimerQueue::add(int32_t key_group, std::string_view key, std::string_view ns, int64_t time) {
+  return addHashed(key_group, key, internal::fastBytesHash(key), ns, time);
+}
+
+bool KeyGroupPartitionedTimerQueue::addHashed(int32_t key_group, std::string_view key, uint64_t key_hash,
+                                              std::string_view ns, int64_t time) {
   Impl& m = *impl_;
   const size_t g = m.local(key_group);
-  const uint64_t h = timerHash(key, ns);
+  const uint64_t h = timerHash(key_hash, ns);
   Bucket* b = m.bucketAt(time);
   if (b != nullptr && b->find(h, key, ns) != Bucket::kNone) return false;
   if (b == nullptr) b = &m.makeBucket(time);
@@ -232,11 +287,16 @@ bool KeyGroupPartitionedTimerQueue::add(int32_t key_group, std::string_view key,
 
 bool KeyGroupPartitionedTimerQueue::remove(int32_t key_group, std::string_view key, std::string_view ns,
                                            int64_t time) {
+  return removeHashed(key_group, key, internal::fastBytesHash(key), ns, time);
+}
+
+bool KeyGroupPartitionedTimerQueue::removeHashed(int32_t key_group, std::string_view key, uint64_t key_hash,
+                                                 std::string_view ns, int64_t time) {
   Impl& m = *impl_;
   const size_t g = m.local(key_group);
   Bucket* b = m.bucketAt(time);
   if (b == nullptr) return false;
-  const uint32_t id = b->find(timerHash(key, ns), key, ns);
+  const uint32_t id = b->find(timerHash(key_hash, ns), key, ns);
   if (id == Bucket::kNone) return false;
   b->kill(id);
   --m.group_sizes[g];
@@ -329,19 +389,19 @@ int32_t currentGroup(const KeyedStateBackend& backend) {
 }  // namespace
 
 void InternalTimerService::registerEventTimeTimer(std::string_view ns, int64_t time) {
-  event_->add(currentGroup(*backend_), backend_->currentKey(), ns, time);
+  event_->addHashed(currentGroup(*backend_), backend_->currentKey(), backend_->currentKeyHash(), ns, time);
 }
 
 void InternalTimerService::registerProcessingTimeTimer(std::string_view ns, int64_t time) {
-  processing_->add(currentGroup(*backend_), backend_->currentKey(), ns, time);
+  processing_->addHashed(currentGroup(*backend_), backend_->currentKey(), backend_->currentKeyHash(), ns, time);
 }
 
 void InternalTimerService::deleteEventTimeTimer(std::string_view ns, int64_t time) {
-  event_->remove(currentGroup(*backend_), backend_->currentKey(), ns, time);
+  event_->removeHashed(currentGroup(*backend_), backend_->currentKey(), backend_->currentKeyHash(), ns, time);
 }
 
 void InternalTimerService::deleteProcessingTimeTimer(std::string_view ns, int64_t time) {
-  processing_->remove(currentGroup(*backend_), backend_->currentKey(), ns, time);
+  processing_->removeHashed(currentGroup(*backend_), backend_->currentKey(), backend_->currentKeyHash(), ns, time);
 }
 
 void InternalTimerService::fireUpTo(KeyGroupPartitionedTimerQueue& queue, int64_t time, const Callback& fn) {

@@ -41,6 +41,9 @@ class KeyGroupPartitionedTimerQueue : public SnapshotableKeyedState {
   bool add(int32_t key_group, std::string_view key, std::string_view ns, int64_t time);
   /// Removes a timer; false when it was not queued.
   bool remove(int32_t key_group, std::string_view key, std::string_view ns, int64_t time);
+  /// add / remove with `key_hash` = internal::fastBytesHash(key) computed by the caller (CurrentKey::hash).
+  bool addHashed(int32_t key_group, std::string_view key, uint64_t key_hash, std::string_view ns, int64_t time);
+  bool removeHashed(int32_t key_group, std::string_view key, uint64_t key_hash, std::string_view ns, int64_t time);
   /// Time of the earliest timer, nullopt when empty.
   std::optional<int64_t> peekTime() const;
   /// Removes and returns the earliest timer. The queue must not be empty.

@@ -15,6 +15,7 @@
 /// HeapStateTable::Frozen (read on a snapshot thread).
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -138,8 +139,11 @@ class AbstractKeyedState : public SnapshotableKeyedState {
   bool usesRocksDB() const { return rocks_ != nullptr; }
 
   /// Scopes the following calls to namespace `ns` (bytes; empty = VoidNamespace). Stays until changed.
-  void setCurrentNamespace(std::string_view ns) { ns_.assign(ns); }
-  const std::string& currentNamespace() const { return ns_; }
+  void setCurrentNamespace(std::string_view ns) {
+    ns_.assign(ns);
+    hash_valid_ = false;
+  }
+  std::string_view currentNamespace() const { return ns_.view(); }
   /// Removes the current key's entry in the current namespace.
   void clear() { eraseCurrent(); }
   /// Number of (key, namespace) entries over all keys and namespaces. RocksDB: a scan of the column
@@ -206,29 +210,48 @@ class AbstractKeyedState : public SnapshotableKeyedState {
 
  protected:
   int32_t keyGroup() const {
-    SLUICE_CHECK(current_->key_group >= 0, "state '{}' used before the backend's current key was set", name());
+    if (current_->key_group < 0) [[unlikely]] noCurrentKey();
     return current_->key_group;
   }
+  [[noreturn, gnu::noinline, gnu::cold]] void noCurrentKey() const {
+    SLUICE_CHECK(false, "state '{}' used before the backend's current key was set", name());
+    std::abort();
+  }
+  /// The heap slot hash of the current (key, namespace), remembered until the namespace changes or a key
+  /// of another hash becomes current (the slot hash depends on the key only through its hash).
+  uint64_t currentHash() const {
+    if (!hash_valid_ || hash_key_ != current_->hash) {
+      hash_ = internal::stateKeyHashFrom(current_->hash, ns_.view());
+      hash_key_ = current_->hash;
+      hash_valid_ = true;
+    }
+    return hash_;
+  }
   S* currentEntry() {
-    if (rocks_) return rocks_->find(keyGroup(), current_->bytes, ns_);
-    return table_.find(keyGroup(), current_->bytes, ns_);
+    if (rocks_) return rocks_->find(keyGroup(), current_->bytes(), ns_.view());
+    return table_.find(keyGroup(), current_->bytes(), ns_.view(), currentHash());
   }
   template <typename Make>
   S& currentEntryOrInsert(Make&& make, bool& inserted) {
-    if (rocks_) return rocks_->findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make), inserted);
-    return table_.findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make), inserted);
+    if (rocks_) {
+      return rocks_->findOrInsert(keyGroup(), current_->bytes(), ns_.view(), std::forward<Make>(make), inserted);
+    }
+    return table_.findOrInsertHashed(keyGroup(), current_->bytes(), ns_.view(), currentHash(),
+                                     std::forward<Make>(make), inserted);
   }
   template <typename Make>
   S& currentEntryOrInsert(Make&& make) {
-    if (rocks_) return rocks_->findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make));
-    return table_.findOrInsert(keyGroup(), current_->bytes, ns_, std::forward<Make>(make));
+    if (rocks_) return rocks_->findOrInsert(keyGroup(), current_->bytes(), ns_.view(), std::forward<Make>(make));
+    bool inserted = false;
+    return table_.findOrInsertHashed(keyGroup(), current_->bytes(), ns_.view(), currentHash(),
+                                     std::forward<Make>(make), inserted);
   }
   void eraseCurrent() {
     if (rocks_) {
-      rocks_->erase(keyGroup(), current_->bytes, ns_);
+      rocks_->erase(keyGroup(), current_->bytes(), ns_.view());
       return;
     }
-    table_.erase(keyGroup(), current_->bytes, ns_);
+    table_.erase(keyGroup(), current_->bytes(), ns_.view(), currentHash());
   }
 
   using Table = HeapStateTable<S, internal::StateCopy<S, SSer>>;
@@ -277,7 +300,10 @@ class AbstractKeyedState : public SnapshotableKeyedState {
   Table table_;
   std::unique_ptr<RocksTable> rocks_;  ///< null: heap
   const CurrentKey* current_;
-  std::string ns_;
+  SmallBytes ns_;
+  mutable uint64_t hash_ = 0;      ///< currentHash() of (a key hashing to hash_key_, ns_)
+  mutable uint64_t hash_key_ = 0;
+  mutable bool hash_valid_ = false;
 };
 
 /// The former name, kept for code written against the heap-only layer.

@@ -1,6 +1,7 @@
 #include "runtime/state/keyed_state_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 
@@ -236,11 +237,9 @@ void KeyedStateBackend::parseRestoredBlob(int32_t key_group, std::string_view bl
   }
 }
 
-void KeyedStateBackend::setCurrentKey(std::string_view key_bytes, int32_t key_group) {
-  SLUICE_CHECK(range_.contains(key_group), "key group {} outside the backend's range [{}, {}]", key_group,
-               range_.start, range_.end);
-  current_.bytes.assign(key_bytes);
-  current_.key_group = key_group;
+void KeyedStateBackend::keyGroupOutsideRange(int32_t key_group) const {
+  SLUICE_CHECK(false, "key group {} outside the backend's range [{}, {}]", key_group, range_.start, range_.end);
+  std::abort();
 }
 
 SnapshotableKeyedState* KeyedStateBackend::findState(const std::string& name, StateKind kind) const {

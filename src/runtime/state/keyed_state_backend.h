@@ -142,8 +142,14 @@ class KeyedStateBackend {
 
   /// Scopes every state and timer call to `key_bytes`, whose key group the caller computed with
   /// assignToKeyGroup(hash, maxParallelism()). InternalError when the group is outside the range.
-  void setCurrentKey(std::string_view key_bytes, int32_t key_group);
-  std::string_view currentKey() const { return current_.bytes; }
+  void setCurrentKey(std::string_view key_bytes, int32_t key_group) {
+    if (!range_.contains(key_group)) [[unlikely]] keyGroupOutsideRange(key_group);
+    current_.assign(key_bytes);
+    current_.key_group = key_group;
+  }
+  std::string_view currentKey() const { return current_.bytes(); }
+  /// internal::fastBytesHash of currentKey() (the first half of the heap tables' and timers' slot hashes).
+  uint64_t currentKeyHash() const { return current_.hash; }
   /// -1 before the first setCurrentKey.
   int32_t currentKeyGroup() const { return current_.key_group; }
   const KeyGroupRange& keyGroupRange() const { return range_; }
@@ -212,6 +218,7 @@ class KeyedStateBackend {
   IncrementalSnapshot snapshotIncremental(const IncrementalCheckpointTarget& target);
 
  private:
+  [[noreturn, gnu::noinline, gnu::cold]] void keyGroupOutsideRange(int32_t key_group) const;
   using RestoredEntry = KeyedStateSnapshot::RestoredEntry;
   struct RestoredState {
     StateKind kind;

@@ -20,18 +20,12 @@
 #include "runtime/serialization/type_serializer.h"
 
 namespace sluice::runtime::state {
-/// The key the backend's states are scoped to: key bytes and their key group (-1: none set yet).
-struct CurrentKey {
-  std::string bytes;
-  int32_t key_group = -1;
-};
-
 namespace internal {
 
 /// A hash of in-memory bytes, 8 at a time (a heap table's or timer queue's slot hash; never persisted, so
 /// it may change between versions). The byte-wise FNV of common/hash.h took a tenth of a windowed job's
 /// time on a 8-byte key and a 16-byte window namespace.
-inline uint64_t fastBytesHash(std::string_view s, uint64_t seed = 0) {
+[[gnu::always_inline]] inline uint64_t fastBytesHash(std::string_view s, uint64_t seed = 0) {
   uint64_t h = seed ^ (s.size() * 0x9e3779b97f4a7c15ull);
   const char* p = s.data();
   size_t n = s.size();
@@ -46,6 +40,21 @@ inline uint64_t fastBytesHash(std::string_view s, uint64_t seed = 0) {
     h = (h ^ mix64(w ^ (static_cast<uint64_t>(n) << 59))) * 0xff51afd7ed558ccdull;
   }
   return h ^ (h >> 32);
+}
+
+/// True when the `n` bytes at `a` and `b` are equal: 8 bytes at a time, inline (keys and namespaces are
+/// short; a libc memcmp call cost more than the comparison).
+[[gnu::always_inline]] inline bool bytesEqual(const char* a, const char* b, size_t n) {
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+  }
+  for (; n > 0; ++a, ++b, --n) {
+    if (*a != *b) return false;
+  }
+  return true;
 }
 
 /// (key, namespace) of a heap entry or timer, owned: the key bytes then the namespace bytes, inline up to
@@ -86,9 +95,8 @@ class StateKey {
   std::string_view ns() const { return {data() + key_len_, size_ - key_len_}; }
   /// True when this is (key, ns).
   bool equals(std::string_view key, std::string_view ns) const {
-    return key.size() == key_len_ && key.size() + ns.size() == size_ &&
-           std::memcmp(data(), key.data(), key.size()) == 0 &&
-           (ns.empty() || std::memcmp(data() + key_len_, ns.data(), ns.size()) == 0);
+    return key.size() == key_len_ && key.size() + ns.size() == size_ && bytesEqual(data(), key.data(), key.size()) &&
+           bytesEqual(data() + key_len_, ns.data(), ns.size());
   }
 
  private:
@@ -99,10 +107,56 @@ class StateKey {
   uint32_t size_ = 0;
 };
 
-/// The slot hash of (key, namespace) in a heap table.
-inline uint64_t stateKeyHash(std::string_view key, std::string_view ns) {
-  return fastBytesHash(ns, fastBytesHash(key));
+/// The slot hash of (key, namespace) in a heap table or timer bucket, from the key's fastBytesHash
+/// (computed once per current key, CurrentKey::hash).
+[[gnu::always_inline]] inline uint64_t stateKeyHashFrom(uint64_t key_hash, std::string_view ns) {
+  return ns.empty() ? key_hash ^ (key_hash >> 32) : fastBytesHash(ns, key_hash);
 }
+/// The slot hash of (key, namespace) in a heap table or timer bucket.
+inline uint64_t stateKeyHash(std::string_view key, std::string_view ns) {
+  return stateKeyHashFrom(fastBytesHash(key), ns);
+}
+
+}  // namespace internal
+
+/// Bytes kept inline up to kInline (a fixed-width key, a window namespace), else in a string: assigning
+/// short bytes copies them, no string assignment.
+class SmallBytes {
+ public:
+  static constexpr size_t kInline = 16;
+  std::string_view view() const { return {size_ <= kInline ? inline_ : long_.data(), size_}; }
+  void assign(std::string_view b) {
+    size_ = b.size();
+    if (b.size() <= kInline) {
+      if (!b.empty()) std::memcpy(inline_, b.data(), b.size());
+    } else {
+      long_.assign(b);
+    }
+  }
+
+ private:
+  char inline_[kInline] = {};
+  size_t size_ = 0;
+  std::string long_;
+};
+
+/// The key the backend's states are scoped to: key bytes, their key group (-1: none set yet) and their
+/// internal::fastBytesHash (the first half of every slot hash, computed once per key instead of once per
+/// state access; in memory only).
+struct CurrentKey {
+  std::string_view bytes() const { return bytes_.view(); }
+  void assign(std::string_view key) {
+    bytes_.assign(key);
+    hash = internal::fastBytesHash(key);
+  }
+  int32_t key_group = -1;
+  uint64_t hash = 0;
+
+ private:
+  SmallBytes bytes_;
+};
+
+namespace internal {
 
 /// Serializes a std::vector<V> with an element serializer: varint count, then the elements.
 template <typename V, typename Ser>

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -157,6 +158,36 @@ TEST_P(TimerServiceTest, TimersSurviveSnapshotAndRestore) {
   // An unregistered timer service survives a snapshot of the restored backend.
   KeyedStateBackend untouched(KeyGroupRange::of(0, 127), kMaxP, blobs, opts());
   EXPECT_TRUE(untouched.snapshot() == blobs);
+}
+
+// Many timers of one time (a bucket sorted by key prefix, then by the whole bytes where prefixes tie):
+// keys sharing their first 8 bytes, 8-byte binary keys, short keys and namespaces, in shuffled order,
+// fire in (key bytes, namespace) order.
+TEST_P(TimerServiceTest, OneTimeOrdersLongSharedPrefixAndBinaryKeys) {
+  KeyedStateBackend b(KeyGroupRange::of(0, 127), kMaxP, {}, opts());
+  auto& timers = b.getInternalTimerService("t");
+  std::vector<std::pair<std::string, std::string>> all;
+  for (int i = 0; i < 150; ++i) {
+    all.emplace_back(fmt::format("sharedpre-{:03}", (i * 61) % 150), i % 3 == 0 ? "w" : "");
+    std::string binary(8, '\0');
+    const uint64_t v = static_cast<uint64_t>(i) * 0x0101010101ull;
+    std::memcpy(binary.data(), &v, 8);
+    all.emplace_back(binary, "");
+    all.emplace_back(fmt::format("s{}", i), i % 2 == 0 ? "ab" : "a");
+  }
+  std::mt19937 rng(11);
+  std::shuffle(all.begin(), all.end(), rng);
+  for (const auto& [key, ns] : all) {
+    setKey(b, key);
+    timers.registerEventTimeTimer(ns, 42);
+  }
+  std::vector<std::pair<std::string, std::string>> fired;
+  timers.advanceWatermark(42, [&](std::string_view key, int32_t, std::string_view ns, int64_t time) {
+    EXPECT_EQ(time, 42);
+    fired.emplace_back(std::string(key), std::string(ns));
+  });
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(fired, all);
 }
 
 // Against a model (a std::set ordered by time, key bytes, namespace): random registers and deletes over
