@@ -145,6 +145,7 @@ class ColumnPruner {
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
       case RelKind::kReplicateRows:
+      case RelKind::kWindowTableFunction:  // its window reads the time column; the rest passes through
         for (const auto& in : rel.inputs) n.in_needed.push_back(every(in));
         return;
       case RelKind::kCalc: {
@@ -229,7 +230,8 @@ class ColumnPruner {
       case RelKind::kChangelogNormalize:
       case RelKind::kRank:
       case RelKind::kDeduplicate:
-      case RelKind::kReplicateRows: {
+      case RelKind::kReplicateRows:
+      case RelKind::kWindowTableFunction: {
         const Pruned& child = build(rel->inputs[0]);
         if (child.rel == rel->inputs[0]) return identity(rel);
         auto copy = std::make_shared<RelNode>(*rel);

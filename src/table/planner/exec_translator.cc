@@ -22,6 +22,7 @@
 #include "table/runtime/temporal_join.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
+#include "table/runtime/window_table_function.h"
 
 namespace sluice::table {
 
@@ -260,6 +261,13 @@ class Translator {
         auto in = input(rel, 0);
         auto t = make(graph::TransformationKind::kOneInput, "LookupJoin", rel, {in}, in->parallelism);
         t->factory = makeLookupJoinFactory(rel.inputs[0]->row_type, rel.lookup);
+        return t;
+      }
+      case RelKind::kWindowTableFunction: {
+        // Flink's StreamExecWindowTableFunction: chained after its input, no exchange.
+        auto in = input(rel, 0);
+        auto t = make(graph::TransformationKind::kOneInput, "WindowTableFunction", rel, {in}, in->parallelism);
+        t->factory = makeWindowTableFunctionFactory(rel.inputs[0]->row_type, rel.window);
         return t;
       }
       case RelKind::kReplicateRows: {

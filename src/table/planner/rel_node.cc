@@ -50,6 +50,37 @@ std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_n
   return out;
 }
 
+// Flink's WindowSpec descriptions: TUMBLE(..., size=[..]), HOP(..., size=[..], slide=[..]),
+// CUMULATE(..., max_size=[..], step=[..]), SESSION(..., gap=[..]), each with offset=[..] when set.
+std::string windowText(const WindowSpec& window, const std::vector<std::string>* in_names) {
+  const std::string time = in_names ? (*in_names)[static_cast<size_t>(window.time_index)] : "?";
+  std::string w;
+  switch (window.kind) {
+    case WindowSpec::Kind::kTumble:
+      w = fmt::format("TUMBLE(time_col=[{}], size=[{}]", time, durationText(window.size_ms));
+      break;
+    case WindowSpec::Kind::kHop:
+      w = fmt::format("HOP(time_col=[{}], size=[{}], slide=[{}]", time, durationText(window.size_ms),
+                      durationText(window.slide_ms));
+      break;
+    case WindowSpec::Kind::kCumulate:
+      w = fmt::format("CUMULATE(time_col=[{}], max_size=[{}], step=[{}]", time, durationText(window.size_ms),
+                      durationText(window.slide_ms));
+      break;
+    case WindowSpec::Kind::kSession: {
+      // SessionWindowSpec.toSummaryString: partition keys=[k1, k2] only when there are some.
+      w = fmt::format("SESSION(time_col=[{}], gap=[{}]", time, durationText(window.size_ms));
+      std::vector<std::string> pk;
+      for (int k : window.partition_keys) pk.push_back(in_names ? (*in_names)[static_cast<size_t>(k)] : fmt::format("${}", k));
+      if (!pk.empty()) w += fmt::format(", partition keys=[{}]", fmt::join(pk, ", "));
+      break;
+    }
+  }
+  if (window.offset_ms != 0)
+    w += fmt::format(", offset=[{}{}]", window.offset_ms < 0 ? "-" : "", durationText(std::abs(window.offset_ms)));
+  return w + ")";
+}
+
 }  // namespace
 
 void uniquifyNames(std::vector<std::string>& names) {
@@ -115,33 +146,7 @@ std::string RelNode::describe() const {
             "select=[{}])",
             fmt::join(keys, ", "), gw, fmt::join(sel, ", "));
       }
-      // Flink's WindowSpec descriptions: TUMBLE(..., size=[..]), HOP(..., size=[..], slide=[..]),
-      // CUMULATE(..., max_size=[..], step=[..]), each with offset=[..] when set.
-      std::string w;
-      switch (window.kind) {
-        case WindowSpec::Kind::kTumble:
-          w = fmt::format("TUMBLE(time_col=[{}], size=[{}]", time, durationText(window.size_ms));
-          break;
-        case WindowSpec::Kind::kHop:
-          w = fmt::format("HOP(time_col=[{}], size=[{}], slide=[{}]", time, durationText(window.size_ms),
-                          durationText(window.slide_ms));
-          break;
-        case WindowSpec::Kind::kCumulate:
-          w = fmt::format("CUMULATE(time_col=[{}], max_size=[{}], step=[{}]", time, durationText(window.size_ms),
-                          durationText(window.slide_ms));
-          break;
-        case WindowSpec::Kind::kSession: {
-          // SessionWindowSpec.toSummaryString: partition keys=[k1, k2] only when there are some.
-          w = fmt::format("SESSION(time_col=[{}], gap=[{}]", time, durationText(window.size_ms));
-          std::vector<std::string> pk;
-          for (int k : window.partition_keys) pk.push_back(in_names ? (*in_names)[static_cast<size_t>(k)] : fmt::format("${}", k));
-          if (!pk.empty()) w += fmt::format(", partition keys=[{}]", fmt::join(pk, ", "));
-          break;
-        }
-      }
-      if (window.offset_ms != 0)
-        w += fmt::format(", offset=[{}{}]", window.offset_ms < 0 ? "-" : "", durationText(std::abs(window.offset_ms)));
-      w += ")";
+      std::string w = windowText(window, in_names);
       sel.push_back("window_start");
       sel.push_back("window_end");
       return fmt::format("WindowAggregate(groupBy=[{}], window=[{}], select=[{}])", fmt::join(keys, ", "), w,
@@ -243,6 +248,8 @@ std::string RelNode::describe() const {
       return out + fmt::format(", select=[{}])", fmt::join(joined, ", "));
     }
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
+    case RelKind::kWindowTableFunction:
+      return fmt::format("WindowTableFunction(window=[{}])", windowText(window, in_names));
     case RelKind::kReplicateRows:
       // Flink: Correlate(invocation=[$REPLICATE_ROWS$1($0, ...)], ...) after a GroupAggregate.
       return fmt::format("Correlate(invocation=[$REPLICATE_ROWS$1({})], select=[{}])",

@@ -36,6 +36,7 @@ enum class RelKind {
   kReplicateRows,     ///< INTERSECT / EXCEPT ALL: input [n, cols...] -> n copies of cols (ReplicateRowsFunction)
   kLookupJoin,        ///< processing-time lookup join of inputs[0] (the probe) with a table read whole (`lookup`)
   kTemporalJoin,      ///< event-time temporal join of inputs[0] with the versioned inputs[1] (`join`, `temporal`)
+  kWindowTableFunction,  ///< TUMBLE/HOP/CUMULATE TVF alone (`window`): input ++ window_start, window_end, window_time
 };
 
 struct RelNode;

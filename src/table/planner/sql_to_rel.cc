@@ -12,6 +12,7 @@
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/planner/type_coercion.h"
 #include "table/runtime/watermark_assigner.h"
+#include "table/runtime/window_table_function.h"
 #include "types/value_format.h"
 
 namespace sluice::table {
@@ -486,6 +487,36 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   return out;
 }
 
+FromResult SqlToRelConverter::Impl::windowTableFunction(const FromResult& from) {
+  // Flink's StreamPhysicalWindowTableFunction: insert-only input; SESSION only under a window aggregation here.
+  if (from.window.kind == WindowSpec::Kind::kSession)
+    fail(from.window_pos, "A SESSION window table function is only supported with a GROUP BY window_start, "
+                          "window_end aggregation yet");
+  if (from.rel->producesUpdates())
+    fail(from.window_pos, fmt::format("StreamPhysicalWindowTableFunction doesn't support consuming update and delete "
+                                      "changes which is produced by node {}",
+                                      from.rel->describe()));
+  auto tvf = std::make_shared<RelNode>();
+  tvf->kind = RelKind::kWindowTableFunction;
+  tvf->inputs = {from.rel};
+  tvf->window = from.window;
+  tvf->row_type = WindowTableFunctionOperator::outputType(from.rel->row_type);
+  tvf->rowtime = from.rel->rowtime;
+  tvf->rowtime.insert(tvf->rowtime.end(), {false, false, true});  // window_time is the output's row time
+  tvf->changelog = ChangelogMode::kInsertOnly;
+  FromResult out = from;
+  out.rel = tvf;
+  out.windowed = false;
+  const int width = static_cast<int>(from.rel->row_type.size());
+  for (auto& c : out.scope.columns) {
+    if (!c.window_property) continue;
+    c.window_property = false;
+    c.index = c.name == "window_start" ? width : c.name == "window_end" ? width + 1 : width + 2;
+    c.rowtime = c.name == "window_time";
+  }
+  return out;
+}
+
 FromResult SqlToRelConverter::Impl::convertFrom(const sql::TableRef& ref) {
   FromResult out;
   switch (ref.kind) {
@@ -580,9 +611,7 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
   bool has_agg = !s.group_by.empty() || s.distinct || (s.having != nullptr);
   for (const auto& item : s.select_list)
     if (item.expr && containsAggregate(*item.expr)) has_agg = true;
-  if (from.windowed && !has_agg)
-    fail(from.window_pos,
-         "Window table functions are only supported with a GROUP BY window_start, window_end aggregation yet");
+  if (from.windowed && !has_agg) from = windowTableFunction(from);
   if (!has_agg) {
     std::vector<ExprPtr> projections;
     std::vector<std::string> names;

@@ -244,6 +244,9 @@ struct SqlToRelConverter::Impl {
   static FromResult fromRel(const RelNodePtr& rel, const std::string& qualifier);
 
   FromResult convertWindowTvf(const sql::TableRef& ref);
+  /// A window TVF read on its own (no window aggregation): a kWindowTableFunction over the TVF's input, its
+  /// window_start / window_end / window_time columns (window_time the row time) behind the input's.
+  FromResult windowTableFunction(const FromResult& from);
 
   FromResult convertFrom(const sql::TableRef& ref);
 

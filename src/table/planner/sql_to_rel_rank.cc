@@ -89,6 +89,7 @@ bool isProctimeAttribute(const RelNode& rel, int index) {
     case RelKind::kOverAggregate:
     case RelKind::kLookupJoin:
     case RelKind::kTemporalJoin:
+    case RelKind::kWindowTableFunction:
       return static_cast<size_t>(index) < rel.inputs[0]->row_type.size() && isProctimeAttribute(*rel.inputs[0], index);
     case RelKind::kIntervalJoin: {  // keeps both inputs' time attributes
       const int nl = static_cast<int>(rel.inputs[0]->row_type.size());

@@ -168,6 +168,9 @@ class SubplanReuser {
       case RelKind::kTemporalJoin:
         d += n.describe();
         break;
+      case RelKind::kWindowTableFunction:
+        d += fmt::format("{}|t{}", n.describe(), n.window.time_index);
+        break;
       case RelKind::kRank:
       case RelKind::kDeduplicate:
         d += describeRank(n);

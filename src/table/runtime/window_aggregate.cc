@@ -12,6 +12,7 @@
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
 #include "table/runtime/session_window_aggregate.h"
+#include "table/runtime/window_assign_internal.h"
 
 namespace sluice::table {
 
@@ -66,15 +67,11 @@ bool decodeWindowEnd(std::string_view ns, int64_t& end) {
   return true;
 }
 
-// TimeWindow.getWindowStartWithOffset: the remainder is taken into [0, size) so negative times
-// (before 1970) fall into the window that contains them.
-int64_t windowStart(int64_t t, int64_t offset, int64_t size) {
-  int64_t rem = (t - offset) % size;
-  if (rem < 0) rem += size;
-  return t - rem;
-}
+}  // namespace
 
-void validate(const RowType& input, const WindowSpec& w) {
+namespace window_internal {
+
+void validateWindow(const RowType& input, const WindowSpec& w) {
   SLUICE_USER_CHECK(w.time_index >= 0 && static_cast<size_t>(w.time_index) < input.size(),
                     "window time column {} out of range (input has {} columns)", w.time_index, input.size());
   const LogicalType& time_type = input.types[static_cast<size_t>(w.time_index)];
@@ -110,29 +107,12 @@ void validate(const RowType& input, const WindowSpec& w) {
   }
 }
 
-// The start of the window ending at `end` (SliceAssigner.getWindowStart): a CUMULATE window starts where
-// its max-size window does.
-int64_t windowStartOf(const WindowSpec& w, int64_t end) {
-  if (w.kind == WindowSpec::Kind::kCumulate) return windowStart(end - 1, w.offset_ms, w.size_ms);
-  return end - w.size_ms;
-}
+}  // namespace window_internal
 
-// Calls fn(end) for the end of every window containing t: TUMBLE one, HOP size / slide (latest start first),
-// CUMULATE the windows [start, start + k * step) of t's max-size window that reach past t (earliest first).
-template <typename Fn>
-void forEachWindowEnd(const WindowSpec& w, int64_t t, Fn&& fn) {
-  if (w.kind == WindowSpec::Kind::kCumulate) {
-    const int64_t max_end = windowStart(t, w.offset_ms, w.size_ms) + w.size_ms;
-    for (int64_t end = windowStart(t, w.offset_ms, w.slide_ms) + w.slide_ms; end <= max_end; end += w.slide_ms)
-      fn(end);
-    return;
-  }
-  // The last window containing t starts at windowStart(t, offset, slide); earlier ones every slide.
-  for (int64_t start = windowStart(t, w.offset_ms, w.slide_ms); start > t - w.size_ms; start -= w.slide_ms)
-    fn(start + w.size_ms);
-}
-
-}  // namespace
+using window_internal::forEachWindowEnd;
+using window_internal::validateWindow;
+using window_internal::windowStart;
+using window_internal::windowStartOf;
 
 struct WindowAggregateOperator::Impl {
   Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls)
@@ -174,7 +154,7 @@ RowType WindowAggregateOperator::outputType(const RowType& input_type, const std
 WindowAggregateOperator::WindowAggregateOperator(RowType input_type, WindowSpec window, std::vector<int> group_keys,
                                                  std::vector<AggregateCall> calls)
     : output_type_(outputType(input_type, group_keys, calls)), window_(window) {
-  validate(input_type, window_);
+  validateWindow(input_type, window_);
   if (window_.kind == WindowSpec::Kind::kTumble) window_.slide_ms = window_.size_ms;
   impl_ = std::make_unique<Impl>(input_type, std::move(group_keys), calls);
 }

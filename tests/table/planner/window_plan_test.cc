@@ -88,5 +88,15 @@ TEST_F(WindowPlanTest, LegacyGroupWindowsAreGroupWindowAggregates) {
       << t;
 }
 
+TEST_F(WindowPlanTest, WindowTableFunctionAlone) {
+  const std::string t = text(
+      "SELECT k, window_start, window_time FROM TABLE(HOP(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '5' "
+      "MINUTE, INTERVAL '10' SECOND));");
+  EXPECT_NE(t.find("WindowTableFunction(window=[HOP(time_col=[ts], size=[5 min], slide=[1 min], offset=[10 s])])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Calc(select=[k, window_start, window_time])"), std::string::npos) << t;
+}
+
 }  // namespace
 }  // namespace sluice::table
