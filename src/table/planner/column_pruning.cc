@@ -139,6 +139,7 @@ class ColumnPruner {
       case RelKind::kUnion:
       case RelKind::kJoin:  // stores and emits whole input rows; its specs index them
       case RelKind::kIntervalJoin:
+      case RelKind::kWindowJoin:
       case RelKind::kLookupJoin:
       case RelKind::kTemporalJoin:
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
@@ -221,6 +222,7 @@ class ColumnPruner {
       case RelKind::kUnion:
       case RelKind::kJoin:
       case RelKind::kIntervalJoin:
+      case RelKind::kWindowJoin:
       case RelKind::kLookupJoin:
       case RelKind::kTemporalJoin: {
         auto copy = std::make_shared<RelNode>(*rel);

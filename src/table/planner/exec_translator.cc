@@ -22,6 +22,7 @@
 #include "table/runtime/temporal_join.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
+#include "table/runtime/window_join.h"
 #include "table/runtime/window_table_function.h"
 
 namespace sluice::table {
@@ -254,6 +255,26 @@ class Translator {
         auto t = make(graph::TransformationKind::kOneInput, "IntervalJoin", rel, {left, right}, single ? 1 : -1);
         t->factory = makeIntervalJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join, rel.interval,
                                              countProducers(left));
+        return t;
+      }
+      case RelKind::kWindowJoin: {
+        // Flink's StreamExecWindowJoin: keyed by the join keys; without keys both inputs go to one subtask.
+        auto unexchanged = [&](size_t i) {
+          graph::TransformationPtr in = input(rel, i);
+          return in->kind == graph::TransformationKind::kPartition ? in->inputs[0] : in;
+        };
+        const bool single = rel.join.left_keys.empty();
+        auto exchange = [&](size_t i, const std::vector<int>& keys) {
+          auto ex = single ? partition(unexchanged(i), graph::ShipStrategy::kGlobal)
+                           : partition(unexchanged(i), graph::ShipStrategy::kHash, keys);
+          ex->parallelism = -1;
+          return ex;
+        };
+        auto left = exchange(0, rel.join.left_keys);
+        auto right = exchange(1, rel.join.right_keys);
+        auto t = make(graph::TransformationKind::kOneInput, "WindowJoin", rel, {left, right}, single ? 1 : -1);
+        t->factory = makeWindowJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
+                                           rel.window_join_cols[1], rel.window_join_cols[3], countProducers(left));
         return t;
       }
       case RelKind::kLookupJoin: {

@@ -53,6 +53,7 @@ std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_n
 // Flink's WindowSpec descriptions: TUMBLE(..., size=[..]), HOP(..., size=[..], slide=[..]),
 // CUMULATE(..., max_size=[..], step=[..]), SESSION(..., gap=[..]), each with offset=[..] when set.
 std::string windowText(const WindowSpec& window, const std::vector<std::string>* in_names) {
+  // (a window without its time column: windowSummary)
   const std::string time = in_names ? (*in_names)[static_cast<size_t>(window.time_index)] : "?";
   std::string w;
   switch (window.kind) {
@@ -171,7 +172,8 @@ std::string RelNode::describe() const {
       return fmt::format("ChangelogNormalize(key=[{}])", fmt::join(keys, ", "));
     }
     case RelKind::kJoin:
-    case RelKind::kIntervalJoin: {
+    case RelKind::kIntervalJoin:
+    case RelKind::kWindowJoin: {
       // Flink prints the whole join condition: the key equalities, then the non-equi part.
       std::vector<std::string> conj;
       const size_t nl = inputs[0]->row_type.size();
@@ -193,6 +195,23 @@ std::string RelNode::describe() const {
       if (kind == RelKind::kIntervalJoin) addConjuncts(interval_condition);
       addConjuncts(join.non_equi_condition);
       std::string where = conj.size() == 1 ? conj[0] : fmt::format("AND({})", fmt::join(conj, ", "));
+      if (kind == RelKind::kWindowJoin) {
+        // Flink's WindowJoin: both sides' window (WindowingStrategy summary: win_start / win_end columns) and
+        // the condition without the window equalities.
+        // Each window names its own input's columns.
+        auto side = [&](size_t input, int start, int end) {
+          const std::string w = windowSummary(window);
+          const size_t open = w.find('(');
+          const std::vector<std::string>& in = inputs[input]->row_type.names;
+          return fmt::format("{}(win_start=[{}], win_end=[{}], {}", w.substr(0, open), in[static_cast<size_t>(start)],
+                             in[static_cast<size_t>(end)], w.substr(open + 1));
+        };
+        return fmt::format("WindowJoin(leftWindow=[{}], rightWindow=[{}], joinType=[{}], where=[{}], select=[{}])",
+                           side(0, window_join_cols[0], window_join_cols[1]),
+                           side(1, window_join_cols[2], window_join_cols[3]), joinTypeName(join.type),
+                           conj.empty() ? "true" : where,
+                           fmt::join(names.begin(), join.isSemiOrAnti() ? names.begin() + static_cast<long>(nl) : names.end(), ", "));
+      }
       if (kind == RelKind::kIntervalJoin)
         return fmt::format("IntervalJoin(joinType=[{}], windowBounds=[{}], where=[{}], select=[{}])",
                            joinTypeName(join.type), interval.toString(), where, fmt::join(names, ", "));
@@ -299,7 +318,8 @@ void explainInto(const RelNode& n, const std::string& prefix, bool root, bool la
   std::string child_prefix = root ? prefix : prefix + (last ? "   " : ":  ");
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const bool last_input = i + 1 == n.inputs.size();
-    if (n.kind == RelKind::kJoin || n.kind == RelKind::kIntervalJoin || n.kind == RelKind::kTemporalJoin) {
+    if (n.kind == RelKind::kJoin || n.kind == RelKind::kIntervalJoin || n.kind == RelKind::kTemporalJoin ||
+        n.kind == RelKind::kWindowJoin) {
       // Both join inputs are hash-partitioned on their keys, as Flink's plan shows them (an interval
       // join without keys: one subtask).
       const std::vector<int>& keys = i == 0 ? n.join.left_keys : n.join.right_keys;
@@ -333,6 +353,13 @@ std::string explainPlan(const std::vector<RelNodePtr>& roots) {
   std::vector<const RelNode*> plain;
   for (const auto& r : roots) plain.push_back(r.get());
   return explainRoots(plain);
+}
+
+std::string windowSummary(const WindowSpec& window) {
+  std::string w = windowText(window, nullptr);
+  const size_t open = w.find('(');
+  const size_t close = w.find("], ", open);  // the end of time_col=[?]
+  return w.substr(0, open + 1) + w.substr(close + 3);
 }
 
 }  // namespace sluice::table

@@ -3,6 +3,7 @@
 /// relational nodes, each with its output schema and changelog mode, before it becomes
 /// Transformations. Built and read on the client thread only.
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ enum class RelKind {
   kReplicateRows,     ///< INTERSECT / EXCEPT ALL: input [n, cols...] -> n copies of cols (ReplicateRowsFunction)
   kLookupJoin,        ///< processing-time lookup join of inputs[0] (the probe) with a table read whole (`lookup`)
   kTemporalJoin,      ///< event-time temporal join of inputs[0] with the versioned inputs[1] (`join`, `temporal`)
+  kWindowJoin,        ///< window join (`join`, `window`, `window_join_ends`), columns as kJoin, fired by watermarks
   kWindowTableFunction,  ///< TUMBLE/HOP/CUMULATE TVF alone (`window`): input ++ window_start, window_end, window_time
 };
 
@@ -101,6 +103,8 @@ struct RelNode {
   ExprPtr interval_condition;
   // kTemporalJoin (sql_to_rel_temporal.cc): `join` holds its keys and condition as for kJoin, plus the times
   TemporalJoinSpec temporal;
+  /// kWindowJoin: the window_start and window_end columns of the left input, then of the right one.
+  std::array<int, 4> window_join_cols{-1, -1, -1, -1};
   std::vector<int> temporal_primary_key;  ///< the versioned side's primary key (explain)
   // kLookupJoin (sql_to_rel_temporal.cc): keys index the probe row and the dimension calc's output
   LookupJoinSpec lookup;
@@ -120,6 +124,9 @@ struct RelNode {
 /// fetch=[3], strategy=[AppendFastStrategy])", "Limit(offset=[0], fetch=[3])",
 /// "Deduplicate(keep=[FirstRow], key=[k], order=[PROCTIME])".
 std::string describeRank(const RelNode& rel);
+/// A TUMBLE / HOP / CUMULATE window as Flink's WindowSpec.toSummaryString: "TUMBLE(size=[10 min])",
+/// "HOP(size=[10 min], slide=[5 min])", "CUMULATE(max_size=[1 h], step=[10 min])", with offset=[..] when set.
+std::string windowSummary(const WindowSpec& window);
 /// Calcite's uniquify, as a join names its output: a name seen before gets the first free suffix 0, 1, ...
 /// ("id", "id" -> "id", "id0").
 void uniquifyNames(std::vector<std::string>& names);

@@ -265,6 +265,14 @@ struct SqlToRelConverter::Impl {
                       const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos,
                       const IntervalJoinBounds* interval = nullptr, ExprPtr time_condition = nullptr,
                       const TemporalJoinSpec* temporal = nullptr);
+  /// A window join (Flink's StreamPhysicalWindowJoinRule / WindowJoinUtil) of two window TVF leaves when the
+  /// equi keys pair both window_start and both window_end columns: those two pairs leave the keys, the rest
+  /// stay keys and `rest` the residual condition; a kWindowJoin (under a Calc when keys needed casts).
+  /// nullptr when neither pair is there (a regular join). Flink's errors for one pair only and for different
+  /// windows.
+  RelNodePtr makeWindowJoin(const sql::TableRef& ref, const WindowSpec& left_window, const WindowSpec& right_window,
+                            RelNodePtr left, RelNodePtr right, std::vector<ExprPtr> left_keys,
+                            std::vector<ExprPtr> right_keys, const std::vector<ExprPtr>& rest);
   /// The bounds of an interval join of `left` and `right` from the conjuncts of its condition (over left ++
   /// right; Flink's IntervalJoinUtil.extractWindowBounds): one `=` or two range predicates (`<`, `<=`,
   /// `>`, `>=`, and BETWEEN, which is split into `>=` and `<=` in `conjuncts`) comparing one time

@@ -360,6 +360,8 @@ struct SqlToRelConverter::Impl::JoinTree {
   std::unique_ptr<SnapshotTable> snapshot;
   std::unique_ptr<JoinTree> left, right;
   int lo = 0, hi = 0;
+  /// A leaf that is a TUMBLE / HOP / CUMULATE window TVF (its last three columns the window's).
+  std::optional<WindowSpec> window;
 };
 
 FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
@@ -382,8 +384,12 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       } else {
         t->leaf = convertFrom(ref);
       }
-      if (t->leaf.windowed)
-        fail(t->leaf.window_pos, "Window table functions are not supported as an input of a regular join");
+      if (t->leaf.windowed) {
+        if (t->leaf.window.kind == WindowSpec::Kind::kSession)
+          fail(t->leaf.window_pos, "Window table functions are not supported as an input of a regular join");
+        t->window = t->leaf.window;  // a window join when the ON clause equates the windows (sql_to_rel_window_join.cc)
+        t->leaf = windowTableFunction(t->leaf);
+      }
       for (ScopeColumn c : t->leaf.scope.columns) {
         char a = 0;
         if (!t->snapshot && c.index >= 0)
@@ -527,6 +533,9 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       if (snap.lookup) return makeLookupJoin(type, left, snap, conjuncts, ref.pos);
       return makeTemporalJoin(type, left, right, local, conjuncts, ref.pos);
     }
+    if (t.left->window && t.right->window && !bounds)
+      if (RelNodePtr wj = makeWindowJoin(ref, *t.left->window, *t.right->window, left, right, left_keys, right_keys, rest))
+        return wj;
     if (left_keys.empty() && !bounds) {
       if (ref.join_type == sql::JoinType::kCross)
         fail(ref.pos,

@@ -91,7 +91,8 @@ bool isProctimeAttribute(const RelNode& rel, int index) {
     case RelKind::kTemporalJoin:
     case RelKind::kWindowTableFunction:
       return static_cast<size_t>(index) < rel.inputs[0]->row_type.size() && isProctimeAttribute(*rel.inputs[0], index);
-    case RelKind::kIntervalJoin: {  // keeps both inputs' time attributes
+    case RelKind::kIntervalJoin:  // keep both inputs' time attributes
+    case RelKind::kWindowJoin: {
       const int nl = static_cast<int>(rel.inputs[0]->row_type.size());
       return index < nl ? isProctimeAttribute(*rel.inputs[0], index) : isProctimeAttribute(*rel.inputs[1], index - nl);
     }

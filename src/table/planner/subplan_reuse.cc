@@ -175,6 +175,9 @@ class SubplanReuser {
       case RelKind::kDeduplicate:
         d += describeRank(n);
         break;
+      case RelKind::kWindowJoin:
+        d += fmt::format("{}|", n.describe());
+        [[fallthrough]];
       case RelKind::kIntervalJoin:
         d += n.interval.toString() + "|";
         appendExpr(d, n.interval_condition);

@@ -98,5 +98,20 @@ TEST_F(WindowPlanTest, WindowTableFunctionAlone) {
   EXPECT_NE(t.find("Calc(select=[k, window_start, window_time])"), std::string::npos) << t;
 }
 
+TEST_F(WindowPlanTest, WindowJoin) {
+  const std::string t = text(
+      "SELECT L.k, L.v, R.v FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) L LEFT JOIN "
+      "TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) R ON L.window_start = R.window_start AND "
+      "L.window_end = R.window_end AND L.k = R.k AND L.v < R.v;");
+  EXPECT_NE(t.find("WindowJoin(leftWindow=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])], "
+                   "rightWindow=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])], "
+                   "joinType=[LeftOuterJoin], where=[AND(=(k, k0), <(v, v0))], select=[k, v, ts, window_start, "
+                   "window_end, window_time, k0, v0, ts0, window_start0, window_end0, window_time0])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Exchange(distribution=[hash[k]])"), std::string::npos) << t;
+  EXPECT_EQ(t.find("changelog"), std::string::npos) << t;  // insert-only
+}
+
 }  // namespace
 }  // namespace sluice::table
