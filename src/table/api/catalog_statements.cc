@@ -271,7 +271,7 @@ void runCreateFunction(const sql::Statement& st, std::string_view script, Catalo
   const FunctionScope scope = f.system ? FunctionScope::kTemporarySystem
                               : f.temporary ? FunctionScope::kTemporary
                                             : FunctionScope::kCatalog;
-  std::shared_ptr<const ScalarFunction> fn = instantiateFunctionClass(f.identifier);
+  std::shared_ptr<const UserDefinedFunction> fn = instantiateFunctionClass(f.identifier);
   if (!fn) {
     std::string known;
     for (const auto& c : registeredFunctionClasses()) known += (known.empty() ? "" : ", ") + c;

@@ -322,14 +322,14 @@ std::string TableEnvironment::explainScript(std::string_view script, bool json) 
 StatementSet TableEnvironment::createStatementSet() { return StatementSet(*this); }
 
 void TableEnvironment::createTemporarySystemFunction(const std::string& name,
-                                                     std::shared_ptr<const ScalarFunction> function) {
+                                                     std::shared_ptr<const UserDefinedFunction> function) {
   SLUICE_CHECK(function != nullptr, "createTemporarySystemFunction({}): no function", name);
   if (!catalog_->createFunction(CatalogFunction{name, FunctionScope::kTemporarySystem, std::move(function), {}}))
     throw UserError(fmt::format("Could not register temporary system function. A function named '{}' does "
                                 "already exist.", name));
 }
 
-void TableEnvironment::createTemporaryFunction(const std::string& name, std::shared_ptr<const ScalarFunction> function) {
+void TableEnvironment::createTemporaryFunction(const std::string& name, std::shared_ptr<const UserDefinedFunction> function) {
   SLUICE_CHECK(function != nullptr, "createTemporaryFunction({}): no function", name);
   if (!catalog_->createFunction(CatalogFunction{name, FunctionScope::kTemporary, std::move(function), {}}))
     throw UserError(fmt::format("Could not register temporary catalog function. A function "

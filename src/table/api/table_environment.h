@@ -31,7 +31,7 @@ namespace sluice::table {
 
 class Catalog;
 class FactoryRegistry;
-class ScalarFunction;
+class UserDefinedFunction;
 class StatementSet;
 
 /// What one job did (sums over subtasks).
@@ -112,13 +112,13 @@ class TableEnvironment {
   /// TableEnvironment#createStatementSet). The set refers to this environment, which must outlive it.
   StatementSet createStatementSet();
 
-  /// Registers a user-defined scalar function (user_function.h) under `name` (Flink's
+  /// Registers a user-defined scalar or table function (user_function.h) under `name` (Flink's
   /// createTemporarySystemFunction): it shadows a built-in of that name. Throws UserError when a
   /// temporary system function of that name exists.
-  void createTemporarySystemFunction(const std::string& name, std::shared_ptr<const ScalarFunction> function);
+  void createTemporarySystemFunction(const std::string& name, std::shared_ptr<const UserDefinedFunction> function);
   /// The same in the default catalog and database (Flink's createTemporaryFunction), resolved after the
   /// built-ins. Throws UserError when a temporary function of that name exists.
-  void createTemporaryFunction(const std::string& name, std::shared_ptr<const ScalarFunction> function);
+  void createTemporaryFunction(const std::string& name, std::shared_ptr<const UserDefinedFunction> function);
   /// Removes a function registered by the calls above; false when there is none of that name.
   bool dropTemporarySystemFunction(const std::string& name);
   bool dropTemporaryFunction(const std::string& name);

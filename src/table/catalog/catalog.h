@@ -12,7 +12,7 @@
 
 namespace sluice::table {
 
-class ScalarFunction;  // table/functions/user_function.h
+class UserDefinedFunction;  // table/functions/user_function.h
 
 /// A table created by CREATE TABLE: its definition as written.
 struct CatalogTable {
@@ -34,7 +34,7 @@ enum class FunctionScope { kTemporarySystem, kTemporary, kCatalog };
 struct CatalogFunction {
   std::string name;  ///< as registered (lookups ignore case)
   FunctionScope scope = FunctionScope::kCatalog;
-  std::shared_ptr<const ScalarFunction> function;
+  std::shared_ptr<const UserDefinedFunction> function;  ///< a ScalarFunction or a TableFunction
   std::string class_name;  ///< the AS 'class' of CREATE FUNCTION; empty when registered from C++
 };
 

@@ -93,6 +93,9 @@ ExprPtr makeCall(ScalarOp op, std::vector<ExprPtr> args);
 /// and casts the arguments it asks for. Throws UserError when `fn` refuses the arguments.
 ExprPtr makeUserFunctionCall(const std::string& name, std::shared_ptr<const ScalarFunction> fn,
                              std::vector<ExprPtr> args);
+/// Casts each of `args` to the type a user-defined function's inferType asked for (`types`, same size);
+/// NULL literals become typed NULLs, character strings are left as they are.
+void castUserFunctionArguments(std::vector<ExprPtr>& args, const std::vector<types::LogicalType>& types);
 /// CAST(value AS target); throws UserError when the cast is not supported.
 ExprPtr makeCast(ExprPtr value, const types::LogicalType& target);
 

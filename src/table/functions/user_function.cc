@@ -18,6 +18,19 @@ using types::TypeId;
 
 void FunctionResult::setString(std::string_view v) { internal::setString(out_, row_, v); }
 
+types::Column& TableFunctionOutput::next() {
+  if (col_ >= cols_.size())
+    throw UserError(fmt::format("a table function row has more than its {} columns", cols_.size()));
+  return cols_[col_++];
+}
+
+void TableFunctionOutput::endRow() {
+  if (col_ != cols_.size())
+    throw UserError(fmt::format("a table function row has {} of its {} columns", col_, cols_.size()));
+  col_ = 0;
+  ++rows_;
+}
+
 namespace udf_internal {
 
 bool acceptsArgument(const LogicalType& param, const LogicalType& arg) {
@@ -54,7 +67,24 @@ void refuseArguments(const std::vector<LogicalType>& params, const std::vector<L
   throw UserError(fmt::format("Invalid input arguments {}. Expected signature: {}", got, signatureOf(params)));
 }
 
+void refuseNames(size_t names, size_t columns) {
+  throw UserError(fmt::format("a table function with {} output columns was given {} names", columns, names));
+}
+
 }  // namespace udf_internal
+
+void castUserFunctionArguments(std::vector<ExprPtr>& args, const std::vector<LogicalType>& types) {
+  for (size_t k = 0; k < args.size(); ++k) {
+    const LogicalType& want = types[k];
+    const LogicalType& have = args[k]->type;
+    if (have.id == TypeId::kNull) {
+      args[k] = internal::typedNull(want);
+    } else if (have.withNullable(true) != want.withNullable(true) && !(have.isString() && want.isString())) {
+      // (Character strings of any length are read alike: no cast.)
+      args[k] = makeCast(args[k], want.withNullable(have.nullable));
+    }
+  }
+}
 
 ExprPtr makeUserFunctionCall(const std::string& name, std::shared_ptr<const ScalarFunction> fn,
                              std::vector<ExprPtr> args) {
@@ -68,16 +98,7 @@ ExprPtr makeUserFunctionCall(const std::string& name, std::shared_ptr<const Scal
     throw UserError(fmt::format("Invalid function call {}: {}", name, e.what()));
   }
   SLUICE_CHECK(types.size() == args.size(), "{}: inferType changed the number of arguments", name);
-  for (size_t k = 0; k < args.size(); ++k) {
-    const LogicalType& want = types[k];
-    const LogicalType& have = args[k]->type;
-    if (have.id == TypeId::kNull) {
-      args[k] = internal::typedNull(want);
-    } else if (have.withNullable(true) != want.withNullable(true) && !(have.isString() && want.isString())) {
-      // (Character strings of any length are read alike: no cast.)
-      args[k] = makeCast(args[k], want.withNullable(have.nullable));
-    }
-  }
+  castUserFunctionArguments(args, types);
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::kCall;
   e->op = ScalarOp::kUserFunction;
@@ -112,7 +133,7 @@ NodePtr makeUserFunctionNode(const Expr& call, std::vector<NodePtr> args, int re
 namespace {
 struct ClassRegistry {
   std::mutex mu;
-  std::map<std::string, std::function<std::shared_ptr<const ScalarFunction>()>> factories;
+  std::map<std::string, std::function<std::shared_ptr<const UserDefinedFunction>()>> factories;
 };
 ClassRegistry& classRegistry() {
   static ClassRegistry r;
@@ -121,14 +142,14 @@ ClassRegistry& classRegistry() {
 }  // namespace
 
 void registerFunctionClass(const std::string& class_name,
-                           std::function<std::shared_ptr<const ScalarFunction>()> factory) {
+                           std::function<std::shared_ptr<const UserDefinedFunction>()> factory) {
   ClassRegistry& r = classRegistry();
   std::lock_guard<std::mutex> lock(r.mu);
   r.factories[class_name] = std::move(factory);
 }
 
-std::shared_ptr<const ScalarFunction> instantiateFunctionClass(const std::string& class_name) {
-  std::function<std::shared_ptr<const ScalarFunction>()> factory;
+std::shared_ptr<const UserDefinedFunction> instantiateFunctionClass(const std::string& class_name) {
+  std::function<std::shared_ptr<const UserDefinedFunction>()> factory;
   {
     ClassRegistry& r = classRegistry();
     std::lock_guard<std::mutex> lock(r.mu);

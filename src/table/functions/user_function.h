@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -62,10 +63,15 @@ class FunctionResult {
   size_t row_;
 };
 
-/// A user-defined scalar function (Flink's ScalarFunction with its type inference).
-class ScalarFunction {
+/// What the catalog and CREATE FUNCTION hold: a ScalarFunction or a TableFunction.
+class UserDefinedFunction {
  public:
-  virtual ~ScalarFunction() = default;
+  virtual ~UserDefinedFunction() = default;
+};
+
+/// A user-defined scalar function (Flink's ScalarFunction with its type inference).
+class ScalarFunction : public UserDefinedFunction {
+ public:
   /// Type inference for a call (Flink's getTypeInference): `args` holds the types of the call's arguments
   /// (a NULL literal is TypeId::kNull); set an entry to another type to have the argument implicitly cast
   /// to it first; return the result type. Throw UserError to refuse the call: the planner reports it at
@@ -78,6 +84,40 @@ class ScalarFunction {
   /// planning (as RAND()).
   virtual bool isDeterministic() const { return true; }
   /// The signature shown in errors, e.g. "(STRING, STRING)"; empty: not shown.
+  virtual std::string signature() const { return {}; }
+};
+
+/// Where a table function's eval() writes its rows: per row, one append per output column in order,
+/// then endRow(). Values in the representation of the column's type (as FunctionArgs).
+class TableFunctionOutput {
+ public:
+  explicit TableFunctionOutput(std::vector<types::Column>& columns) : cols_(columns) {}
+  void appendLong(int64_t v) { next().appendLong(v); }
+  void appendDouble(double v) { next().appendDouble(v); }
+  void appendString(std::string_view v) { next().appendString(v); }
+  void appendNull() { next().appendNull(); }
+  /// Ends the row. Throws UserError when not every column got a value.
+  void endRow();
+  /// Rows ended so far.
+  size_t rows() const { return rows_; }
+
+ private:
+  types::Column& next();
+  std::vector<types::Column>& cols_;
+  size_t col_ = 0;
+  size_t rows_ = 0;
+};
+
+/// A user-defined table function (Flink's TableFunction): any number of rows per call, joined to the row
+/// that called it by `FROM t, LATERAL TABLE(f(t.x)) AS r(a, b)` (Flink's Correlate). Threading as
+/// ScalarFunction.
+class TableFunction : public UserDefinedFunction {
+ public:
+  /// Type inference for a call, as ScalarFunction::inferType; returns the output columns (names and
+  /// types; a query may rename them with `AS r(a, b)`).
+  virtual types::RowType inferType(std::vector<types::LogicalType>& args) const = 0;
+  /// Emits the rows for one call into `out`. Exceptions as ScalarFunction::eval.
+  virtual void eval(const FunctionArgs& args, TableFunctionOutput& out) const = 0;
   virtual std::string signature() const { return {}; }
 };
 
@@ -113,6 +153,16 @@ V read(const FunctionArgs& a, size_t k) {
   else if constexpr (std::is_floating_point_v<V>) return static_cast<V>(a.getDouble(k));
   else return V(a.getString(k));
 }
+/// Argument k as the C++ parameter type T (std::nullopt for NULL when T is optional).
+template <typename T>
+T argOf(const FunctionArgs& a, size_t k) {
+  if constexpr (Param<T>::kOptional) {
+    if (a.isNull(k)) return std::nullopt;
+    return read<typename Param<T>::Value>(a, k);
+  } else {
+    return read<T>(a, k);
+  }
+}
 template <typename V>
 void write(FunctionResult& out, const V& v) {
   if constexpr (std::is_same_v<V, bool>) out.setLong(v ? 1 : 0);
@@ -129,6 +179,8 @@ bool acceptsArgument(const types::LogicalType& param, const types::LogicalType& 
 [[noreturn]] void refuseArguments(const std::vector<types::LogicalType>& params,
                                   const std::vector<types::LogicalType>& args);
 std::string signatureOf(const std::vector<types::LogicalType>& params);
+/// Throws UserError: a table function's column names do not match its row.
+[[noreturn]] void refuseNames(size_t names, size_t columns);
 
 template <typename F, typename R, typename... A>
 class LambdaFunction final : public ScalarFunction {
@@ -161,7 +213,7 @@ class LambdaFunction final : public ScalarFunction {
   bool call(const FunctionArgs& a, FunctionResult& out, std::index_sequence<I...>) const {
     // A NULL for a plain (non-optional) parameter makes the result NULL without a call.
     if ((... || (!Param<std::decay_t<A>>::kOptional && a.isNull(I)))) return false;
-    R r = f_(arg<std::decay_t<A>>(a, I)...);
+    R r = f_(argOf<std::decay_t<A>>(a, I)...);
     if constexpr (Param<R>::kOptional) {
       if (!r) return false;
       write(out, *r);
@@ -170,15 +222,6 @@ class LambdaFunction final : public ScalarFunction {
     }
     return true;
   }
-  template <typename T>
-  static T arg(const FunctionArgs& a, size_t k) {
-    if constexpr (Param<T>::kOptional) {
-      if (a.isNull(k)) return std::nullopt;
-      return read<typename Param<T>::Value>(a, k);
-    } else {
-      return read<T>(a, k);
-    }
-  }
   F f_;
   bool deterministic_;
 };
@@ -186,6 +229,81 @@ class LambdaFunction final : public ScalarFunction {
 template <typename F, typename R, typename... A>
 std::shared_ptr<const ScalarFunction> makeLambda(F f, bool deterministic, R (F::*)(A...) const) {
   return std::make_shared<LambdaFunction<F, R, A...>>(std::move(f), deterministic);
+}
+
+template <typename T>
+struct RowOf {  // one output column
+  static constexpr size_t kSize = 1;
+  template <typename Fn>
+  static void each(const T& v, Fn&& fn) { fn(v); }
+  static std::vector<types::LogicalType> types() {
+    return {sqlTypeOf<typename Param<T>::Value>(true).withNullable(Param<T>::kOptional)};
+  }
+};
+template <typename... C>
+struct RowOf<std::tuple<C...>> {
+  static constexpr size_t kSize = sizeof...(C);
+  template <typename Fn>
+  static void each(const std::tuple<C...>& v, Fn&& fn) { std::apply([&](const auto&... c) { (fn(c), ...); }, v); }
+  static std::vector<types::LogicalType> types() {
+    return {sqlTypeOf<typename Param<C>::Value>(true).withNullable(Param<C>::kOptional)...};
+  }
+};
+template <typename V>
+void append(TableFunctionOutput& out, const V& v) {
+  if constexpr (Param<V>::kOptional) {
+    if (!v) return out.appendNull();
+    append(out, *v);
+  } else if constexpr (std::is_same_v<V, bool>) {
+    out.appendLong(v ? 1 : 0);
+  } else if constexpr (std::is_integral_v<V>) {
+    out.appendLong(static_cast<int64_t>(v));
+  } else if constexpr (std::is_floating_point_v<V>) {
+    out.appendDouble(static_cast<double>(v));
+  } else {
+    out.appendString(std::string_view(v));
+  }
+}
+
+template <typename F, typename Row, typename... A>
+class LambdaTableFunction final : public TableFunction {
+ public:
+  LambdaTableFunction(std::vector<std::string> names, F f) : names_(std::move(names)), f_(std::move(f)) {
+    if (names_.size() != RowOf<Row>::kSize) refuseNames(names_.size(), RowOf<Row>::kSize);
+  }
+  types::RowType inferType(std::vector<types::LogicalType>& args) const override {
+    const std::vector<types::LogicalType> params = {sqlTypeOf<typename Param<std::decay_t<A>>::Value>(true)...};
+    if (args.size() != params.size()) refuseArguments(params, args);
+    for (size_t k = 0; k < args.size(); ++k) {
+      if (!acceptsArgument(params[k], args[k])) refuseArguments(params, args);
+      args[k] = params[k].withNullable(args[k].nullable || args[k].id == types::TypeId::kNull);
+    }
+    return types::RowType{names_, RowOf<Row>::types()};
+  }
+  void eval(const FunctionArgs& a, TableFunctionOutput& out) const override {
+    call(a, out, std::index_sequence_for<A...>{});
+  }
+  std::string signature() const override {
+    return signatureOf({sqlTypeOf<typename Param<std::decay_t<A>>::Value>(true)...});
+  }
+
+ private:
+  template <size_t... I>
+  void call(const FunctionArgs& a, TableFunctionOutput& out, std::index_sequence<I...>) const {
+    // A NULL for a plain (non-optional) parameter gives no rows.
+    if ((... || (!Param<std::decay_t<A>>::kOptional && a.isNull(I)))) return;
+    for (const Row& r : f_(argOf<std::decay_t<A>>(a, I)...)) {
+      RowOf<Row>::each(r, [&](const auto& v) { append(out, v); });
+      out.endRow();
+    }
+  }
+  std::vector<std::string> names_;
+  F f_;
+};
+template <typename F, typename Row, typename... A>
+std::shared_ptr<const TableFunction> makeTableLambda(std::vector<std::string> names, F f,
+                                                     std::vector<Row> (F::*)(A...) const) {
+  return std::make_shared<LambdaTableFunction<F, Row, A...>>(std::move(names), std::move(f));
 }
 }  // namespace udf_internal
 
@@ -199,12 +317,22 @@ std::shared_ptr<const ScalarFunction> makeScalarFunction(F f, bool deterministic
   return udf_internal::makeLambda(std::move(f), deterministic, &F::operator());
 }
 
+/// A table function from a C++ callable returning `std::vector<Row>`, Row a std::tuple of column values
+/// (or one value for one column) of the types makeScalarFunction takes; `names` are the output columns.
+/// A NULL for a plain parameter gives no rows. E.g. `makeTableFunction({"word", "length"},
+/// [](std::string_view s) -> std::vector<std::tuple<std::string, int32_t>> { ... })`. Throws UserError
+/// when the number of names differs from the row's.
+template <typename F>
+std::shared_ptr<const TableFunction> makeTableFunction(std::vector<std::string> names, F f) {
+  return udf_internal::makeTableLambda(std::move(names), std::move(f), &F::operator());
+}
+
 /// Makes `class_name` known to `CREATE FUNCTION ... AS 'class_name'` (Flink's class path), replacing an
 /// earlier factory of that name. Thread-safe; usually called at start-up.
 void registerFunctionClass(const std::string& class_name,
-                           std::function<std::shared_ptr<const ScalarFunction>()> factory);
+                           std::function<std::shared_ptr<const UserDefinedFunction>()> factory);
 /// A new instance of the registered class; nullptr when the name is not registered. Thread-safe.
-std::shared_ptr<const ScalarFunction> instantiateFunctionClass(const std::string& class_name);
+std::shared_ptr<const UserDefinedFunction> instantiateFunctionClass(const std::string& class_name);
 /// The registered class names, sorted.
 std::vector<std::string> registeredFunctionClasses();
 

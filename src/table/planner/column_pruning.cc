@@ -146,6 +146,7 @@ class ColumnPruner {
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
       case RelKind::kReplicateRows:
+      case RelKind::kCorrelate:  // its arguments read the input; whole input rows are part of its output
       case RelKind::kWindowTableFunction:  // its window reads the time column; the rest passes through
         for (const auto& in : rel.inputs) n.in_needed.push_back(every(in));
         return;
@@ -233,6 +234,7 @@ class ColumnPruner {
       case RelKind::kRank:
       case RelKind::kDeduplicate:
       case RelKind::kReplicateRows:
+      case RelKind::kCorrelate:
       case RelKind::kWindowTableFunction: {
         const Pruned& child = build(rel->inputs[0]);
         if (child.rel == rel->inputs[0]) return identity(rel);

@@ -19,6 +19,7 @@
 #include "table/runtime/rank_operator.h"
 #include "table/runtime/replicate_rows.h"
 #include "table/runtime/streaming_join.h"
+#include "table/runtime/correlate_operator.h"
 #include "table/runtime/temporal_join.h"
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
@@ -282,6 +283,13 @@ class Translator {
         auto in = input(rel, 0);
         auto t = make(graph::TransformationKind::kOneInput, "LookupJoin", rel, {in}, in->parallelism);
         t->factory = makeLookupJoinFactory(rel.inputs[0]->row_type, rel.lookup);
+        return t;
+      }
+      case RelKind::kCorrelate: {
+        auto in = input(rel, 0);
+        auto t = make(graph::TransformationKind::kOneInput, "Correlate", rel, {in}, in->parallelism);
+        t->factory = makeCorrelateFactory(rel.inputs[0]->row_type, rel.row_type, rel.correlate.function,
+                                          rel.correlate.function_name, rel.correlate.args, rel.correlate.left_outer);
         return t;
       }
       case RelKind::kWindowTableFunction: {

@@ -269,6 +269,13 @@ std::string RelNode::describe() const {
     case RelKind::kUnion: return fmt::format("Union(all=[true], union=[{}])", fmt::join(row_type.names, ", "));
     case RelKind::kWindowTableFunction:
       return fmt::format("WindowTableFunction(window=[{}])", windowText(window, in_names));
+    case RelKind::kCorrelate: {
+      std::vector<std::string> args;
+      for (const auto& a : correlate.args) args.push_back(a->toString(&inputs[0]->row_type.names));
+      const std::string call = fmt::format("{}({})", correlate.function_name, fmt::join(args, ", "));
+      return fmt::format("Correlate(invocation=[{}], correlate=[table({})], select=[{}], joinType=[{}])", call, call,
+                         fmt::join(row_type.names, ", "), correlate.left_outer ? "LEFT" : "INNER");
+    }
     case RelKind::kReplicateRows:
       // Flink: Correlate(invocation=[$REPLICATE_ROWS$1($0, ...)], ...) after a GroupAggregate.
       return fmt::format("Correlate(invocation=[$REPLICATE_ROWS$1({})], select=[{}])",

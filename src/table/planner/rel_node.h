@@ -20,6 +20,8 @@
 
 namespace sluice::table {
 
+class TableFunction;  // table/functions/user_function.h
+
 enum class RelKind {
   kTableSourceScan,   ///< a connector source (physical columns)
   kCalc,              ///< optional condition + projections (fused filter/project)
@@ -39,10 +41,19 @@ enum class RelKind {
   kTemporalJoin,      ///< event-time temporal join of inputs[0] with the versioned inputs[1] (`join`, `temporal`)
   kWindowJoin,        ///< window join (`join`, `window`, `window_join_ends`), columns as kJoin, fired by watermarks
   kWindowTableFunction,  ///< TUMBLE/HOP/CUMULATE TVF alone (`window`): input ++ window_start, window_end, window_time
+  kCorrelate,         ///< LATERAL TABLE(f(...)) after inputs[0] (`correlate`): each row ++ each row f gives it
 };
 
 struct RelNode;
 using RelNodePtr = std::shared_ptr<RelNode>;
+
+/// kCorrelate: the table function call (Flink's Correlate over a FlinkLogicalTableFunctionScan).
+struct CorrelateSpec {
+  std::string function_name;
+  std::shared_ptr<const TableFunction> function;
+  std::vector<ExprPtr> args;  ///< over the input row, cast to the function's parameter types
+  bool left_outer = false;    ///< LEFT JOIN LATERAL TABLE(...) ON TRUE: a row without results is padded
+};
 
 /// One plan node. Fields are used per kind as commented.
 struct RelNode {
@@ -78,6 +89,7 @@ struct RelNode {
   /// kSink: the columns declared NOT NULL whose values may be NULL (indexes into `row_type`, ascending);
   /// the translator puts a NOT NULL enforcer in front of the sink for them.
   std::vector<int> not_null_columns;
+  CorrelateSpec correlate;          ///< kCorrelate
   // kCalc
   ExprPtr condition;                ///< may be null
   std::vector<ExprPtr> projections;

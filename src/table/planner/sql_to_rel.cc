@@ -536,6 +536,8 @@ FromResult SqlToRelConverter::Impl::convertFrom(const sql::TableRef& ref) {
       ExprPtr no_where;
       return convertJoinFrom(ref, {}, no_where);
     }
+    case sql::TableRefKind::kLateral:
+      fail(ref.pos, "LATERAL TABLE needs a table to its left: FROM t, LATERAL TABLE(...)");
   }
   applyColumnAliases(out, ref);
   return out;

@@ -9,6 +9,7 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "table/planner/sql_to_rel_internal.h"
+#include "table/functions/user_function.h"
 #include "table/planner/type_coercion.h"
 #include "types/value_format.h"
 
@@ -321,10 +322,14 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       std::optional<ScalarOp> op = udf ? std::nullopt : scalarFunctionByName(e.name);
       if (!udf && !op) udf = catalog.findFunction(e.name, /*system=*/false);
       if (udf) {
+        auto scalar = std::dynamic_pointer_cast<const ScalarFunction>(udf->function);
+        if (!scalar)
+          fail(e.pos, fmt::format("{} is a table function: call it in FROM ..., LATERAL TABLE({}(...))", udf->name,
+                                  udf->name));
         std::vector<ExprPtr> args;
         for (size_t i = 0; i < e.children.size(); ++i) args.push_back(sub(i));
         try {
-          return makeUserFunctionCall(udf->name, udf->function, std::move(args));
+          return makeUserFunctionCall(udf->name, std::move(scalar), std::move(args));
         } catch (const SqlError&) {
           throw;
         } catch (const UserError& err) {

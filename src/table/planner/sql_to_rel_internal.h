@@ -291,6 +291,21 @@ struct SqlToRelConverter::Impl {
     std::shared_ptr<TableSchema> schema;  ///< lookup: the dimension table's columns
     std::shared_ptr<const LookupTableLoader> loader;
   };
+  /// The right side of `FROM t, LATERAL TABLE(f(t.x)) AS r(a, b)` (sql_to_rel_correlate.cc).
+  struct LateralCall {
+    std::string name;
+    std::shared_ptr<const TableFunction> function;
+    std::vector<ExprPtr> args;  ///< over the FROM row to its left, cast to the parameter types
+    types::RowType output;      ///< the function's columns (before any alias)
+    sql::SourcePos pos;
+  };
+  /// Resolves `ref` (kLateral) against the FROM row to its left: the function's columns as a scope (no
+  /// rel: the Correlate is built with the join). Fails at the call.
+  FromResult convertLateral(const sql::TableRef& ref, const Scope& left, LateralCall& call);
+  /// The Correlate of `left` (columns [left_lo, left_hi) of the FROM row) with `call`; `conditions` (over
+  /// left ++ function columns) filter an inner one; a LEFT one takes only ON TRUE. Fails at `pos`.
+  RelNodePtr makeCorrelate(RelNodePtr left, const LateralCall& call, int left_lo, int left_hi, bool left_outer,
+                           const std::vector<ExprPtr>& conditions, sql::SourcePos pos);
   struct JoinTree;  ///< sql_to_rel_join.cc
   /// Resolves `ref` (with `system_time`) against the FROM row to its left (`left`, with `attr` per column:
   /// 'r' a row time, 'p' a processing time, 0 neither): the table's scope, and its rel for a temporal join

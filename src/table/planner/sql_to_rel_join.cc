@@ -358,6 +358,8 @@ struct SqlToRelConverter::Impl::JoinTree {
   FromResult leaf;  ///< leaves only
   /// A leaf `t FOR SYSTEM_TIME AS OF ...`: the right side of a lookup or temporal join.
   std::unique_ptr<SnapshotTable> snapshot;
+  /// A leaf LATERAL TABLE(f(...)): the right side of a Correlate.
+  std::unique_ptr<LateralCall> lateral;
   std::unique_ptr<JoinTree> left, right;
   int lo = 0, hi = 0;
   /// A leaf that is a TUMBLE / HOP / CUMULATE window TVF (its last three columns the window's).
@@ -378,7 +380,10 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       t->left = leaves(*ref.left);
       t->right = leaves(*ref.right);
     } else {
-      if (ref.system_time) {
+      if (ref.kind == sql::TableRefKind::kLateral) {
+        t->lateral = std::make_unique<LateralCall>();
+        t->leaf = convertLateral(ref, whole.scope, *t->lateral);
+      } else if (ref.system_time) {
         t->snapshot = std::make_unique<SnapshotTable>();
         t->leaf = convertSnapshot(ref, whole.scope, attr, *t->snapshot);
       } else {
@@ -392,7 +397,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       }
       for (ScopeColumn c : t->leaf.scope.columns) {
         char a = 0;
-        if (!t->snapshot && c.index >= 0)
+        if (!t->snapshot && !t->lateral && c.index >= 0)
           a = c.rowtime ? 'r' : isProctimeAttribute(*t->leaf.rel, c.index) ? 'p' : 0;
         c.index += t->lo;
         c.rowtime = false;  // set from the joins' output below (only interval joins keep them)
@@ -419,7 +424,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
 
   std::function<RelNodePtr(const JoinTree&, bool)> build = [&](const JoinTree& t, bool inner_path) -> RelNodePtr {
     if (!t.left) {
-      if (!inner_path || t.snapshot) return t.leaf.rel;
+      if (!inner_path || t.snapshot || t.lateral) return t.leaf.rel;
       // Below inner joins only, a WHERE conjunct over one table filters that table before the join.
       std::vector<ExprPtr> filters;
       for (size_t i = 0; i < pending.size(); ++i) {
@@ -485,6 +490,13 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
     std::vector<bool> is_time;
     // (Not for a lookup or temporal join, whose right side is a snapshot.)
     std::optional<IntervalJoinBounds> bounds;
+    if (t.left->lateral) fail(t.left->lateral->pos, "LATERAL TABLE needs a table to its left: FROM t, LATERAL TABLE(...)");
+    if (t.right->lateral) {
+      if (ref.join_type == sql::JoinType::kRight || ref.join_type == sql::JoinType::kFull)
+        fail(ref.pos, "A table function (LATERAL TABLE) supports only INNER, CROSS and LEFT joins");
+      return makeCorrelate(left, *t.right->lateral, t.left->lo, t.left->hi, ref.join_type == sql::JoinType::kLeft,
+                           conjuncts, ref.pos);
+    }
     if (!t.right->snapshot) bounds = intervalBounds(conjuncts, positions, *left, *right, is_time);
     std::vector<ExprPtr> time_preds;
     if (bounds) {

@@ -166,6 +166,7 @@ class SubplanReuser {
       case RelKind::kOverAggregate:
       case RelKind::kLookupJoin:
       case RelKind::kTemporalJoin:
+      case RelKind::kCorrelate:
         d += n.describe();
         break;
       case RelKind::kWindowTableFunction:

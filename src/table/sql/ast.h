@@ -256,6 +256,7 @@ enum class TableRefKind : uint8_t {
   kSubquery,       ///< (query) [AS] alias
   kTableFunction,  ///< TABLE(TUMBLE(TABLE t, DESCRIPTOR(c), INTERVAL '1' HOUR)) [AS alias]; `call`
   kJoin,           ///< left JOIN right ON condition
+  kLateral,        ///< LATERAL TABLE(f(args)) [AS alias [(c1, ...)]]: a table function call; `call`
 };
 
 enum class JoinType : uint8_t { kInner, kLeft, kRight, kFull, kCross };
@@ -267,7 +268,7 @@ struct TableRef {
   QualifiedName name;                  ///< kNamed
   std::optional<std::string> alias;    ///< kNamed, kSubquery, kTableFunction
   std::unique_ptr<Query> subquery;     ///< kSubquery
-  ExprPtr call;                        ///< kTableFunction: a kCall (e.g. name "TUMBLE")
+  ExprPtr call;                        ///< kTableFunction: a kCall (e.g. name "TUMBLE"); kLateral: the function call
   JoinType join_type = JoinType::kInner;  ///< kJoin
   std::unique_ptr<TableRef> left;      ///< kJoin
   std::unique_ptr<TableRef> right;     ///< kJoin

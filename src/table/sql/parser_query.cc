@@ -359,7 +359,16 @@ std::unique_ptr<TableRef> Parser::parseTableRefPrimary() {
     expectSymbol(")");
     ref->alias = parseOptionalAlias(kAliasFollow);
   } else if (t.isWord("LATERAL")) {
-    unsupported(t, "LATERAL TABLE");
+    next();
+    expectWord("TABLE");
+    expectSymbol("(");
+    const Token& fn = peek();
+    if (!isIdentifier(fn) || !peek(1).isSymbol("(")) unexpectedWhat(fn, "a table function call");
+    next();
+    ref->kind = TableRefKind::kLateral;
+    ref->call = parseFunctionCall(fn);
+    expectSymbol(")");
+    ref->alias = parseOptionalAlias(kAliasFollow);
   } else if (t.isWord("UNNEST")) {
     unsupported(t, "UNNEST");
   } else if (t.isSymbol("(")) {

@@ -3,6 +3,7 @@
 // of the arguments, the result's nullability, constant folding of deterministic functions only, and the
 // catalog statements that list them. Expected rows worked out by hand.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "common/config.h"
@@ -148,6 +150,85 @@ TEST_F(UserFunctionTest, AnExceptionInsideTheFunctionFailsTheJobNamingIt) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("user-defined function boom($0) failed: five"), std::string::npos) << e.what();
   }
+}
+
+// split(s): the words of s (split on spaces, empty ones skipped) with their lengths.
+std::shared_ptr<const TableFunction> splitFunction() {
+  return makeTableFunction({"word", "length"}, [](std::string_view s) {
+    std::vector<std::tuple<std::string, int32_t>> out;
+    size_t i = 0;
+    while (i < s.size()) {
+      size_t j = s.find(' ', i);
+      if (j == std::string_view::npos) j = s.size();
+      if (j > i) out.emplace_back(std::string(s.substr(i, j - i)), static_cast<int32_t>(j - i));
+      i = j + 1;
+    }
+    return out;
+  });
+}
+
+const char* kSentences = "(VALUES ('a bb'), ('ccc'), (''), (CAST(NULL AS STRING))) AS t(s)";
+
+TEST_F(UserFunctionTest, LateralTableJoinsEachRowWithTheRowsOfItsCall) {
+  env_->createTemporarySystemFunction("split", splitFunction());
+  // 'a bb' -> (a, 1), (bb, 2); 'ccc' -> (ccc, 3); '' -> none; NULL (a plain parameter) -> none.
+  const std::vector<std::string> inner = {"+I[a bb, a, 1]", "+I[a bb, bb, 2]", "+I[ccc, ccc, 3]"};
+  EXPECT_EQ(run(std::string("SELECT s, word, length FROM ") + kSentences + ", LATERAL TABLE(split(s))"), inner);
+  EXPECT_EQ(run(std::string("SELECT * FROM ") + kSentences + " CROSS JOIN LATERAL TABLE(split(s))"), inner);
+  // Renamed columns, a filter on them, an expression argument.
+  EXPECT_EQ(run(std::string("SELECT s, w FROM ") + kSentences +
+                ", LATERAL TABLE(split(UPPER(s))) AS T(w, n) WHERE n > 1"),
+            (std::vector<std::string>{"+I[a bb, BB]", "+I[ccc, CCC]"}));
+  // LEFT JOIN ... ON TRUE pads a row without results.
+  EXPECT_EQ(run(std::string("SELECT s, w, n FROM ") + kSentences +
+                " LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) ON TRUE"),
+            (std::vector<std::string>{"+I[a bb, a, 1]", "+I[a bb, bb, 2]", "+I[ccc, ccc, 3]", "+I[, null, null]",
+                                      "+I[null, null, null]"}));
+}
+
+TEST_F(UserFunctionTest, LateralTableKeepsTheInputsChangelog) {
+  env_->createTemporarySystemFunction("split", splitFunction());
+  // COUNT per sentence: +I[x y, 1] then -U[x y, 1], +U[x y, 2]; each becomes one row per word, same kind.
+  EXPECT_EQ(run("SELECT k, c, word FROM (SELECT s AS k, COUNT(*) AS c FROM (VALUES ('x y'), ('x y')) AS v(s) "
+                "GROUP BY s), LATERAL TABLE(split(k))"),
+            (std::vector<std::string>{"+I[x y, 1, x]", "+I[x y, 1, y]", "-U[x y, 1, x]", "-U[x y, 1, y]",
+                                      "+U[x y, 2, x]", "+U[x y, 2, y]"}));
+}
+
+TEST_F(UserFunctionTest, LateralTableErrorsNameTheirPlace) {
+  env_->createTemporarySystemFunction("split", splitFunction());
+  env_->createTemporarySystemFunction("len", makeScalarFunction([](std::string_view s) -> int64_t {
+                                        return static_cast<int64_t>(s.size());
+                                      }));
+  auto error = [&](const std::string& sql) -> std::string {
+    try {
+      run(sql);
+    } catch (const SqlError& e) {
+      return fmt::format("{}:{} {}", e.line(), e.column(), e.what());
+    }
+    return "no error";
+  };
+  const std::string from = std::string("SELECT * FROM ") + kSentences;  // 80 characters
+  EXPECT_NE(error(from + " LEFT JOIN LATERAL TABLE(split(s)) AS T(w, n) ON n > 1").find("supports only ON TRUE"),
+            std::string::npos);
+  EXPECT_NE(error(from + " RIGHT JOIN LATERAL TABLE(split(s)) ON TRUE").find("only INNER, CROSS and LEFT"),
+            std::string::npos);
+  EXPECT_NE(error(from + ", LATERAL TABLE(len(s))").find("len is a scalar function"), std::string::npos);
+  EXPECT_NE(error("SELECT split(s) FROM " + std::string(kSentences)).find("1:8 "), std::string::npos);
+  EXPECT_NE(error(from + ", LATERAL TABLE(split(1))").find("Invalid function call split"), std::string::npos);
+  EXPECT_NE(error("SELECT * FROM LATERAL TABLE(split('a'))").find("1:15 "), std::string::npos);
+}
+
+TEST_F(UserFunctionTest, ExplainShowsFlinksCorrelate) {
+  env_->createTemporarySystemFunction("split", splitFunction());
+  std::string text;  // EXPLAIN's plan reaches the message callback
+  env_->setMessageCallback([&text](const std::string& m) { text += m; });
+  run(std::string("EXPLAIN SELECT s, word FROM ") + kSentences + ", LATERAL TABLE(split(s))");
+  // (A VALUES column is EXPR$0 until the Calc that applies the alias list t(s).)
+  EXPECT_NE(text.find("Correlate(invocation=[split(EXPR$0)], correlate=[table(split(EXPR$0))], "
+                      "select=[EXPR$0, word, length], joinType=[INNER])"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace
