@@ -365,6 +365,11 @@ const ConfigOption<int32_t> kMaxParallelism("pipeline.max-parallelism", ConfigTy
                                             "Maximum parallelism (number of key groups); -1 derives it.");
 const ConfigOption<std::string> kPipelineName("pipeline.name", ConfigType::kString, "",
                                               "Name of the job; defaults to the script name.");
+// Not read anywhere, so not declared in config.h: registering it makes the key known.
+const ConfigOption<int64_t> kAutoWatermarkInterval(
+    "pipeline.auto-watermark-interval", ConfigType::kDuration, "200 ms",
+    "Flink's period of watermark generation; accepted for compatibility: watermarks are generated after every "
+    "batch, which is never later than this period.");
 const ConfigOption<bool> kOperatorChaining("pipeline.operator-chaining.enabled", ConfigType::kBool, "true",
                                            "Chain operators into one task where possible.");
 const ConfigOption<bool> kChainOperatorsWithDifferentMaxParallelism(

@@ -57,6 +57,14 @@ TEST(ConfigurationTest, UnknownKeyNamesKeyAndClosest) {
   }
 }
 
+TEST(ConfigurationTest, AutoWatermarkIntervalIsAcceptedWithFlinksDefault) {
+  Configuration c;
+  EXPECT_EQ(c.getString("pipeline.auto-watermark-interval"), "200 ms");  // Flink's default
+  c.set("pipeline.auto-watermark-interval", "1 s");
+  EXPECT_EQ(c.getString("pipeline.auto-watermark-interval"), "1 s");
+  EXPECT_THROW(c.set("pipeline.auto-watermark-interval", "soon"), ConfigError);
+}
+
 TEST(ConfigurationTest, UnsupportedFlinkKeySaysNotSupportedYet) {
   Configuration c;
   try {

@@ -429,10 +429,14 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   if (tc == nullptr)
     fail(c.children[1]->pos,
          fmt::format("Column '{}' not found in table '{}'", col, table_name));
-  if (!tc->rowtime)
+  // A PROCTIME() column is a processing-time attribute: the windows follow the operator's clock.
+  const bool proctime = !tc->rowtime && tc->index >= 0 && isProctimeAttribute(*in.rel, tc->index);
+  if (!tc->rowtime && !proctime)
     fail(c.children[1]->pos,
          fmt::format("The window function requires the timecol is a time attribute type, but is {}.",
                      tc->type.toString()));
+  if (proctime && session)
+    fail(c.children[1]->pos, "SESSION windows on a processing-time attribute are not supported yet");
   auto interval = [&](size_t i) {
     const sql::Expr& e = *c.children[i];
     if (e.kind != sql::ExprKind::kLiteral || e.literal_kind != sql::LiteralKind::kInterval)
@@ -451,6 +455,7 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   out.windowed = true;
   out.window_pos = c.pos;
   out.window.time_index = tc->index;
+  out.window.proctime = proctime;
   if (session) {
     // SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap): SessionWindowSpec.
     out.window.kind = WindowSpec::Kind::kSession;
@@ -492,6 +497,9 @@ FromResult SqlToRelConverter::Impl::windowTableFunction(const FromResult& from) 
   if (from.window.kind == WindowSpec::Kind::kSession)
     fail(from.window_pos, "A SESSION window table function is only supported with a GROUP BY window_start, "
                           "window_end aggregation yet");
+  if (from.window.proctime)
+    fail(from.window_pos, "A window table function over a processing-time attribute is only supported with a GROUP "
+                          "BY window_start, window_end aggregation yet");
   if (from.rel->producesUpdates())
     fail(from.window_pos, fmt::format("StreamPhysicalWindowTableFunction doesn't support consuming update and delete "
                                       "changes which is produced by node {}",

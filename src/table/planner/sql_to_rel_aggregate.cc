@@ -97,6 +97,17 @@ SqlToRelConverter::Impl::VarianceCalls SqlToRelConverter::Impl::reduceVariance(
   return out;
 }
 
+namespace {
+
+// PROCTIME() as the planner writes it: the session time zone travels with the call.
+ExprPtr proctimeCall(const Configuration& config) {
+  const std::string zone = config.get(options::kLocalTimeZone);
+  return makeCall(ScalarOp::kProctime,
+                  {makeLiteral(zone, LogicalType::charType(static_cast<int32_t>(std::max<size_t>(1, zone.size())), false))});
+}
+
+}  // namespace
+
 WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const FromResult& from) const {
   const size_t want = c.name == "HOP" ? 3 : 2;
   if (c.children.size() != want)
@@ -105,9 +116,13 @@ WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const Fr
   if (time.kind != sql::ExprKind::kIdentifier)
     fail(time.pos, fmt::format("The first argument of {} must be a time attribute column", c.name));
   ExprPtr ref = resolveIdentifier(time, from.scope);
-  if (ref->kind != ExprKind::kInputRef || !from.rel->rowtime[static_cast<size_t>(ref->input_index)])
+  const bool proctime = ref->kind == ExprKind::kInputRef && !from.rel->rowtime[static_cast<size_t>(ref->input_index)] &&
+                        isProctimeAttribute(*from.rel, ref->input_index);
+  if (ref->kind != ExprKind::kInputRef || (!from.rel->rowtime[static_cast<size_t>(ref->input_index)] && !proctime))
     fail(time.pos, fmt::format("Window aggregate can only be defined over a time attribute column, but {} encountered.",
                                ref->type.toString()));
+  if (proctime && c.name == "SESSION")
+    fail(time.pos, "SESSION windows on a processing-time attribute are not supported yet");
   auto interval = [&](size_t i) {
     const sql::Expr& e = *c.children[i];
     if (e.kind != sql::ExprKind::kLiteral || e.literal_kind != sql::LiteralKind::kInterval)
@@ -118,6 +133,7 @@ WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const Fr
   };
   WindowSpec w;
   w.time_index = ref->input_index;
+  w.proctime = proctime;
   if (c.name == "TUMBLE") {
     w.kind = WindowSpec::Kind::kTumble;
     w.size_ms = w.slide_ms = interval(1);
@@ -141,7 +157,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
   // 1. Group keys and aggregate calls, in the order written.
   std::vector<const sql::Expr*> group_exprs;
   std::vector<sql::SourcePos> group_pos;
-  bool has_window_start = false, has_window_end = false;
+  bool has_window_start = false, has_window_end = false, has_window_time = false;
   // A legacy group window, GROUP BY TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) (Flink's
   // GroupWindowAggregate): planned as the window aggregate of the matching window TVF.
   const sql::Expr* group_window = nullptr;
@@ -161,7 +177,11 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
         has_window_end = true;
         continue;
       }
-      if (n == "window_time") fail(g->pos, "GROUP BY window_time is not supported yet");
+      if (n == "window_time") {
+        // window_end - 1 ms (a processing-time attribute on processing time): it follows from window_end.
+        has_window_time = true;
+        continue;
+      }
     }
     if (const sql::Expr* a = findAggregate(*g)) fail(a->pos, "Aggregate functions are not allowed in GROUP BY");
     group_exprs.push_back(g.get());
@@ -378,7 +398,13 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
         if (!same)
           fail(e.pos, fmt::format("{} must be called with the arguments of the GROUP BY window {}", n,
                                   group_window->toString()));
-        if (prop == "PROCTIME") fail(e.pos, fmt::format("{} (processing-time windows) is not supported yet", n));
+        // *_PROCTIME: a processing-time attribute of the output, the clock as the row leaves (Flink's
+        // proctime('w$) property).
+        if (prop == "PROCTIME") return proctimeCall(config);
+        if (prop == "ROWTIME" && window.proctime)
+          fail(e.pos, fmt::format("{} is only defined on an event-time window; {} is over a processing-time "
+                                  "attribute (use {}_PROCTIME)",
+                                  n, group_window->toString(), fn));
         const int end = static_cast<int>(agg->row_type.size()) - 1;
         if (prop == "START") return makeInputRef(end - 1, LogicalType::timestamp(3, false));
         ExprPtr end_ref = makeInputRef(end, LogicalType::timestamp(3, false));
@@ -389,6 +415,14 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     }
     if (e.kind == sql::ExprKind::kIdentifier) {
       const std::string& n = e.names.back();
+      if (from.windowed && n == "window_time" && has_window_time) {
+        // Flink's window_time: the window's last millisecond, a row time attribute of the output, so a
+        // window TVF can follow (cascading windows); the clock when the row leaves on processing time.
+        if (window.proctime) return proctimeCall(config);
+        return makeCall(ScalarOp::kMinus, {makeInputRef(static_cast<int>(agg->row_type.size()) - 1,
+                                                        LogicalType::timestamp(3, false)),
+                                           makeIntervalLiteral(1)});
+      }
       if (from.windowed && (n == "window_start" || n == "window_end")) {
         int idx = static_cast<int>(agg->row_type.size()) - (n == "window_start" ? 2 : 1);
         return makeInputRef(idx, LogicalType::timestamp(3, false));
@@ -412,12 +446,15 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     post_names.push_back(itemName(s.select_list[i], i));
   }
   RelNodePtr out = makeCalc(agg, having, post, post_names);
-  if (group_window != nullptr) {
-    // *_ROWTIME is a row time attribute of the output (Flink's rowtime('w$) property).
+  if (group_window != nullptr || (has_window_time && !window.proctime)) {
+    // *_ROWTIME and window_time are row time attributes of the output (Flink's rowtime('w$) property).
     auto copy = std::make_shared<RelNode>(*out);
     for (size_t i = 0; i < s.select_list.size(); ++i) {
       const sql::Expr& e = *s.select_list[i].expr;
-      if (e.kind == sql::ExprKind::kCall && e.name.size() > 8 && e.name.substr(e.name.size() - 8) == "_ROWTIME")
+      if (group_window != nullptr && e.kind == sql::ExprKind::kCall && e.name.size() > 8 &&
+          e.name.substr(e.name.size() - 8) == "_ROWTIME")
+        copy->rowtime[i] = true;
+      if (group_window == nullptr && e.kind == sql::ExprKind::kIdentifier && e.names.back() == "window_time")
         copy->rowtime[i] = true;
     }
     out = copy;

@@ -91,6 +91,10 @@ bool isProctimeAttribute(const RelNode& rel, int index) {
     case RelKind::kTemporalJoin:
     case RelKind::kWindowTableFunction:
       return static_cast<size_t>(index) < rel.inputs[0]->row_type.size() && isProctimeAttribute(*rel.inputs[0], index);
+    case RelKind::kUnion:  // a processing-time attribute when it is one in every input
+      for (const RelNodePtr& in : rel.inputs)
+        if (!isProctimeAttribute(*in, index)) return false;
+      return !rel.inputs.empty();
     case RelKind::kIntervalJoin:  // keep both inputs' time attributes
     case RelKind::kWindowJoin: {
       const int nl = static_cast<int>(rel.inputs[0]->row_type.size());

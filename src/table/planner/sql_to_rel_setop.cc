@@ -196,7 +196,12 @@ RelNodePtr SqlToRelConverter::Impl::makeUnionAll(std::vector<RelNodePtr> branche
   auto u = std::make_shared<RelNode>();
   u->kind = RelKind::kUnion;
   u->row_type = branches[0]->row_type;
-  u->rowtime.assign(u->row_type.size(), false);
+  // A column is a row time attribute when it is one in every branch (Flink keeps the time attribute of a
+  // UNION ALL whose inputs agree on it; unifyBranches already made the types equal).
+  u->rowtime.assign(u->row_type.size(), true);
+  for (const RelNodePtr& br : branches)
+    for (size_t c = 0; c < u->rowtime.size(); ++c)
+      if (c >= br->rowtime.size() || !br->rowtime[c]) u->rowtime[c] = false;
   for (RelNodePtr& br : branches) {
     if (br->producesUpdates() && u->changelog != ChangelogMode::kAll) u->changelog = br->changelog;
     u->inputs.push_back(std::move(br));

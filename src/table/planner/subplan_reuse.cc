@@ -153,8 +153,8 @@ class SubplanReuser {
           appendType(d, a.result_type);
         }
         if (n.kind == RelKind::kWindowAggregate)
-          d += fmt::format("|w{},{},{},{},{}", static_cast<int>(n.window.kind), n.window.time_index, n.window.size_ms,
-                           n.window.slide_ms, n.window.offset_ms);
+          d += fmt::format("|w{},{},{},{},{},{}", static_cast<int>(n.window.kind), n.window.time_index, n.window.size_ms,
+                           n.window.slide_ms, n.window.offset_ms, n.window.proctime ? 1 : 0);
         if (n.kind == RelKind::kWindowAggregate) {
           appendInts(d, n.window.partition_keys);
           d += n.group_window ? "|gw" : "";

@@ -43,6 +43,9 @@ struct WindowSpec {
   int64_t size_ms = 0;   ///< TUMBLE / HOP size, CUMULATE max size, SESSION gap
   int64_t slide_ms = 0;  ///< HOP slide, CUMULATE step; equals size_ms for TUMBLE
   int64_t offset_ms = 0; ///< window starts are offset + k * (size for TUMBLE / CUMULATE, slide for HOP)
+  /// Processing time (`pt AS PROCTIME()`): rows fall into the windows of the operator's clock when they
+  /// arrive, and a window fires when that clock passes its end; `time_index` is then not read.
+  bool proctime = false;
   /// SESSION's PARTITION BY columns (input columns, as written; EXPLAIN prints them). The operator
   /// keeps sessions per group key, which the planner makes equal to these.
   std::vector<int> partition_keys;

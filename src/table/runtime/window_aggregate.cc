@@ -1,6 +1,8 @@
 #include "table/runtime/window_aggregate.h"
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -9,6 +11,7 @@
 #include "common/error.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/task/task_cancellation.h"
+#include "runtime/time/processing_time_service.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
 #include "table/runtime/session_window_aggregate.h"
@@ -72,11 +75,14 @@ bool decodeWindowEnd(std::string_view ns, int64_t& end) {
 namespace window_internal {
 
 void validateWindow(const RowType& input, const WindowSpec& w) {
-  SLUICE_USER_CHECK(w.time_index >= 0 && static_cast<size_t>(w.time_index) < input.size(),
-                    "window time column {} out of range (input has {} columns)", w.time_index, input.size());
-  const LogicalType& time_type = input.types[static_cast<size_t>(w.time_index)];
-  SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kBigInt,
-                    "window time column {} must be TIMESTAMP(3), but is {}", w.time_index, time_type.toString());
+  // Processing time reads no column.
+  if (!w.proctime) {
+    SLUICE_USER_CHECK(w.time_index >= 0 && static_cast<size_t>(w.time_index) < input.size(),
+                      "window time column {} out of range (input has {} columns)", w.time_index, input.size());
+    const LogicalType& time_type = input.types[static_cast<size_t>(w.time_index)];
+    SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kBigInt,
+                      "window time column {} must be TIMESTAMP(3), but is {}", w.time_index, time_type.toString());
+  }
   SLUICE_CHECK(w.kind != WindowSpec::Kind::kSession, "SESSION windows run in SessionWindowAggregateOperator");
   if (w.kind == WindowSpec::Kind::kTumble) {
     // TumblingSliceAssigner's checks.
@@ -132,6 +138,9 @@ struct WindowAggregateOperator::Impl {
   WindowState* aggs = nullptr;
   runtime::state::InternalTimerService* timers = nullptr;
   runtime::state::PartitionableListState<int64_t>* watermark_state = nullptr;
+  /// Processing-time timers handed to the ProcessingTimeService (not state: re-armed from the timer
+  /// service after a restore).
+  std::set<int64_t> scheduled;
   /// Arrival number of the next (key, window) entry: above every stored one, restored ones included.
   uint64_t next_seq = 0;
   std::vector<Fired> fired;
@@ -193,6 +202,26 @@ void WindowAggregateOperator::open(const runtime::OperatorContext& ctx, runtime:
     }
     s.next_seq = std::max(s.next_seq, w.seq + 1);
   });
+  if (auto next = s.timers->nextProcessingTime()) scheduleProcessingTimer(*next);
+}
+
+int64_t WindowAggregateOperator::processingTime() const {
+  if (ctx_.processing_time_service != nullptr) return ctx_.processing_time_service->currentProcessingTime();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void WindowAggregateOperator::scheduleProcessingTimer(int64_t time) {
+  if (ctx_.processing_time_service == nullptr || !impl_->scheduled.insert(time).second) return;
+  ctx_.processing_time_service->registerTimer(time, [this](int64_t t) {
+    impl_->scheduled.erase(t);
+    fireWindows(/*event_time=*/false, t);
+    if (auto next = impl_->timers->nextProcessingTime()) scheduleProcessingTimer(*next);
+  });
+}
+
+void WindowAggregateOperator::endInput() {
+  if (window_.proctime) fireWindows(/*event_time=*/false, std::numeric_limits<int64_t>::max());
 }
 
 void WindowAggregateOperator::snapshotState(int64_t checkpoint_id) {
@@ -204,24 +233,29 @@ void WindowAggregateOperator::snapshotState(int64_t checkpoint_id) {
 void WindowAggregateOperator::processBatch(RowBatch&& batch) {
   Impl& s = *impl_;
   SLUICE_CHECK(s.aggs != nullptr, "WindowAggregate used before open()");
-  const types::Column& time_col = batch.column(static_cast<size_t>(window_.time_index));
+  // Processing time reads no column.
+  const types::Column* time_col =
+      window_.proctime ? nullptr : &batch.column(static_cast<size_t>(window_.time_index));
   runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
   // A HOP window with a small slide gives one row thousands of windows: a cancel must not wait for them.
   runtime::CancellationCheck<> cancellation;
+  // Processing time: the whole batch arrives now, and no window of now has fired yet.
+  const int64_t now = window_.proctime ? processingTime() : 0;
+  const int64_t fired_until = window_.proctime ? std::numeric_limits<int64_t>::min() : current_watermark_;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     if (batch.kind(row) != RowKind::kInsert) {
       throw UserError(fmt::format("window aggregate does not support update/delete input (got a {} row)",
                                   types::shortString(batch.kind(row))));
     }
-    if (time_col.isNull(row)) {
+    if (!window_.proctime && time_col->isNull(row)) {
       // AbstractSliceAssigner.assignSliceEnd fails the job on a NULL row time.
       throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
     }
-    const int64_t t = time_col.getLong(row);
+    const int64_t t = window_.proctime ? now : time_col->getLong(row);
     bool assigned = false;
     forEachWindowEnd(window_, t, [&](int64_t end) {
       cancellation.tick();
-      if (end - 1 <= current_watermark_) return;  // TimeWindowUtil.isWindowFired
+      if (end - 1 <= fired_until) return;  // TimeWindowUtil.isWindowFired
       if (!assigned) {
         s.keys.encode(batch, row, s.key_buf);
         s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
@@ -235,7 +269,11 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
         w->seq = s.next_seq++;
         s.handler.init(w->acc);
         // WindowAggOperator registers the window's timer at its end - 1 (TimeWindowUtil.toEpochMillsForTimer).
-        s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+        if (window_.proctime) {
+          s.timers->registerProcessingTimeTimer(s.ns_buf, end - 1);
+        } else {
+          s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+        }
       }
       s.handler.accumulate(w->acc, batch, row);
     });
@@ -244,13 +282,22 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
       if (ctx_.metrics != nullptr) ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  if (window_.proctime)
+    if (auto next = s.timers->nextProcessingTime()) scheduleProcessingTimer(*next);
 }
 
 void WindowAggregateOperator::processWatermark(runtime::Watermark mark) {
-  Impl& s = *impl_;
-  SLUICE_CHECK(s.timers != nullptr, "WindowAggregate used before open()");
+  SLUICE_CHECK(impl_->timers != nullptr, "WindowAggregate used before open()");
   if (mark.timestamp > current_watermark_) {
     current_watermark_ = mark.timestamp;
+    if (!window_.proctime) fireWindows(/*event_time=*/true, current_watermark_);
+  }
+  output_->emitWatermark(mark);
+}
+
+void WindowAggregateOperator::fireWindows(bool event_time, int64_t time) {
+  Impl& s = *impl_;
+  {
     RowBatch out(output_type_);
     const size_t num_keys = s.keys.keyColumns().size();
     const size_t agg_first = num_keys;
@@ -271,7 +318,7 @@ void WindowAggregateOperator::processWatermark(runtime::Watermark mark) {
       s.fired.clear();
     };
     runtime::CancellationCheck<> cancellation;
-    s.timers->advanceWatermark(current_watermark_, [&](std::string_view key, int32_t, std::string_view ns, int64_t) {
+    auto fire = [&](std::string_view key, int32_t, std::string_view ns, int64_t) {
       cancellation.tick();
       int64_t end;
       if (!decodeWindowEnd(ns, end)) {
@@ -286,17 +333,23 @@ void WindowAggregateOperator::processWatermark(runtime::Watermark mark) {
       if (w == nullptr) return;
       s.fired.push_back(Impl::Fired{w->seq, std::string(key), std::move(w->acc)});
       s.aggs->clear();
-    });
+    };
+    if (event_time) {
+      s.timers->advanceWatermark(time, fire);
+    } else {
+      s.timers->advanceProcessingTime(time, fire);
+    }
     flush();
     if (!out.empty()) output_->collect(std::move(out));
   }
-  output_->emitWatermark(mark);
 }
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowAggregateFactory(RowType input_type,
                                                                                   WindowSpec window,
                                                                                   std::vector<int> group_keys,
                                                                                   std::vector<AggregateCall> calls) {
+  SLUICE_USER_CHECK(!(window.kind == WindowSpec::Kind::kSession && window.proctime),
+                    "SESSION windows on a processing-time attribute are not supported yet");
   if (window.kind == WindowSpec::Kind::kSession)
     return makeSessionWindowAggregateFactory(std::move(input_type), std::move(window), std::move(group_keys),
                                              std::move(calls));

@@ -33,6 +33,11 @@ namespace sluice::table {
 /// that window), frees their state, then forwards the watermark. endInput emits nothing: the final
 /// Watermark::kMaxTimestamp fires the remaining windows.
 ///
+/// Processing time (`window.proctime`, Flink's proctime SliceAssigners): a row's time is the operator's
+/// clock when it arrives (OperatorContext::processing_time_service, else the system clock), so no row is
+/// late; each (key, window) has a processing-time timer at window_end - 1, and the ProcessingTimeService
+/// fires the windows when its clock reaches that time. Watermarks pass unchanged. endInput fires every
+/// pending window, so a bounded input loses none of its rows.
 /// State (WindowAggOperator, flink-checkpointing.md §6): per (key, window) the keyed ValueState
 /// "window-aggs" in namespace = window end (8 bytes, big-endian), holding the accumulators and the
 /// order in which the key first came into the window; keys are KeyCodec bytes of the group key in the
@@ -68,6 +73,8 @@ class WindowAggregateOperator : public runtime::StreamOperator {
   void processWatermark(runtime::Watermark mark) override;
   /// Writes the current watermark into the "watermark" list state. Emits nothing.
   void snapshotState(int64_t checkpoint_id) override;
+  /// Processing time: fires every pending window (event time: nothing, the final watermark does it).
+  void endInput() override;
 
   /// Rows dropped because every window they belong to had already fired (Flink's metric of that name).
   int64_t numLateRecordsDropped() const { return num_late_records_dropped_; }
@@ -78,6 +85,10 @@ class WindowAggregateOperator : public runtime::StreamOperator {
 
  private:
   struct Impl;  // accumulators and state handles (accumulators_internal.h stays out of this header)
+  /// Fires the windows whose timers are due at `time` (event time: the watermark; else the clock).
+  void fireWindows(bool event_time, int64_t time);
+  void scheduleProcessingTimer(int64_t time);
+  int64_t processingTime() const;
   types::RowType output_type_;
   WindowSpec window_;
   std::unique_ptr<Impl> impl_;

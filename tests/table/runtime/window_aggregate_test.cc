@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "runtime/network/pipelined_subpartition.h"
 #include "runtime/task/task_cancellation.h"
+#include "runtime/time/processing_time_service.h"
 #include "operator_test_util.h"
 
 namespace sluice::table {
@@ -215,6 +216,76 @@ TEST_F(WindowAggTest, HopLoopsRunToTheEndOutsideACancelledTask) {
   ASSERT_EQ(events.size(), 10000u + 1u);  // every window, then the watermark
   EXPECT_EQ(events.back(), "WM(20000)");
   EXPECT_EQ(op_->numPendingWindows(), 0u);
+}
+
+// Processing time: rows fall into the windows of the hand-driven clock when they arrive (the ts column is
+// not read, NULL included), windows fire when the clock reaches window_end - 1, watermarks pass
+// unchanged, and endInput fires what is left.
+TEST(WindowAggProcTimeTest, TumbleFiresOnTheClockAndAtEndOfInput) {
+  int64_t now = 3;
+  runtime::ProcessingTimeService clock([&] { return now; });
+  CollectingOutput out;
+  runtime::OperatorMetrics metrics;
+  WindowSpec w = tumble(10);
+  w.proctime = true;
+  WindowAggregateOperator op(inputType(), w, {0}, {call(AggKind::kCountStar, -1), call(AggKind::kSum, 2)});
+  testing::openOperator(op, out, metrics, nullptr, &clock);
+  op.processBatch(makeBatch(inputType(), {ins({"a", 500, 1}), ins({"b", kNull, 2})}));  // at 3: [0,10)
+  now = 7;
+  op.processBatch(makeBatch(inputType(), {ins({"a", -40, 4})}));  // at 7: [0,10)
+  now = 8;
+  EXPECT_EQ(clock.fireDue(), 0u);  // [0,10) fires at 9
+  op.processWatermark(runtime::Watermark{100});
+  EXPECT_THAT(out.take(), ElementsAre("WM(100)"));
+  now = 9;
+  clock.fireDue();
+  // a: 2 rows, 1 + 4; b: 1 row, 2; keys in arrival order.
+  EXPECT_THAT(out.take(), ElementsAre("+I[a, 2, 5, 0, 10]", "+I[b, 1, 2, 0, 10]"));
+  now = 12;
+  op.processBatch(makeBatch(inputType(), {ins({"a", 0, 8})}));  // at 12: [10,20)
+  EXPECT_EQ(op.numPendingWindows(), 1u);
+  op.endInput();
+  EXPECT_THAT(out.take(), ElementsAre("+I[a, 1, 8, 10, 20]"));
+  EXPECT_EQ(op.numPendingWindows(), 0u);
+  EXPECT_EQ(op.numLateRecordsDropped(), 0);
+}
+
+TEST(WindowAggProcTimeTest, HopAndCumulateOnTheClock) {
+  int64_t now = 7;
+  runtime::ProcessingTimeService clock([&] { return now; });
+  CollectingOutput out;
+  runtime::OperatorMetrics metrics;
+  WindowSpec w = hop(5, 10);
+  w.proctime = true;
+  WindowAggregateOperator op(inputType(), w, {}, {call(AggKind::kCountStar, -1)});
+  testing::openOperator(op, out, metrics, nullptr, &clock);
+  op.processBatch(makeBatch(inputType(), {ins({"a", 0, 1})}));  // at 7: [0,10), [5,15)
+  now = 12;
+  clock.fireDue();  // 9 <= 12: [0,10) with 1 row
+  op.processBatch(makeBatch(inputType(), {ins({"a", 0, 1})}));  // at 12: [5,15), [10,20)
+  now = 14;
+  clock.fireDue();  // [5,15): 2 rows
+  op.endInput();    // [10,20): 1 row
+  EXPECT_THAT(out.take(), ElementsAre("+I[1, 0, 10]", "+I[2, 5, 15]", "+I[1, 10, 20]"));
+
+  // CUMULATE(step 5, max 10) at 3: [0,5), [0,10); at 6: [0,10).
+  now = 3;
+  runtime::ProcessingTimeService clock2([&] { return now; });
+  WindowSpec c;
+  c.kind = WindowSpec::Kind::kCumulate;
+  c.time_index = 1;
+  c.slide_ms = 5;
+  c.size_ms = 10;
+  c.proctime = true;
+  WindowAggregateOperator cum(inputType(), c, {}, {call(AggKind::kCountStar, -1)});
+  testing::openOperator(cum, out, metrics, nullptr, &clock2);
+  cum.processBatch(makeBatch(inputType(), {ins({"a", 0, 1})}));
+  now = 6;
+  clock2.fireDue();  // [0,5) fires at 4
+  cum.processBatch(makeBatch(inputType(), {ins({"a", 0, 1})}));
+  now = 9;
+  clock2.fireDue();  // [0,10) fires at 9
+  EXPECT_THAT(out.take(), ElementsAre("+I[1, 0, 5]", "+I[2, 0, 10]"));
 }
 
 }  // namespace
