@@ -137,6 +137,14 @@ def query(q, dump):
                     start, n = t, 0
                 end, n = max(end, t + 10000), n + 1
             out.append(row(bidder, n, ts(text_of(start)), ts(text_of(end))))
+    elif q == "q12":
+        # Bids per bidder in 10 s processing-time windows: which window a bid lands in depends on the clock,
+        # so the reference is each bidder's total over all windows; the test folds Sluice's windows the same
+        # way (nexmark_test.sh, fold_q12) after checking that every window is 10 s long.
+        counts = defaultdict(int)
+        for b in bs:
+            counts[b["bidder"]] += 1
+        out = [row(bidder, n) for bidder, n in counts.items()]
     elif q == "q14":
         for b in bs:
             euro = Decimal("0.908") * b["price"]

@@ -11,6 +11,7 @@
 
 #include <variant>
 
+#include "runtime/time/processing_time_service.h"
 #include "state_test_util.h"
 
 namespace sluice::table {
@@ -150,6 +151,49 @@ TEST(WindowAggStateTest, RestoredWatermarkIsTheMinimumOverTheOldSubtasks) {
   EXPECT_EQ(op.numLateRecordsDropped(), 0);
   op.processWatermark(runtime::Watermark{19});
   EXPECT_THAT(out.take(), ElementsAre("+I[a, 1, 3, a, 10, 20]", "WM(19)"));
+}
+
+// Processing time: the windows' timers are in the snapshot, and the restored operator re-arms them on its
+// clock, so a window begun before the checkpoint fires at its end after the restore.
+TEST(WindowAggStateTest, ProcessingTimeWindowsFireAfterARestore) {
+  WindowSpec w = window(WindowSpec::Kind::kTumble, 10, 10);
+  w.proctime = true;
+  int64_t now = 3;
+  runtime::OperatorMetrics metrics;
+  CollectingOutput out;
+  auto open = [&](WindowAggregateOperator& op, runtime::state::StreamOperatorStateContext& state,
+                  runtime::ProcessingTimeService& clock) {
+    runtime::OperatorContext ctx;
+    ctx.task_name = ctx.operator_name = "test";
+    ctx.uid = "op";
+    ctx.max_parallelism = testing::kMaxParallelism;
+    ctx.metrics = &metrics;
+    ctx.state = &state;
+    ctx.processing_time_service = &clock;
+    op.open(ctx, &out);
+  };
+  runtime::checkpoint::OperatorSubtaskState snap;
+  {
+    runtime::ProcessingTimeService clock([&] { return now; });
+    auto state = testing::makeStateContext(nullptr);
+    WindowAggregateOperator first(inputType(), w, {0}, calls());
+    open(first, *state, clock);
+    first.processBatch(makeBatch(inputType(), {ins({"b", 0, 1}), ins({"a", 0, 2})}));  // at 3: [0,10)
+    snap = testing::takeSnapshot(first, *state);
+  }
+  now = 5;
+  runtime::ProcessingTimeService clock([&] { return now; });
+  auto state = testing::makeStateContext(&snap);
+  WindowAggregateOperator second(inputType(), w, {0}, calls());
+  open(second, *state, clock);
+  second.processBatch(makeBatch(inputType(), {ins({"a", 0, 4})}));  // at 5: [0,10)
+  now = 9;
+  clock.fireDue();
+  // b 1 row (1), a 2 rows (2 + 4), in arrival order.
+  EXPECT_THAT(out.take(), ElementsAre("+I[b, 1, 1, b, 0, 10]", "+I[a, 2, 6, a, 0, 10]"));
+  second.endInput();
+  EXPECT_THAT(out.take(), ::testing::IsEmpty());
+  EXPECT_EQ(second.numPendingWindows(), 0u);
 }
 
 }  // namespace
