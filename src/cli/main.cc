@@ -427,7 +427,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 gives each kind of usage error its own status (105, 109, ...); Flink's CLI exits 1 for every
+    // failure, so scripts only need to test for non-zero. --help and --version still exit 0.
+    return app.exit(e) == 0 ? 0 : 1;
   }
   try {
     if (*run) return runCommand(run_opts, metrics_path);

@@ -286,7 +286,8 @@ Statement Parser::parseStatement() {
               first.upper == "DELETE" || first.upper == "UPDATE")) {
     unsupported(first, first.upper + " statement");
   } else {
-    unexpected(first, {"SELECT", "INSERT", "CREATE", "SET", "RESET", "EXPLAIN", "EXECUTE", "BEGIN"});
+    unexpected(first, {"SELECT", "INSERT", "CREATE", "SET", "RESET", "EXPLAIN", "EXECUTE", "BEGIN", "WITH",
+                       "VALUES", "SHOW", "DESCRIBE", "DROP", "USE", "ALTER"});
   }
   // The statement spans its first token to the last token consumed.
   size_t last_index = pos_ > first_index ? pos_ - 1 : first_index;

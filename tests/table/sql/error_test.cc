@@ -71,6 +71,7 @@ TEST(SqlErrorTest, UnexpectedTokensAtExactPlaces) {
   EXPECT_EQ(c.line, 2);
   EXPECT_EQ(c.column, 1);
   EXPECT_TRUE(contains(c.message, "Encountered \"SELEC\" but expected one of: SELECT, INSERT, CREATE")) << c.message;
+  EXPECT_TRUE(contains(c.message, "SHOW, DESCRIBE, DROP, USE, ALTER")) << c.message;
 
   // Two statements without ';' : "SELECT 1 SELECT 2" - the second SELECT at column 10.
   c = parseError("SELECT 1 SELECT 2");
