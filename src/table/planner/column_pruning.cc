@@ -145,6 +145,8 @@ class ColumnPruner {
       case RelKind::kChangelogNormalize:  // keeps and compares whole rows of the source
       case RelKind::kRank:                // keep, compare and emit whole input rows
       case RelKind::kDeduplicate:
+      case RelKind::kWindowRank:
+      case RelKind::kWindowDeduplicate:
       case RelKind::kReplicateRows:
       case RelKind::kCorrelate:  // its arguments read the input; whole input rows are part of its output
       case RelKind::kWindowTableFunction:  // its window reads the time column; the rest passes through
@@ -233,6 +235,8 @@ class ColumnPruner {
       case RelKind::kChangelogNormalize:
       case RelKind::kRank:
       case RelKind::kDeduplicate:
+      case RelKind::kWindowRank:
+      case RelKind::kWindowDeduplicate:
       case RelKind::kReplicateRows:
       case RelKind::kCorrelate:
       case RelKind::kWindowTableFunction: {

@@ -24,6 +24,7 @@
 #include "table/runtime/watermark_assigner.h"
 #include "table/runtime/window_aggregate.h"
 #include "table/runtime/window_join.h"
+#include "table/runtime/window_rank.h"
 #include "table/runtime/window_table_function.h"
 
 namespace sluice::table {
@@ -200,6 +201,20 @@ class Translator {
                                                : rel.rank.form == RankForm::kSortLimit ? "SortLimit" : "Limit";
         auto t = make(graph::TransformationKind::kOneInput, name, rel, {ex}, global ? 1 : -1);
         t->factory = dedup ? makeDeduplicateFactory(in_type, rel.rank) : makeRankFactory(in_type, rel.rank);
+        return t;
+      }
+      case RelKind::kWindowRank:
+      case RelKind::kWindowDeduplicate: {
+        // Flink's StreamExecWindowRank / StreamExecWindowDeduplicate: HASH on the partition keys other than
+        // window_start / window_end, or one subtask behind a GLOBAL exchange when there are none.
+        auto in = input(rel, 0);
+        const bool global = rel.rank.partition_keys.empty();
+        auto ex = global ? partition(in, graph::ShipStrategy::kGlobal)
+                         : partition(in, graph::ShipStrategy::kHash, rel.rank.partition_keys);
+        const bool dedup = rel.kind == RelKind::kWindowDeduplicate;
+        auto t = make(graph::TransformationKind::kOneInput, dedup ? "WindowDeduplicate" : "WindowRank", rel, {ex},
+                      global ? 1 : -1);
+        t->factory = makeWindowRankFactory(rel.inputs[0]->row_type, rel.rank, rel.window_rank_cols[1], dedup);
         return t;
       }
       case RelKind::kOverAggregate: {

@@ -200,11 +200,8 @@ std::string RelNode::describe() const {
         // the condition without the window equalities.
         // Each window names its own input's columns.
         auto side = [&](size_t input, int start, int end) {
-          const std::string w = windowSummary(window);
-          const size_t open = w.find('(');
           const std::vector<std::string>& in = inputs[input]->row_type.names;
-          return fmt::format("{}(win_start=[{}], win_end=[{}], {}", w.substr(0, open), in[static_cast<size_t>(start)],
-                             in[static_cast<size_t>(end)], w.substr(open + 1));
+          return windowAttachedSummary(window, in[static_cast<size_t>(start)], in[static_cast<size_t>(end)]);
         };
         return fmt::format("WindowJoin(leftWindow=[{}], rightWindow=[{}], joinType=[{}], where=[{}], select=[{}])",
                            side(0, window_join_cols[0], window_join_cols[1]),
@@ -282,6 +279,8 @@ std::string RelNode::describe() const {
                          fmt::join(inputs[0]->row_type.names, ", "), fmt::join(row_type.names, ", "));
     case RelKind::kRank:
     case RelKind::kDeduplicate:
+    case RelKind::kWindowRank:
+    case RelKind::kWindowDeduplicate:
       return describeRank(*this);
     case RelKind::kSink:
       if (!sink) return fmt::format("Collect(fields=[{}])", fmt::join(row_type.names, ", "));
@@ -367,6 +366,12 @@ std::string windowSummary(const WindowSpec& window) {
   const size_t open = w.find('(');
   const size_t close = w.find("], ", open);  // the end of time_col=[?]
   return w.substr(0, open + 1) + w.substr(close + 3);
+}
+
+std::string windowAttachedSummary(const WindowSpec& window, const std::string& start, const std::string& end) {
+  const std::string w = windowSummary(window);
+  const size_t open = w.find('(');
+  return fmt::format("{}(win_start=[{}], win_end=[{}], {}", w.substr(0, open), start, end, w.substr(open + 1));
 }
 
 }  // namespace sluice::table

@@ -42,6 +42,8 @@ enum class RelKind {
   kWindowJoin,        ///< window join (`join`, `window`, `window_join_ends`), columns as kJoin, fired by watermarks
   kWindowTableFunction,  ///< TUMBLE/HOP/CUMULATE TVF alone (`window`): input ++ window_start, window_end, window_time
   kCorrelate,         ///< LATERAL TABLE(f(...)) after inputs[0] (`correlate`): each row ++ each row f gives it
+  kWindowRank,        ///< window Top-N (`rank`, `window`, `window_rank_cols`): each window's top rows when it fires
+  kWindowDeduplicate, ///< window deduplication (`rank`, `window`, `window_rank_cols`): each window's first/last row
 };
 
 struct RelNode;
@@ -117,6 +119,9 @@ struct RelNode {
   TemporalJoinSpec temporal;
   /// kWindowJoin: the window_start and window_end columns of the left input, then of the right one.
   std::array<int, 4> window_join_cols{-1, -1, -1, -1};
+  /// kWindowRank / kWindowDeduplicate: the input's window_start and window_end columns (the ones in its
+  /// PARTITION BY); `rank.partition_keys` are the other PARTITION BY columns.
+  std::array<int, 2> window_rank_cols{-1, -1};
   std::vector<int> temporal_primary_key;  ///< the versioned side's primary key (explain)
   // kLookupJoin (sql_to_rel_temporal.cc): keys index the probe row and the dimension calc's output
   LookupJoinSpec lookup;
@@ -139,6 +144,9 @@ std::string describeRank(const RelNode& rel);
 /// A TUMBLE / HOP / CUMULATE window as Flink's WindowSpec.toSummaryString: "TUMBLE(size=[10 min])",
 /// "HOP(size=[10 min], slide=[5 min])", "CUMULATE(max_size=[1 h], step=[10 min])", with offset=[..] when set.
 std::string windowSummary(const WindowSpec& window);
+/// A window attached to a node's input columns, as Flink's WindowAttachedWindowingStrategy.toSummaryString:
+/// "TUMBLE(win_start=[window_start], win_end=[window_end], size=[10 min])".
+std::string windowAttachedSummary(const WindowSpec& window, const std::string& start, const std::string& end);
 /// Calcite's uniquify, as a join names its output: a name seen before gets the first free suffix 0, 1, ...
 /// ("id", "id" -> "id", "id0").
 void uniquifyNames(std::vector<std::string>& names);

@@ -18,6 +18,19 @@ std::string describeRank(const RelNode& rel) {
     if (f.nulls_first != f.ascending) o += f.nulls_first ? " NULLS FIRST" : " NULLS LAST";
     order.push_back(o);
   }
+  if (rel.kind == RelKind::kWindowRank || rel.kind == RelKind::kWindowDeduplicate) {
+    // Flink's StreamPhysicalWindowRank / StreamPhysicalWindowDeduplicate.
+    const std::string window =
+        windowAttachedSummary(rel.window, name(rel.window_rank_cols[0]), name(rel.window_rank_cols[1]));
+    if (rel.kind == RelKind::kWindowDeduplicate)
+      return fmt::format("WindowDeduplicate(window=[{}], keep=[{}], partitionKeys=[{}], orderKey=[{}], order=[ROWTIME])",
+                         window, r.keep_last ? "LastRow" : "FirstRow", fmt::join(keys, ", "), name(r.order[0].column));
+    const char* type = r.type == RankType::kRowNumber ? "ROW_NUMBER" : r.type == RankType::kRank ? "RANK" : "DENSE_RANK";
+    return fmt::format("WindowRank(window=[{}], rankType=[{}], rankRange=[rankStart={}, rankEnd={}], partitionBy=[{}], "
+                       "orderBy=[{}], select=[{}])",
+                       window, type, r.rank_start, r.rank_end, fmt::join(keys, ", "), fmt::join(order, ", "),
+                       fmt::join(rel.row_type.names, ", "));
+  }
   if (rel.kind == RelKind::kDeduplicate)
     return fmt::format("Deduplicate(keep=[{}], key=[{}], order=[{}])", r.keep_last ? "LastRow" : "FirstRow",
                        fmt::join(keys, ", "), r.rowtime ? "ROWTIME" : "PROCTIME");

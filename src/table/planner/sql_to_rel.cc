@@ -597,6 +597,12 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
   ExprPtr where;
   const bool join = s.from && s.from->kind == sql::TableRefKind::kJoin;  // the joins take their WHERE conjuncts
   FromResult from = join ? convertJoinFrom(*s.from, conjuncts, where) : s.from ? convertFrom(*s.from) : oneRowFrom();
+  bool has_agg = !s.group_by.empty() || s.distinct || (s.having != nullptr);
+  for (const auto& item : s.select_list)
+    if (item.expr && containsAggregate(*item.expr)) has_agg = true;
+  // A window TVF read without a window aggregation (alone, or ranked: window Top-N) is a WindowTableFunction
+  // before anything reads its columns, so WHERE and the ranking function see window_start / window_end too.
+  if (from.windowed && !has_agg && in_subqueries.empty()) from = windowTableFunction(from);
   if (!join) {
     for (const sql::Expr* c : conjuncts) {
       ExprPtr w = convert(*c, from.scope);
@@ -618,10 +624,6 @@ RelNodePtr SqlToRelConverter::Impl::convertSelect(const sql::SelectStmt& s) {
     for (auto& c : from.scope.columns) c.rowtime = false;  // a join's output has no time attributes
   }
   if (selectHasOver(s)) return convertOverSelect(s, from, where);
-  bool has_agg = !s.group_by.empty() || s.distinct || (s.having != nullptr);
-  for (const auto& item : s.select_list)
-    if (item.expr && containsAggregate(*item.expr)) has_agg = true;
-  if (from.windowed && !has_agg) from = windowTableFunction(from);
   if (!has_agg) {
     std::vector<ExprPtr> projections;
     std::vector<std::string> names;

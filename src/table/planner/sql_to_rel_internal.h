@@ -175,6 +175,16 @@ bool isProctimeAttribute(const RelNode& rel, int index);
 bool containsOverWindow(const sql::Expr& e);
 /// The error for an OVER window where it cannot be planned (sql_to_rel_rank.cc).
 std::string overNotHere(const sql::Expr& e);
+/// Flink's RelWindowProperties: the columns of a node that are window_start / window_end / window_time of
+/// one window (`window`; its time_index means nothing here). Several columns may carry one property.
+struct WindowProperties {
+  WindowSpec window;
+  std::vector<int> starts, ends, times;
+};
+/// The window properties of `rel` (window_properties.cc, Flink's FlinkRelMdWindowProperties): from a window
+/// TVF or a window aggregation, through Calcs, window joins, window Top-N and deduplication; nullopt when
+/// none.
+std::optional<WindowProperties> windowPropertiesOf(const RelNode& rel);
 /// The unique keys of `rel`'s rows (Flink's FlinkRelMdUniqueKeys, for the join input specs): a table's
 /// primary key, the group keys of an aggregation or ChangelogNormalize, kept through projections.
 std::vector<std::vector<int>> uniqueKeysOf(const RelNode& rel);
@@ -265,12 +275,13 @@ struct SqlToRelConverter::Impl {
                       const std::vector<ExprPtr>& right_keys, ExprPtr rest, sql::SourcePos pos,
                       const IntervalJoinBounds* interval = nullptr, ExprPtr time_condition = nullptr,
                       const TemporalJoinSpec* temporal = nullptr);
-  /// A window join (Flink's StreamPhysicalWindowJoinRule / WindowJoinUtil) of two window TVF leaves when the
-  /// equi keys pair both window_start and both window_end columns: those two pairs leave the keys, the rest
-  /// stay keys and `rest` the residual condition; a kWindowJoin (under a Calc when keys needed casts).
-  /// nullptr when neither pair is there (a regular join). Flink's errors for one pair only and for different
-  /// windows.
-  RelNodePtr makeWindowJoin(const sql::TableRef& ref, const WindowSpec& left_window, const WindowSpec& right_window,
+  /// A window join (Flink's StreamPhysicalWindowJoinRule / WindowJoinUtil) of two leaves with window
+  /// properties (window TVFs, window aggregations over them) when the equi keys pair a window_start and a
+  /// window_end column of each side: those two pairs leave the keys, the rest stay keys and `rest` the
+  /// residual condition; a kWindowJoin (under a Calc when keys needed casts). nullptr when neither pair is
+  /// there (a regular join). Flink's errors for one pair only, for different windows and for processing time.
+  RelNodePtr makeWindowJoin(const sql::TableRef& ref, const WindowProperties& left_window,
+                            const WindowProperties& right_window,
                             RelNodePtr left, RelNodePtr right, std::vector<ExprPtr> left_keys,
                             std::vector<ExprPtr> right_keys, const std::vector<ExprPtr>& rest);
   /// The bounds of an interval join of `left` and `right` from the conjuncts of its condition (over left ++
@@ -369,6 +380,12 @@ struct SqlToRelConverter::Impl {
   /// `calc` (with a condition) over a pending Rank: the Rank with the range its filter gives, maybe turned
   /// into a Deduplicate, under the rest of the Calc; `calc` itself when the filter gives no upper bound.
   RelNodePtr pushRankRange(const RelNodePtr& calc);
+  /// The window Top-N (Flink's StreamPhysicalWindowRank) or, for the top row on one time attribute without
+  /// the rank number, window deduplication (StreamPhysicalWindowDeduplicate) of `input` by `spec` (its range
+  /// set), whose PARTITION BY holds the `start` / `end` columns of `input`'s `window` and the other `keys`.
+  /// Fails at the ranking function: a processing-time window, a deduplication on processing time.
+  RelNodePtr makeWindowRank(const RelNodePtr& input, RankSpec spec, const WindowSpec& window, int start, int end,
+                            std::vector<int> keys) const;
   /// Fails at the ranking function of a Rank under `rel` still without a range.
   void checkRanks(const RelNodePtr& rel) const;
   /// The query's ORDER BY ... LIMIT / OFFSET over `rel` (SortLimit, Limit), or `rel`.

@@ -362,8 +362,6 @@ struct SqlToRelConverter::Impl::JoinTree {
   std::unique_ptr<LateralCall> lateral;
   std::unique_ptr<JoinTree> left, right;
   int lo = 0, hi = 0;
-  /// A leaf that is a TUMBLE / HOP / CUMULATE window TVF (its last three columns the window's).
-  std::optional<WindowSpec> window;
 };
 
 FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
@@ -392,8 +390,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       if (t->leaf.windowed) {
         if (t->leaf.window.kind == WindowSpec::Kind::kSession)
           fail(t->leaf.window_pos, "Window table functions are not supported as an input of a regular join");
-        t->window = t->leaf.window;  // a window join when the ON clause equates the windows (sql_to_rel_window_join.cc)
-        t->leaf = windowTableFunction(t->leaf);
+        t->leaf = windowTableFunction(t->leaf);  // a window join when ON equates the windows (below)
       }
       for (ScopeColumn c : t->leaf.scope.columns) {
         char a = 0;
@@ -545,8 +542,11 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
       if (snap.lookup) return makeLookupJoin(type, left, snap, conjuncts, ref.pos);
       return makeTemporalJoin(type, left, right, local, conjuncts, ref.pos);
     }
-    if (t.left->window && t.right->window && !bounds)
-      if (RelNodePtr wj = makeWindowJoin(ref, *t.left->window, *t.right->window, left, right, left_keys, right_keys, rest))
+    // Inputs with window properties (window TVFs, window aggregations, window joins; sql_to_rel_window_join.cc).
+    std::optional<WindowProperties> left_window = bounds ? std::nullopt : windowPropertiesOf(*left);
+    std::optional<WindowProperties> right_window = left_window ? windowPropertiesOf(*right) : std::nullopt;
+    if (left_window && right_window)
+      if (RelNodePtr wj = makeWindowJoin(ref, *left_window, *right_window, left, right, left_keys, right_keys, rest))
         return wj;
     if (left_keys.empty() && !bounds) {
       if (ref.join_type == sql::JoinType::kCross)

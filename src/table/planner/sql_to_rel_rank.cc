@@ -10,6 +10,9 @@
 //  - ROW_NUMBER ranked 1..1 on one time attribute (row time, or a PROCTIME() column) without the rank
 //    number in the output is a Deduplicate: keep the last row for DESC, the first for ASC.
 //  - Strategy: AppendFastStrategy for an insert-only input, RetractStrategy otherwise.
+//  - A PARTITION BY holding a window_start and a window_end column of the input's window properties makes a
+//    WindowRank, or for the 1..1 rank on one time attribute a WindowDeduplicate (StreamPhysicalWindowRankRule,
+//    StreamPhysicalWindowDeduplicateRule): makeWindowRank.
 //  - ORDER BY ... LIMIT n [OFFSET m] over a query is a SortLimit (ranks m+1..m+n, no partition, no rank
 //    number); LIMIT alone a Limit (every row ties: the first n rows).
 #include <fmt/format.h>
@@ -20,6 +23,7 @@
 #include "common/error.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/runtime/rank_operator.h"
+#include "table/runtime/window_rank.h"
 
 namespace sluice::table {
 
@@ -68,6 +72,34 @@ void splitAnd(const ExprPtr& e, std::vector<ExprPtr>& out) {
   out.push_back(e);
 }
 
+// WindowUtil.groupingContainsWindowStartEnd / groupingExcludeWindowStartEndTimeColumns: a PARTITION BY that
+// holds a window_start and a window_end column of the input's window; its other keys (window_time left out).
+struct WindowPartition {
+  WindowSpec window;
+  int start = -1;
+  int end = -1;
+  std::vector<int> keys;
+};
+
+std::optional<WindowPartition> windowPartition(const RelNode& input, const std::vector<int>& partition_keys) {
+  std::optional<WindowProperties> props = windowPropertiesOf(input);
+  if (!props) return std::nullopt;
+  auto has = [](const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  WindowPartition out;
+  out.window = props->window;
+  for (int k : partition_keys) {
+    if (has(props->starts, k)) {
+      if (out.start < 0) out.start = k;
+    } else if (has(props->ends, k)) {
+      if (out.end < 0) out.end = k;
+    } else if (!has(props->times, k)) {
+      out.keys.push_back(k);
+    }
+  }
+  if (out.start < 0 || out.end < 0) return std::nullopt;
+  return out;
+}
+
 RankStrategy strategyFor(const RelNode& input) {
   return input.producesUpdates() ? RankStrategy::kRetract : RankStrategy::kAppendFast;
 }
@@ -86,6 +118,8 @@ bool isProctimeAttribute(const RelNode& rel, int index) {
     case RelKind::kDeduplicate:
       return isProctimeAttribute(*rel.inputs[0], index);
     case RelKind::kRank:
+    case RelKind::kWindowRank:
+    case RelKind::kWindowDeduplicate:
     case RelKind::kOverAggregate:
     case RelKind::kLookupJoin:
     case RelKind::kTemporalJoin:
@@ -164,13 +198,10 @@ RelNodePtr SqlToRelConverter::Impl::convertOverSelect(const sql::SelectStmt& s, 
       if (const sql::Expr* a = findAggregate(*item.expr))
         fail(a->pos, "Aggregate functions together with a ranking function in one SELECT are not supported; "
                      "aggregate in a subquery and rank over it");
-  if (from.windowed) fail(from.window_pos, "Window Top-N and window deduplication are not supported yet");
   // Calcite's SqlValidator: ranking functions take no frame and need an ORDER BY.
   if (w.has_frame) fail(w.frame_pos, "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions");
   if (w.order_by.empty())
     fail(w.pos, fmt::format("{}() requires an ORDER BY clause in its window specification", fn.name));
-  if (type != RankType::kRowNumber)
-    fail(fn.pos, fmt::format("{}() on streaming table is not supported currently", fn.name));
 
   RelNodePtr base = from.rel;
   std::vector<ExprPtr> pre;
@@ -194,6 +225,12 @@ RelNodePtr SqlToRelConverter::Impl::convertOverSelect(const sql::SelectStmt& s, 
   for (const auto& p : w.partition_by) spec.partition_keys.push_back(columnOf(*p));
   for (const auto& o : w.order_by) spec.order.push_back(SortField{columnOf(*o.expr), !o.descending, o.nullsFirst()});
   if (where || pre.size() > base->row_type.size()) base = makeCalc(base, where, pre, pre_names);
+  if (type != RankType::kRowNumber)
+    fail(fn.pos, windowPartition(*base, spec.partition_keys)
+                     ? fmt::format("{}() function is not supported on Window TopN currently, only ROW_NUMBER() is "
+                                   "supported.",
+                                   fn.name)
+                     : fmt::format("{}() on streaming table is not supported currently", fn.name));
 
   auto rank = std::make_shared<RelNode>();
   rank->kind = RelKind::kRank;
@@ -283,6 +320,9 @@ RelNodePtr SqlToRelConverter::Impl::pushRankRange(const RelNodePtr& calc) {
   spec.output_rank_number = reads_rank;
 
   const RelNodePtr& input = pending->inputs[0];
+  if (std::optional<WindowPartition> wp = windowPartition(*input, spec.partition_keys))
+    return makeCalc(makeWindowRank(input, spec, wp->window, wp->start, wp->end, wp->keys), condition,
+                    std::move(projections), calc->row_type.names);
   auto rank = std::make_shared<RelNode>(*pending);
   rank->rank = spec;
   rank->row_type = RankOperator::outputType(input->row_type, spec);
@@ -306,6 +346,43 @@ RelNodePtr SqlToRelConverter::Impl::pushRankRange(const RelNodePtr& calc) {
     }
   }
   return makeCalc(rank, condition, std::move(projections), calc->row_type.names);
+}
+
+RelNodePtr SqlToRelConverter::Impl::makeWindowRank(const RelNodePtr& input, RankSpec spec, const WindowSpec& window,
+                                                   int start, int end, std::vector<int> keys) const {
+  const sql::SourcePos at{spec.line, spec.column};
+  // RankUtil.canConvertToDeduplicate: the top row on one time attribute, without the rank number.
+  const bool dedup = spec.type == RankType::kRowNumber && spec.rank_start == 1 && spec.rank_end == 1 &&
+                     !spec.output_rank_number && spec.order.size() == 1 &&
+                     (input->rowtime[static_cast<size_t>(spec.order[0].column)] ||
+                      isProctimeAttribute(*input, spec.order[0].column));
+  // StreamExecWindowRank / StreamExecWindowDeduplicate: windows on event time only.
+  if (window.proctime)
+    fail(at, dedup ? "Processing time Window Deduplication is not supported yet."
+                   : "Processing time Window TopN is not supported yet.");
+  if (dedup && !input->rowtime[static_cast<size_t>(spec.order[0].column)])
+    fail(at, "Window Deduplication requires the order key to be an event time attribute; ordering by a processing "
+             "time attribute is not supported yet");
+  if (input->producesUpdates())
+    fail(at, fmt::format("StreamPhysicalWindowRank doesn't support consuming update and delete changes which is "
+                         "produced by node {}",
+                         input->describe()));
+  auto rank = std::make_shared<RelNode>();
+  rank->kind = dedup ? RelKind::kWindowDeduplicate : RelKind::kWindowRank;
+  rank->inputs = {input};
+  spec.partition_keys = std::move(keys);
+  if (dedup) {
+    spec.rowtime = true;
+    spec.keep_last = !spec.order[0].ascending;
+  }
+  rank->rank = spec;
+  rank->window = window;
+  rank->window_rank_cols = {start, end};
+  rank->row_type = WindowRankOperator::outputType(input->row_type, spec);
+  rank->rowtime = input->rowtime;
+  if (spec.output_rank_number) rank->rowtime.push_back(false);
+  rank->changelog = ChangelogMode::kInsertOnly;
+  return rank;
 }
 
 void SqlToRelConverter::Impl::checkRanks(const RelNodePtr& rel) const {

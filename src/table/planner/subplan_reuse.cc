@@ -174,6 +174,8 @@ class SubplanReuser {
         break;
       case RelKind::kRank:
       case RelKind::kDeduplicate:
+      case RelKind::kWindowRank:
+      case RelKind::kWindowDeduplicate:
         d += describeRank(n);
         break;
       case RelKind::kWindowJoin:

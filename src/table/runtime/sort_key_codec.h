@@ -4,7 +4,8 @@
 /// first or last (0x00 / 0x02; a value has 0x01), then the value: BIGINT-like columns as the big-endian
 /// two's complement with the sign bit flipped, DOUBLE/FLOAT as IEEE bits made monotonic (Java's
 /// Double.compare order, NaN last), strings as their bytes with 0x00 escaped as 0x00 0xFF and ended by
-/// 0x00 0x00; a DESC column has its value bytes inverted. Used by rank_operator.cc. Thread-compatible.
+/// 0x00 0x00; a DESC column has its value bytes inverted. Used by rank_operator.cc and window_rank.cc.
+/// Thread-compatible.
 
 #include <cstdint>
 #include <cstring>

@@ -113,5 +113,67 @@ TEST_F(WindowPlanTest, WindowJoin) {
   EXPECT_EQ(t.find("changelog"), std::string::npos) << t;  // insert-only
 }
 
+TEST_F(WindowPlanTest, WindowTopNOverTheWindowTableFunction) {
+  // StreamPhysicalWindowRankRule: PARTITION BY window_start, window_end (and k) over a window TVF.
+  const std::string t = text(
+      "SELECT k, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, k, window_end ORDER BY v DESC) "
+      "AS rn FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn <= 3;");
+  EXPECT_NE(t.find("WindowRank(window=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])], "
+                   "rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=3], partitionBy=[k], orderBy=[v DESC], "
+                   "select=[k, v, ts, window_start, window_end, window_time, w0$o0])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("WindowTableFunction(window=[TUMBLE(time_col=[ts], size=[1 min])])"), std::string::npos) << t;
+  EXPECT_EQ(t.find("Rank(strategy"), std::string::npos) << t;
+}
+
+TEST_F(WindowPlanTest, WindowTopNOverAWindowAggregation) {
+  const std::string t = text(
+      "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY s, e ORDER BY c DESC) AS rn FROM (SELECT "
+      "window_start AS s, window_end AS e, k, COUNT(*) AS c FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' "
+      "MINUTE)) GROUP BY window_start, window_end, k)) WHERE rn <= 2;");
+  EXPECT_NE(t.find("WindowRank(window=[TUMBLE(win_start=[s], win_end=[e], size=[1 min])], rankType=[ROW_NUMBER], "
+                   "rankRange=[rankStart=1, rankEnd=2], partitionBy=[], orderBy=[c DESC], select=[s, e, k, c, rn])"),
+            std::string::npos)
+      << t;
+}
+
+TEST_F(WindowPlanTest, WindowDeduplicate) {
+  const std::string t = text(
+      "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, k ORDER BY ts DESC) AS "
+      "rn FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn = 1;");
+  EXPECT_NE(t.find("WindowDeduplicate(window=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])], "
+                   "keep=[LastRow], partitionKeys=[k], orderKey=[ts], order=[ROWTIME])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("Deduplicate(keep"), std::string::npos) << t;
+}
+
+TEST_F(WindowPlanTest, TopNWithoutBothWindowColumnsIsARegularRank) {
+  // StreamPhysicalRankRule matches when the PARTITION BY lacks window_start or window_end.
+  const std::string t = text(
+      "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start ORDER BY v DESC) AS rn FROM "
+      "TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn <= 2;");
+  EXPECT_NE(t.find("Rank(strategy=[AppendFastStrategy], rankType=[ROW_NUMBER], rankRange=[rankStart=1, rankEnd=2], "
+                   "partitionBy=[window_start], orderBy=[v DESC]"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("WindowRank"), std::string::npos) << t;
+}
+
+TEST_F(WindowPlanTest, WindowJoinOfWindowAggregations) {
+  // Nexmark q8's form: the window properties of both window aggregations make it a WindowJoin, not a Join.
+  const std::string agg = "(SELECT k, window_start AS s, window_end AS e FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
+                          "INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end)";
+  const std::string t = text("SELECT L.k, L.s FROM " + agg + " L FULL JOIN " + agg +
+                             " R ON L.k = R.k AND L.s = R.s AND L.e = R.e;");
+  EXPECT_NE(t.find("WindowJoin(leftWindow=[TUMBLE(win_start=[s], win_end=[e], size=[10 s])], "
+                   "rightWindow=[TUMBLE(win_start=[s], win_end=[e], size=[10 s])], joinType=[FullOuterJoin], "
+                   "where=[=(k, k0)], select=[k, s, e, k0, s0, e0])\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("Join(joinType"), std::string::npos) << t;
+}
+
 }  // namespace
 }  // namespace sluice::table
