@@ -279,8 +279,9 @@ struct SqlToRelConverter::Impl {
   /// properties (window TVFs, window aggregations over them) when the equi keys pair a window_start and a
   /// window_end column of each side: those two pairs leave the keys, the rest stay keys and `rest` the
   /// residual condition; a kWindowJoin (under a Calc when keys needed casts). nullptr when neither pair is
-  /// there (a regular join). Flink's errors for one pair only, for different windows and for processing time.
-  RelNodePtr makeWindowJoin(const sql::TableRef& ref, const WindowProperties& left_window,
+  /// there (a regular join). Flink's errors for one pair only, for different windows and for processing time,
+  /// at `pos`. `type` may be SEMI / ANTI (a correlated IN / EXISTS).
+  RelNodePtr makeWindowJoin(FlinkJoinType type, sql::SourcePos pos, const WindowProperties& left_window,
                             const WindowProperties& right_window,
                             RelNodePtr left, RelNodePtr right, std::vector<ExprPtr> left_keys,
                             std::vector<ExprPtr> right_keys, const std::vector<ExprPtr>& rest);

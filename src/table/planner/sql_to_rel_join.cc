@@ -38,6 +38,18 @@
 
 namespace sluice::table {
 
+namespace {
+
+// INNER (and CROSS), LEFT, RIGHT, FULL of the SQL text as Flink's join types.
+FlinkJoinType joinTypeOf(sql::JoinType t) {
+  if (t == sql::JoinType::kLeft) return FlinkJoinType::kLeft;
+  if (t == sql::JoinType::kRight) return FlinkJoinType::kRight;
+  if (t == sql::JoinType::kFull) return FlinkJoinType::kFull;
+  return FlinkJoinType::kInner;
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> uniqueKeysOf(const RelNode& rel) {
   switch (rel.kind) {
     case RelKind::kTableSourceScan:
@@ -324,8 +336,13 @@ RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& i
     for (int i = 0; i < ni; ++i) all.push_back(makeInputRef(i, right->row_type.types[static_cast<size_t>(i)]));
     right = makeCalc(right, andOf(inner_filters), all, right->row_type.names);
   }
-  return makeJoin(negated ? FlinkJoinType::kAnti : FlinkJoinType::kSemi, input, right, left_keys, right_keys,
-                  andOf(residual), e.pos);
+  const FlinkJoinType type = negated ? FlinkJoinType::kAnti : FlinkJoinType::kSemi;
+  // Both sides windowed and correlated on their window columns: a window semi / anti join (Flink's WindowJoin).
+  if (std::optional<WindowProperties> lw = windowPropertiesOf(*input))
+    if (std::optional<WindowProperties> rw = windowPropertiesOf(*right))
+      if (RelNodePtr wj = makeWindowJoin(type, e.pos, *lw, *rw, input, right, left_keys, right_keys, residual))
+        return wj;
+  return makeJoin(type, input, right, left_keys, right_keys, andOf(residual), e.pos);
 }
 
 RelNodePtr SqlToRelConverter::Impl::convertInSubquery(const RelNodePtr& input, const Scope& scope,
@@ -546,7 +563,8 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
     std::optional<WindowProperties> left_window = bounds ? std::nullopt : windowPropertiesOf(*left);
     std::optional<WindowProperties> right_window = left_window ? windowPropertiesOf(*right) : std::nullopt;
     if (left_window && right_window)
-      if (RelNodePtr wj = makeWindowJoin(ref, *left_window, *right_window, left, right, left_keys, right_keys, rest))
+      if (RelNodePtr wj = makeWindowJoin(joinTypeOf(ref.join_type), ref.pos, *left_window, *right_window, left, right,
+                                         left_keys, right_keys, rest))
         return wj;
     if (left_keys.empty() && !bounds) {
       if (ref.join_type == sql::JoinType::kCross)
@@ -558,11 +576,7 @@ FromResult SqlToRelConverter::Impl::convertJoinFrom(const sql::TableRef& from,
            "of both inputs (a.x = b.y)");
     }
 
-    FlinkJoinType type = FlinkJoinType::kInner;
-    if (ref.join_type == sql::JoinType::kLeft) type = FlinkJoinType::kLeft;
-    if (ref.join_type == sql::JoinType::kRight) type = FlinkJoinType::kRight;
-    if (ref.join_type == sql::JoinType::kFull) type = FlinkJoinType::kFull;
-    return makeJoin(type, left, right, left_keys, right_keys, andOf(rest), ref.pos, bounds ? &*bounds : nullptr,
+    return makeJoin(joinTypeOf(ref.join_type), left, right, left_keys, right_keys, andOf(rest), ref.pos, bounds ? &*bounds : nullptr,
                     andOf(time_preds));
   };
   whole.rel = build(*root, true);

@@ -4,7 +4,7 @@
 //  - both equalities make a window join, neither a regular join over the TVFs, one of them only is refused;
 //  - both sides must use the same window (kind, size, slide / step, offset);
 //  - the other equalities are the join keys (none: one subtask), the rest the residual condition;
-//  - INNER / LEFT / RIGHT / FULL; the output is insert-only, both sides' columns (window_start,
+//  - INNER / LEFT / RIGHT / FULL, and SEMI / ANTI from a correlated IN / EXISTS; the output is insert-only, both sides' columns (window_start,
 //    window_end, window_time of each), window_time of each side keeps being a row time.
 
 #include <fmt/format.h>
@@ -16,7 +16,8 @@
 
 namespace sluice::table {
 
-RelNodePtr SqlToRelConverter::Impl::makeWindowJoin(const sql::TableRef& ref, const WindowProperties& left_window,
+RelNodePtr SqlToRelConverter::Impl::makeWindowJoin(FlinkJoinType type, sql::SourcePos pos,
+                                                   const WindowProperties& left_window,
                                                    const WindowProperties& right_window, RelNodePtr left,
                                                    RelNodePtr right, std::vector<ExprPtr> left_keys,
                                                    std::vector<ExprPtr> right_keys, const std::vector<ExprPtr>& rest) {
@@ -42,28 +43,24 @@ RelNodePtr SqlToRelConverter::Impl::makeWindowJoin(const sql::TableRef& ref, con
   const bool start_eq = lstart >= 0, end_eq = lend >= 0;
   if (!start_eq && !end_eq) return nullptr;
   if (!start_eq || !end_eq)
-    fail(ref.pos, "Currently, window join requires JOIN ON condition must contain both window starts equality of "
+    fail(pos, "Currently, window join requires JOIN ON condition must contain both window starts equality of "
                   "input tables and window ends equality of input tables.");
   const WindowSpec& lw = left_window.window;
   const WindowSpec& rw = right_window.window;
   const bool same = lw.kind == rw.kind && lw.size_ms == rw.size_ms && lw.slide_ms == rw.slide_ms &&
                     lw.offset_ms == rw.offset_ms && lw.proctime == rw.proctime;
   if (!same)
-    fail(ref.pos, fmt::format("Currently, window join doesn't support different window table function of left and "
+    fail(pos, fmt::format("Currently, window join doesn't support different window table function of left and "
                               "right inputs.\nThe left window table function is {}.\nThe right window table "
                               "function is {}.",
                               windowSummary(lw), windowSummary(rw)));
   // StreamExecWindowJoin: both windows on event time.
-  if (lw.proctime) fail(ref.pos, "Processing time Window Join is not supported yet.");
+  if (lw.proctime) fail(pos, "Processing time Window Join is not supported yet.");
   if (left->producesUpdates() || right->producesUpdates())
-    fail(ref.pos, fmt::format("StreamPhysicalWindowJoin doesn't support consuming update and delete changes which is "
+    fail(pos, fmt::format("StreamPhysicalWindowJoin doesn't support consuming update and delete changes which is "
                               "produced by node {}",
                               (left->producesUpdates() ? left : right)->describe()));
-  FlinkJoinType type = FlinkJoinType::kInner;
-  if (ref.join_type == sql::JoinType::kLeft) type = FlinkJoinType::kLeft;
-  if (ref.join_type == sql::JoinType::kRight) type = FlinkJoinType::kRight;
-  if (ref.join_type == sql::JoinType::kFull) type = FlinkJoinType::kFull;
-  RelNodePtr out = makeJoin(type, left, right, lk, rk, andOf(rest), ref.pos);
+  RelNodePtr out = makeJoin(type, left, right, lk, rk, andOf(rest), pos);
   RelNode& join = out->kind == RelKind::kCalc ? *out->inputs[0] : *out;
   join.kind = RelKind::kWindowJoin;
   join.window = lw;

@@ -175,5 +175,17 @@ TEST_F(WindowPlanTest, WindowJoinOfWindowAggregations) {
   EXPECT_EQ(t.find("Join(joinType"), std::string::npos) << t;
 }
 
+TEST_F(WindowPlanTest, WindowSemiJoinFromACorrelatedIn) {
+  const std::string tvf = "(SELECT * FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '1' MINUTE)))";
+  const std::string t = text("SELECT L.k FROM " + tvf + " L WHERE L.k IN (SELECT k FROM " + tvf +
+                             " R WHERE L.window_start = R.window_start AND L.window_end = R.window_end);");
+  EXPECT_NE(t.find("WindowJoin(leftWindow=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])], "
+                   "rightWindow=[TUMBLE(win_start=[window_start], win_end=[window_end], size=[1 min])], "
+                   "joinType=[LeftSemiJoin], where=[=(k, k0)], select=[k, v, ts, window_start, window_end, "
+                   "window_time])"),
+            std::string::npos)
+      << t;
+}
+
 }  // namespace
 }  // namespace sluice::table
