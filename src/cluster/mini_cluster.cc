@@ -1177,17 +1177,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
   bool any_blocking = false;
   for (const graph::JobEdge& edge : g.edges) any_blocking = any_blocking || blocking(edge);
   if (any_blocking && rebuild == nullptr) {
-    std::vector<std::string> dirs;
-    const std::string configured_dirs = st->config.get(options::kTmpDirs);
-    for (size_t start = 0; start <= configured_dirs.size();) {
-      const size_t end = std::min(configured_dirs.find(',', start), configured_dirs.size());
-      std::string dir = configured_dirs.substr(start, end - start);
-      dir.erase(0, dir.find_first_not_of(' '));
-      dir.erase(dir.find_last_not_of(' ') + 1);
-      if (!dir.empty()) dirs.push_back(std::move(dir));
-      start = end + 1;
-    }
-    st->spill_directory = std::make_unique<runtime::SpillDirectory>(dirs, g.job_id);
+    st->spill_directory = std::make_unique<runtime::SpillDirectory>(options::tmpDirectories(st->config), g.job_id);
   }
 
   // The byte form of each edge's records; fails the submission when DataStream records that cross the

@@ -395,6 +395,26 @@ const ConfigOption<std::string> kTmpDirs(
     "io.tmp.dirs", ConfigType::kString, "",
     "Directories for temporary files such as the spill files of blocking (BATCH) results, separated by ',' "
     "(Flink's CoreOptions.TMP_DIRS); empty: the system temp directory.");
+std::vector<std::string> tmpDirectories(const Configuration& config) {
+  std::vector<std::string> dirs;
+  const std::string configured = config.get(kTmpDirs);
+  for (size_t start = 0; start <= configured.size();) {
+    const size_t end = std::min(configured.find(',', start), configured.size());
+    std::string dir = trim(configured.substr(start, end - start));
+    if (!dir.empty()) dirs.push_back(std::move(dir));
+    start = end + 1;
+  }
+  return dirs;
+}
+const ConfigOption<int64_t> kSortedInputsMemory(
+    "execution.sorted-inputs.memory", ConfigType::kMemorySize, "128 mb",
+    "Memory of the external sorter of one keyed input (BATCH sorted inputs, sorting during backlog) before it "
+    "spills a sorted run to io.tmp.dirs (Flink's ExecutionOptions.SORTED_INPUTS_MEMORY).");
+const ConfigOption<bool> kSortedInputsEnabled(
+    "execution.sorted-inputs.enabled", ConfigType::kBool, "true",
+    "Sort the inputs of keyed one-input operators in BATCH runtime mode (Flink's ExecutionOptions.SORT_INPUTS).");
+const ConfigOption<int32_t> kSortMaxFan("taskmanager.runtime.max-fan", ConfigType::kInt, "128",
+                                        "The most sorted runs an external sorter merges at once.", 2);
 const ConfigOption<int64_t> kMemorySegmentSize(
     "taskmanager.memory.segment-size", ConfigType::kMemorySize, "32 kb",
     "Size of the network memory segments; the largest network buffer (Flink's TaskManagerOptions.MEMORY_SEGMENT_SIZE).");

@@ -133,6 +133,15 @@ extern const ConfigOption<int64_t> kBufferTimeout;          ///< execution.buffe
 extern const ConfigOption<int64_t> kIdleTimeout;            ///< table.exec.source.idle-timeout = 0 ms
 extern const ConfigOption<int32_t> kBatchSize;              ///< sluice.batch.size = 1024 rows per RowBatch
 extern const ConfigOption<std::string> kTmpDirs;            ///< io.tmp.dirs = "" (the system temp directory)
+/// The directories of io.tmp.dirs, split at ',' and trimmed (empty: use the system temp directory).
+std::vector<std::string> tmpDirectories(const Configuration& config);
+/// execution.sorted-inputs.memory = 128 mb (bytes): the buffer of one keyed input's external sorter
+/// (BATCH sorted inputs, FLIP-327 sorting during backlog) before it spills a sorted run.
+extern const ConfigOption<int64_t> kSortedInputsMemory;
+/// execution.sorted-inputs.enabled = true: BATCH mode sorts the inputs of keyed one-input operators.
+extern const ConfigOption<bool> kSortedInputsEnabled;
+/// taskmanager.runtime.max-fan = 128: the most sorted runs an external sorter merges at once.
+extern const ConfigOption<int32_t> kSortMaxFan;
 // Network stack (Flink's TaskManagerOptions / NettyShuffleEnvironmentOptions keys and defaults).
 extern const ConfigOption<int64_t> kMemorySegmentSize;      ///< taskmanager.memory.segment-size = 32 kb (bytes)
 extern const ConfigOption<int64_t> kMinSegmentSize;         ///< taskmanager.memory.min-segment-size = 256 b (bytes)
