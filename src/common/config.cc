@@ -244,7 +244,6 @@ const char* unsupportedFlinkFeature(const std::string& key) {
       {"state.backend.changelog.", "the changelog state backend"},
       {"execution.state-recovery.from-local", "local recovery"},
       {"execution.state-recovery.without-channel-state.", "recovery without channel state"},
-      {"table.exec.state.ttl", "state TTL"},
   };
   for (const auto& [prefix, feature] : kFamilies) {
     if (key.rfind(prefix, 0) == 0) return feature;

@@ -68,12 +68,12 @@ TEST(ConfigurationTest, AutoWatermarkIntervalIsAcceptedWithFlinksDefault) {
 TEST(ConfigurationTest, UnsupportedFlinkKeySaysNotSupportedYet) {
   Configuration c;
   try {
-    c.set("table.exec.state.ttl", "1 h");
+    c.set("state.backend.changelog.enabled", "true");
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "Configuration key 'table.exec.state.ttl' is a Flink option that Sluice does not support "
-              "yet: state TTL is not implemented.");
+              "Configuration key 'state.backend.changelog.enabled' is a Flink option that Sluice does not support "
+              "yet: the changelog state backend is not implemented.");
   }
   try {
     c.set("execution.checkpointing.storage", "filesystem");

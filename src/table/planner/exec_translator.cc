@@ -17,6 +17,7 @@
 #include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/over_aggregate.h"
 #include "table/runtime/rank_operator.h"
+#include "table/runtime/state_retention.h"
 #include "table/runtime/replicate_rows.h"
 #include "table/runtime/streaming_join.h"
 #include "table/runtime/correlate_operator.h"
@@ -77,6 +78,7 @@ class Translator {
       : default_parallelism_(config.get(options::kParallelismDefault)),
         not_null_drop_(config.get(kSinkNotNullEnforcer) == "DROP"),
         mini_batch_(miniBatchOf(config)),
+        state_ttl_ms_(stateTtlOf(config)),
         collect_(std::move(collect)) {}
 
   graph::TransformationPtr translate(const RelNodePtr& rel) {
@@ -171,7 +173,8 @@ class Translator {
         int p = global ? 1 : -1;
         if (rel.kind == RelKind::kGroupAggregate) {
           auto t = make(graph::TransformationKind::kOneInput, "GroupAggregate", rel, {ex}, p);
-          t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true, mini_batch_);
+          t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true, mini_batch_,
+                                               state_ttl_ms_);
           return t;
         }
         auto t = make(graph::TransformationKind::kOneInput, rel.group_window ? "GroupWindowAggregate" : "WindowAggregate",
@@ -184,7 +187,7 @@ class Translator {
         auto ex = partition(translate(rel.inputs[0]), graph::ShipStrategy::kHash, rel.group_keys);
         ex->parallelism = -1;
         auto t = make(graph::TransformationKind::kOneInput, "ChangelogNormalize", rel, {ex}, -1);
-        t->factory = makeChangelogNormalizeFactory(rel.row_type, rel.group_keys);
+        t->factory = makeChangelogNormalizeFactory(rel.row_type, rel.group_keys, state_ttl_ms_);
         return t;
       }
       case RelKind::kRank:
@@ -200,7 +203,9 @@ class Translator {
         std::string name = dedup ? "Deduplicate" : rel.rank.form == RankForm::kRank ? "Rank"
                                                : rel.rank.form == RankForm::kSortLimit ? "SortLimit" : "Limit";
         auto t = make(graph::TransformationKind::kOneInput, name, rel, {ex}, global ? 1 : -1);
-        t->factory = dedup ? makeDeduplicateFactory(in_type, rel.rank) : makeRankFactory(in_type, rel.rank);
+        RankSpec spec = rel.rank;
+        spec.state_ttl_ms = state_ttl_ms_;
+        t->factory = dedup ? makeDeduplicateFactory(in_type, spec) : makeRankFactory(in_type, spec);
         return t;
       }
       case RelKind::kWindowRank:
@@ -248,7 +253,9 @@ class Translator {
           return t;
         }
         auto t = make(graph::TransformationKind::kOneInput, "Join", rel, {left, right}, -1);
-        t->factory = makeStreamingJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
+        JoinSpec spec = rel.join;
+        spec.state_ttl_ms = state_ttl_ms_;
+        t->factory = makeStreamingJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, spec,
                                               countProducers(left));
         return t;
       }
@@ -380,6 +387,7 @@ class Translator {
   int default_parallelism_;
   bool not_null_drop_;  ///< table.exec.sink.not-null-enforcer = DROP
   MiniBatchSpec mini_batch_;  ///< table.exec.mini-batch.*
+  int64_t state_ttl_ms_;      ///< table.exec.state.ttl (0: state kept for good)
   std::shared_ptr<const runtime::StreamOperatorFactory> collect_;
   std::map<const RelNode*, graph::TransformationPtr> done_;
   int next_id_ = 1;

@@ -6,6 +6,7 @@
 #include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
+#include "table/runtime/state_retention.h"
 
 namespace sluice::table {
 
@@ -27,15 +28,18 @@ struct ChangelogNormalizeOperator::Impl {
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
   runtime::state::KeyedStateBackend* backend = nullptr;
   RowState* state = nullptr;
+  std::unique_ptr<StateRetention> retention;  ///< table.exec.state.ttl > 0
   std::vector<uint64_t> hashes;
   std::string key_buf;
   std::string row_buf;
 };
 
-ChangelogNormalizeOperator::ChangelogNormalizeOperator(RowType row_type, std::vector<int> key_columns)
+ChangelogNormalizeOperator::ChangelogNormalizeOperator(RowType row_type, std::vector<int> key_columns,
+                                                       int64_t state_ttl_ms)
     : row_type_(std::move(row_type)) {
   if (key_columns.empty()) throw UserError("ChangelogNormalize needs a primary key");
   impl_ = std::make_unique<Impl>(row_type_, std::move(key_columns));
+  if (state_ttl_ms > 0) impl_->retention = std::make_unique<StateRetention>(state_ttl_ms, kRowStateName);
 }
 
 ChangelogNormalizeOperator::~ChangelogNormalizeOperator() = default;
@@ -48,6 +52,7 @@ void ChangelogNormalizeOperator::open(const runtime::OperatorContext& ctx, runti
   auto& sc = internal::stateContextOf(ctx_, s.own_state);
   s.backend = &sc.keyedStateBackend();
   s.state = &s.backend->getValueState(runtime::state::ValueStateDescriptor<std::string>{kRowStateName});
+  if (s.retention) s.retention->open(ctx_, *s.backend, [&s] { s.state->clear(); });
   if (!sc.isRestored()) return;
   s.state->forEachKey([&](std::string_view key, int32_t key_group, std::string_view, std::string& stored) {
     if (!s.keys.isValid(key)) {
@@ -69,18 +74,23 @@ void ChangelogNormalizeOperator::processBatch(RowBatch&& batch) {
     s.rows.decodeAppend(stored, out, 0);
     out.kinds().push_back(kind);
   };
+  const int64_t now = s.retention ? s.retention->now() : 0;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const RowKind kind = batch.kind(row);
     if (kind == RowKind::kUpdateBefore) continue;
     s.keys.encode(batch, row, s.key_buf);
     s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
+    if (s.retention) s.retention->expireIfDue(now);
     std::string* stored = s.state->value();
     if (kind == RowKind::kDelete) {
       if (stored == nullptr) continue;
       emitStored(*stored, RowKind::kDelete);
       s.state->clear();
+      if (s.retention) s.retention->forget();
       continue;
     }
+    // ProcTimeDeduplicateKeepLastRowFunction writes every row, an unchanged one too.
+    if (s.retention) s.retention->touch(now);
     s.rows.encode(batch, row, s.row_buf);
     if (stored == nullptr) {
       out.appendRow(batch, row, RowKind::kInsert);
@@ -95,10 +105,12 @@ void ChangelogNormalizeOperator::processBatch(RowBatch&& batch) {
 }
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeChangelogNormalizeFactory(RowType row_type,
-                                                                                    std::vector<int> key_columns) {
-  ChangelogNormalizeOperator probe(row_type, key_columns);
-  return runtime::makeOperatorFactory([row_type = std::move(row_type), key_columns = std::move(key_columns)] {
-    return std::make_unique<ChangelogNormalizeOperator>(row_type, key_columns);
+                                                                                    std::vector<int> key_columns,
+                                                                                    int64_t state_ttl_ms) {
+  ChangelogNormalizeOperator probe(row_type, key_columns, state_ttl_ms);
+  return runtime::makeOperatorFactory([row_type = std::move(row_type), key_columns = std::move(key_columns),
+                                       state_ttl_ms] {
+    return std::make_unique<ChangelogNormalizeOperator>(row_type, key_columns, state_ttl_ms);
   });
 }
 

@@ -23,11 +23,13 @@ namespace sluice::table {
 /// State (flink-checkpointing.md §6): the keyed ValueState "deduplicate-state" of the last full row per
 /// key (all columns in the KeyCodec form of accumulators_internal.h), keyed by the KeyCodec bytes of the
 /// primary key in the key group of runtime::hashKey over the key columns. Nothing is kept outside it.
+/// `state_ttl_ms` > 0 (table.exec.state.ttl): a key's row is dropped once the key had no change for that
+/// long (state_retention.h); its next row is then emitted as +I, and a -D for it is dropped.
 class ChangelogNormalizeOperator : public runtime::StreamOperator {
  public:
   /// `key_columns`: the primary key as indexes into `row_type` (non-empty). Throws UserError on an
   /// out-of-range index.
-  ChangelogNormalizeOperator(types::RowType row_type, std::vector<int> key_columns);
+  ChangelogNormalizeOperator(types::RowType row_type, std::vector<int> key_columns, int64_t state_ttl_ms = 0);
   ~ChangelogNormalizeOperator() override;
   /// Registers "deduplicate-state" in `ctx.state` (a private context when null). Throws InputError
   /// naming the operator, state and key group when a restored row does not decode for this row type.
@@ -44,6 +46,7 @@ class ChangelogNormalizeOperator : public runtime::StreamOperator {
 
 /// Factory for ChangelogNormalizeOperator; validates the arguments now (UserError).
 std::shared_ptr<const runtime::StreamOperatorFactory> makeChangelogNormalizeFactory(types::RowType row_type,
-                                                                                    std::vector<int> key_columns);
+                                                                                    std::vector<int> key_columns,
+                                                                                    int64_t state_ttl_ms = 0);
 
 }  // namespace sluice::table

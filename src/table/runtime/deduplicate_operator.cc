@@ -9,6 +9,7 @@
 #include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
+#include "table/runtime/state_retention.h"
 
 namespace sluice::table {
 
@@ -34,12 +35,14 @@ struct DeduplicateOperator::Impl {
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;
   runtime::state::KeyedStateBackend* backend = nullptr;
   KeptState* state = nullptr;
+  std::unique_ptr<StateRetention> retention;  ///< table.exec.state.ttl > 0
   std::vector<uint64_t> hashes;
   std::string key_buf, row_buf;
 };
 
 DeduplicateOperator::DeduplicateOperator(RowType input_type, RankSpec spec) {
   impl_ = std::make_unique<Impl>(input_type, std::move(spec));
+  if (impl_->spec.state_ttl_ms > 0) impl_->retention = std::make_unique<StateRetention>(impl_->spec.state_ttl_ms, kStateName);
   if (impl_->spec.rowtime) {
     SLUICE_USER_CHECK(impl_->spec.order.size() == 1, "row-time deduplication needs one ORDER BY column");
     const int c = impl_->spec.order[0].column;
@@ -60,6 +63,7 @@ void DeduplicateOperator::open(const runtime::OperatorContext& ctx, runtime::Out
   auto& sc = internal::stateContextOf(ctx_, s.own_state);
   s.backend = &sc.keyedStateBackend();
   s.state = &s.backend->getValueState(runtime::state::ValueStateDescriptor<Kept>{kStateName});
+  if (s.retention) s.retention->open(ctx_, *s.backend, [&s] { s.state->clear(); });
   if (!sc.isRestored()) return;
   const bool keeps_rows = s.spec.rowtime || s.spec.keep_last;
   s.state->forEachKey([&](std::string_view key, int32_t key_group, std::string_view, Kept& kept) {
@@ -75,6 +79,7 @@ void DeduplicateOperator::processBatch(RowBatch&& batch) {
   SLUICE_CHECK(s.state != nullptr, "Deduplicate used before open()");
   RowBatch out(s.input_type);
   runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
+  const int64_t now = s.retention ? s.retention->now() : 0;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const RowKind kind = batch.kind(row);
     if (kind != RowKind::kInsert)
@@ -82,11 +87,13 @@ void DeduplicateOperator::processBatch(RowBatch&& batch) {
                                   types::shortString(kind)));
     s.keys.encode(batch, row, s.key_buf);
     s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
+    if (s.retention) s.retention->expireIfDue(now);
     Kept* kept = s.state->value();
     if (!s.spec.rowtime && !s.spec.keep_last) {
       // ProcTimeDeduplicateKeepFirstRowFunction: only the key's presence is kept.
       if (kept != nullptr) continue;
       s.state->update(Kept{0, std::string()});
+      if (s.retention) s.retention->touch(now);
       out.appendRow(batch, row, RowKind::kInsert);
       continue;
     }
@@ -111,6 +118,8 @@ void DeduplicateOperator::processBatch(RowBatch&& batch) {
       kept->first = time;
       kept->second = s.row_buf;
     }
+    // Only a kept row writes the state (OnCreateAndWrite): a dropped duplicate does not extend it.
+    if (s.retention) s.retention->touch(now);
   }
   if (!out.empty()) output_->collect(std::move(out));
 }

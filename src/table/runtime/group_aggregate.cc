@@ -9,6 +9,7 @@
 #include "runtime/time/processing_time_service.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
+#include "table/runtime/state_retention.h"
 
 namespace sluice::table {
 
@@ -23,12 +24,13 @@ constexpr const char* kAccStateName = "accState";  // GroupAggFunction's accumul
 
 struct GroupAggregateOperator::Impl {
   Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls,
-       bool generate_ub, MiniBatchSpec mb)
+       bool generate_ub, MiniBatchSpec mb, int64_t ttl_ms)
       : keys(input_type, std::move(group_keys)),
         handler(input_type, calls, /*with_retraction=*/true),
         generate_update_before(generate_ub),
         mini_batch(mb),
-        bundle(input_type) {}
+        bundle(input_type),
+        retention(ttl_ms > 0 ? std::make_unique<StateRetention>(ttl_ms, "accState") : nullptr) {}
 
   /// Emits the change of one key from `prev` (absent when `first_row`) to the current accumulators, or
   /// clears the key when its record count is 0 (GroupAggFunction / MiniBatchGroupAggFunction).
@@ -44,7 +46,10 @@ struct GroupAggregateOperator::Impl {
     } else {
       if (!first_row) appendRow(in, row, prev, RowKind::kDelete, out);
       acc_state->clear();
+      if (retention) retention->forget();
+      return;
     }
+    if (retention) retention->touch(now);
   }
 
   void appendRow(const RowBatch& in, size_t row, const std::vector<agg::AggValue>& values, RowKind kind,
@@ -68,6 +73,8 @@ struct GroupAggregateOperator::Impl {
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
   runtime::state::KeyedStateBackend* backend = nullptr;
   AccState* acc_state = nullptr;
+  std::unique_ptr<StateRetention> retention;  ///< table.exec.state.ttl > 0
+  int64_t now = 0;                            ///< retention: processing time of the batch being applied
   // Reused buffers.
   std::vector<uint64_t> hashes;
   std::string key_buf;
@@ -82,9 +89,10 @@ RowType GroupAggregateOperator::outputType(const RowType& input_type, const std:
 
 GroupAggregateOperator::GroupAggregateOperator(RowType input_type, std::vector<int> group_keys,
                                                std::vector<AggregateCall> calls, bool generate_update_before,
-                                               MiniBatchSpec mini_batch)
+                                               MiniBatchSpec mini_batch, int64_t state_ttl_ms)
     : output_type_(outputType(input_type, group_keys, calls)),
-      impl_(std::make_unique<Impl>(input_type, std::move(group_keys), calls, generate_update_before, mini_batch)) {
+      impl_(std::make_unique<Impl>(input_type, std::move(group_keys), calls, generate_update_before, mini_batch,
+                                   state_ttl_ms)) {
   if (mini_batch.enabled() && mini_batch.latency_ms < 0)
     throw UserError("the mini-batch latency (table.exec.mini-batch.allow-latency) must not be negative");
 }
@@ -100,6 +108,7 @@ void GroupAggregateOperator::open(const runtime::OperatorContext& ctx, runtime::
   s.backend = &sc.keyedStateBackend();
   s.acc_state = &s.backend->getValueState(
       runtime::state::ValueStateDescriptor<agg::Accumulators, agg::AccumulatorsSerializer>{kAccStateName});
+  if (s.retention) s.retention->open(ctx_, *s.backend, [&s] { s.acc_state->clear(); });
   if (!sc.isRestored()) return;
   s.acc_state->forEachKey([&](std::string_view, int32_t key_group, std::string_view, agg::Accumulators& acc) {
     try {
@@ -137,10 +146,12 @@ void GroupAggregateOperator::applyRows(const RowBatch& batch) {
   Impl& s = *impl_;
   RowBatch out(output_type_);
   runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
+  if (s.retention) s.now = s.retention->now();
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const bool accumulate = types::isAccumulate(batch.kind(row));
     s.keys.encode(batch, row, s.key_buf);
     s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
+    if (s.retention) s.retention->expireIfDue(s.now);
     agg::Accumulators* found = s.acc_state->value();
     bool first_row = false;
     if (found == nullptr) {
@@ -183,9 +194,11 @@ void GroupAggregateOperator::finishBundle() {
     groups[it->second].push_back(static_cast<uint32_t>(row));
   }
   RowBatch out(output_type_);
+  if (s.retention) s.now = s.retention->now();
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<uint32_t>& rows = groups[g];
     s.backend->setCurrentKey(group_keys[g], internal::keyGroupOf(s.hashes[rows[0]], *s.backend));
+    if (s.retention) s.retention->expireIfDue(s.now);
     agg::Accumulators* found = s.acc_state->value();
     size_t first = 0;
     bool first_row = false;
@@ -219,13 +232,13 @@ void GroupAggregateOperator::prepareSnapshotPreBarrier(int64_t) { finishBundle()
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
-    bool generate_update_before, MiniBatchSpec mini_batch) {
+    bool generate_update_before, MiniBatchSpec mini_batch, int64_t state_ttl_ms) {
   // Constructing one instance validates the arguments (UserError) before the job starts.
-  GroupAggregateOperator probe(input_type, group_keys, calls, generate_update_before, mini_batch);
+  GroupAggregateOperator probe(input_type, group_keys, calls, generate_update_before, mini_batch, state_ttl_ms);
   return runtime::makeOperatorFactory([input_type = std::move(input_type), group_keys = std::move(group_keys),
-                                       calls = std::move(calls), generate_update_before, mini_batch] {
+                                       calls = std::move(calls), generate_update_before, mini_batch, state_ttl_ms] {
     return std::make_unique<GroupAggregateOperator>(input_type, group_keys, calls, generate_update_before,
-                                                    mini_batch);
+                                                    mini_batch, state_ttl_ms);
   });
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// GROUP BY aggregation over an unbounded changelog (Flink's GroupAggFunction inside a
-/// KeyedProcessFunction, and MiniBatchGroupAggFunction under mini-batch; no state TTL yet).
+/// KeyedProcessFunction, and MiniBatchGroupAggFunction under mini-batch).
 
 #include <memory>
 #include <vector>
@@ -44,6 +44,10 @@ struct MiniBatchSpec {
 /// hash of the HASH exchange in front; a global aggregate has one key, the empty bytes, hashed over zero
 /// columns, and runs in one subtask fed by a GLOBAL exchange). Nothing is kept outside the backend, so a
 /// snapshot of `ctx.state` at any batch boundary restores, also at another parallelism.
+///
+/// `state_ttl_ms` > 0 (table.exec.state.ttl): a key's accumulators are dropped once the key had no row
+/// for that long (state_retention.h); its next row then counts as the key's first (+I), and retractions
+/// for it are dropped, as GroupAggFunction does with a StateTtlConfig.
 /// Threading: task thread only.
 class GroupAggregateOperator : public runtime::StreamOperator {
  public:
@@ -51,7 +55,7 @@ class GroupAggregateOperator : public runtime::StreamOperator {
   /// Throws UserError on an out-of-range column or an unsupported aggregate argument type.
   GroupAggregateOperator(types::RowType input_type, std::vector<int> group_keys,
                          std::vector<AggregateCall> calls, bool generate_update_before = true,
-                         MiniBatchSpec mini_batch = {});
+                         MiniBatchSpec mini_batch = {}, int64_t state_ttl_ms = 0);
   ~GroupAggregateOperator() override;
 
   /// The output row type: key columns (names and types of the input) then the aggregates (named by
@@ -85,6 +89,6 @@ class GroupAggregateOperator : public runtime::StreamOperator {
 /// surface at plan time (UserError).
 std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     types::RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
-    bool generate_update_before = true, MiniBatchSpec mini_batch = {});
+    bool generate_update_before = true, MiniBatchSpec mini_batch = {}, int64_t state_ttl_ms = 0);
 
 }  // namespace sluice::table

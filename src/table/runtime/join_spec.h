@@ -40,6 +40,10 @@ struct JoinSpec {
   ExprPtr non_equi_condition;  ///< may be null; BOOLEAN over left ++ right columns
   JoinInputSideSpec left_spec;
   JoinInputSideSpec right_spec;
+  /// table.exec.state.ttl (ms, 0 = never) of a regular join: a side's rows of a join key are dropped once
+  /// that side had no new row of the key for this long (state_retention.h). Set when the plan is translated;
+  /// interval, window and temporal joins clean their state by time and ignore it.
+  int64_t state_ttl_ms = 0;
 
   bool leftIsOuter() const { return type == FlinkJoinType::kLeft || type == FlinkJoinType::kFull; }
   bool rightIsOuter() const { return type == FlinkJoinType::kRight || type == FlinkJoinType::kFull; }

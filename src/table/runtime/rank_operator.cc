@@ -13,6 +13,7 @@
 #include "table/runtime/operator_state_internal.h"
 #include "table/runtime/sort_key_codec.h"
 #include "table/runtime/topn_buffer_internal.h"
+#include "table/runtime/state_retention.h"
 
 namespace sluice::table {
 
@@ -38,6 +39,7 @@ struct RankOperator::Impl {
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;
   runtime::state::KeyedStateBackend* backend = nullptr;
   BufferState* state = nullptr;
+  std::unique_ptr<StateRetention> retention;  ///< table.exec.state.ttl > 0
   std::vector<uint64_t> hashes;
   std::string key_buf, sort_buf, row_buf;
   RowBatch* out = nullptr;
@@ -269,6 +271,7 @@ RankOperator::RankOperator(RowType input_type, RankSpec spec) {
   if (spec.rank_start < 1 || spec.rank_end < spec.rank_start)
     throw UserError(fmt::format("invalid rank range [{}, {}]", spec.rank_start, spec.rank_end));
   impl_ = std::make_unique<Impl>(input_type, std::move(spec));
+  if (impl_->spec.state_ttl_ms > 0) impl_->retention = std::make_unique<StateRetention>(impl_->spec.state_ttl_ms, kStateName);
 }
 
 RankOperator::~RankOperator() = default;
@@ -281,6 +284,7 @@ void RankOperator::open(const runtime::OperatorContext& ctx, runtime::Output* ou
   auto& sc = internal::stateContextOf(ctx_, s.own_state);
   s.backend = &sc.keyedStateBackend();
   s.state = &s.backend->getValueState(runtime::state::ValueStateDescriptor<TopNBuffer>{kStateName});
+  if (s.retention) s.retention->open(ctx_, *s.backend, [&s] { s.state->clear(); });
   if (!sc.isRestored()) return;
   s.state->forEachKey([&](std::string_view key, int32_t key_group, std::string_view, TopNBuffer& b) {
     if (!s.keys.isValid(key)) internal::rethrowRestoreError(sc, kStateName, key_group, InputError("a key does not decode"));
@@ -299,6 +303,7 @@ void RankOperator::processBatch(RowBatch&& batch) {
   RowBatch out(outputType(s.input_type, s.spec));
   s.out = &out;
   runtime::hashKeys(batch, s.keys.keyColumns(), s.hashes);
+  const int64_t now = s.retention ? s.retention->now() : 0;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const RowKind kind = batch.kind(row);
     const bool accumulate = kind == RowKind::kInsert || kind == RowKind::kUpdateAfter;
@@ -306,6 +311,7 @@ void RankOperator::processBatch(RowBatch&& batch) {
       throw UserError(fmt::format("operator '{}': AppendFastStrategy Top-N got a retraction", ctx_.operator_name));
     s.keys.encode(batch, row, s.key_buf);
     s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
+    if (s.retention) s.retention->expireIfDue(now);
     TopNBuffer* b = s.state->value();
     if (b == nullptr) {
       if (!accumulate) continue;  // nothing of this partition is kept
@@ -318,7 +324,12 @@ void RankOperator::processBatch(RowBatch&& batch) {
     } else {
       s.retractable(*b, s.sort_buf, s.row_buf, accumulate);
     }
-    if (b->entries.empty()) s.state->clear();
+    if (b->entries.empty()) {
+      s.state->clear();
+      if (s.retention) s.retention->forget();
+    } else if (s.retention) {
+      s.retention->touch(now);
+    }
   }
   s.out = nullptr;
   if (!out.empty()) output_->collect(std::move(out));

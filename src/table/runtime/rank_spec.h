@@ -43,6 +43,9 @@ struct RankSpec {
   /// or the first; on the row time (order[0].column) or on processing time (arrival order).
   bool keep_last = false;
   bool rowtime = false;
+  /// table.exec.state.ttl (ms, 0 = never): a partition's state is dropped once it had no write for this long
+  /// (state_retention.h). Set when the plan is translated.
+  int64_t state_ttl_ms = 0;
   /// Where the ranking function was written (SQL line and column), for errors found after parsing.
   int line = 0;
   int column = 0;

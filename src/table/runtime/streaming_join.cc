@@ -11,6 +11,7 @@
 #include "table/functions/evaluator.h"
 #include "table/runtime/accumulators_internal.h"
 #include "table/runtime/operator_state_internal.h"
+#include "table/runtime/state_retention.h"
 
 namespace sluice::table {
 
@@ -83,12 +84,31 @@ struct Side {
     }
   }
 
-  void open(runtime::state::KeyedStateBackend& backend) {
+  void open(const runtime::OperatorContext& ctx, runtime::state::KeyedStateBackend& backend, int64_t ttl_ms) {
     if (shape == Shape::kJoinKeyContainsUniqueKey) {
       value = &backend.getValueState(runtime::state::ValueStateDescriptor<JoinRecord>{name});
     } else {
       map = &backend.getMapState(runtime::state::MapStateDescriptor<std::string, JoinRecord>{name});
     }
+    if (ttl_ms <= 0) return;
+    retention = std::make_unique<StateRetention>(ttl_ms, name);
+    retention->open(ctx, backend, [this] {
+      if (value != nullptr) value->clear();
+      else map->clear();
+    });
+  }
+
+  /// Retention: drops the current key's rows when they expired (before they are read).
+  void expireIfDue(int64_t now) {
+    if (retention) retention->expireIfDue(now);
+  }
+  /// Retention: this side's rows of the current key changed at `now`; `write` false when a row was only
+  /// removed (the rows left were not written, so their time to live stays).
+  void written(int64_t now, bool write = true) {
+    if (!retention) return;
+    const bool any = value != nullptr ? value->value() != nullptr : map->entries() != nullptr;
+    if (!any) retention->forget();
+    else if (write) retention->touch(now);
   }
 
   /// Every stored copy of the current join key, in byte order of the map keys (deterministic on both
@@ -182,6 +202,7 @@ struct Side {
   size_t width;
   bool outer;
   std::string name;
+  std::unique_ptr<StateRetention> retention;  ///< table.exec.state.ttl > 0
   Shape shape = Shape::kNoUniqueKey;
   ValueView* value = nullptr;
   MapView* map = nullptr;
@@ -224,6 +245,9 @@ struct StreamingJoinOperator::Impl {
   void process(RowBatch& batch, bool input_is_left);
   /// StreamingSemiAntiJoinOperator.processElement1 / processElement2.
   void processSemiAnti(RowBatch& batch, bool input_is_left);
+  /// One row of an inner or outer join (StreamingJoinOperator.processElement), the current key set.
+  void processRow(const RowBatch& batch, size_t row, bool input_is_left, RowKind kind, Side& self, Side& other,
+                  RowBatch& out);
   /// The stored copies of the other side matching row `row` of `batch` (same join key, not NULL, and the
   /// non-equi condition TRUE).
   void associated(const RowBatch& batch, size_t row, bool input_is_left, Side& other, std::vector<Stored>& out);
@@ -285,8 +309,8 @@ void StreamingJoinOperator::open(const runtime::OperatorContext& ctx, runtime::O
   auto& sc = internal::stateContextOf(ctx_, s.own_state);
   s.backend = &sc.keyedStateBackend();
   s.output = output_;
-  s.left.open(*s.backend);
-  s.right.open(*s.backend);
+  s.left.open(ctx_, *s.backend, s.spec.state_ttl_ms);
+  s.right.open(ctx_, *s.backend, s.spec.state_ttl_ms);
   if (!sc.isRestored()) return;
   s.left.checkRestored(sc);
   s.right.checkRestored(sc);
@@ -350,11 +374,14 @@ void StreamingJoinOperator::Impl::processSemiAnti(RowBatch& batch, bool input_is
   Side& other = input_is_left ? right : left;
   RowBatch out(output_type);
   runtime::hashKeys(batch, self.keys.keyColumns(), hashes);
+  const int64_t now = self.retention ? self.retention->now() : 0;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const RowKind kind = batch.kind(row);
     const bool accumulate = types::isAccumulate(kind);
     self.keys.encode(batch, row, key_buf);
     backend->setCurrentKey(key_buf, internal::keyGroupOf(hashes[row], *backend));
+    self.expireIfDue(now);
+    other.expireIfDue(now);
     self.rows.encode(batch, row, row_buf);
     if (self.unique_key) self.unique_key->encode(batch, row, uk_buf);
     associated(batch, row, input_is_left, other, matches);
@@ -363,10 +390,14 @@ void StreamingJoinOperator::Impl::processSemiAnti(RowBatch& batch, bool input_is
       if (matches.empty() == anti) out.appendRow(batch, row, kind);
       if (accumulate) self.add(row_buf, uk_buf, static_cast<int32_t>(matches.size()));
       else self.retract(row_buf, uk_buf);
+      self.written(now, accumulate);
       continue;
     }
     if (accumulate) self.add(row_buf, uk_buf, -1);
     else self.retract(row_buf, uk_buf);
+    self.written(now, accumulate);
+    // Updating the left rows' association counts writes them (Flink's OnCreateAndWrite).
+    if (!matches.empty()) other.written(now);
     for (const Stored& m : matches) {
       // The first match of a left row lets it pass (semi, with the right row's kind) or retracts it
       // (anti, -D); losing the last match does the opposite (semi: the right row's kind, anti: +I).
@@ -392,55 +423,70 @@ void StreamingJoinOperator::Impl::process(RowBatch& batch, bool input_is_left) {
   Side& self = input_is_left ? left : right;
   Side& other = input_is_left ? right : left;
   RowBatch out(output_type);
-  auto paddedOther = [&](const Stored& m, RowKind kind) {
-    emitPaddedOther(input_is_left, other, m, out);
-    out.kinds().push_back(kind);
-  };
   runtime::hashKeys(batch, self.keys.keyColumns(), hashes);
+  const int64_t now = self.retention ? self.retention->now() : 0;
   for (size_t row = 0; row < batch.numRows(); ++row) {
     const RowKind kind = batch.kind(row);
     self.keys.encode(batch, row, key_buf);
     backend->setCurrentKey(key_buf, internal::keyGroupOf(hashes[row], *backend));
-    self.rows.encode(batch, row, row_buf);
-    if (self.unique_key) self.unique_key->encode(batch, row, uk_buf);
-    if (types::isAccumulate(kind)) {
-      // Flink's isAdditionalMatch, read before this row changes the state.
-      const bool additional = other.outer && self.shape != Shape::kJoinKeyContainsUniqueKey &&
-                              !self.hasUniqueKeyRecord(uk_buf);
-      if (!self.outer) self.add(row_buf, uk_buf, -1);
-      associated(batch, row, input_is_left, other, matches);
-      if (self.outer && matches.empty()) {
-        emit(batch, row, input_is_left, other, nullptr, RowKind::kInsert, out);
-        self.add(row_buf, uk_buf, 0);
-        continue;
-      }
-      for (const Stored& m : matches) {
-        if (other.outer) {
-          if (m.associations == 0) paddedOther(m, RowKind::kDelete);
-          if (m.associations == 0 || additional) other.setAssociations(m, m.associations + 1);
-        }
-        // An inner join forwards the input's kind; a join with an outer side sends +I / -D only.
-        const RowKind out_kind = self.outer || other.outer ? RowKind::kInsert : kind;
-        emit(batch, row, input_is_left, other, &m, out_kind, out);
-      }
-      if (self.outer) self.add(row_buf, uk_buf, static_cast<int32_t>(matches.size()));
-    } else {
-      self.retract(row_buf, uk_buf);
-      associated(batch, row, input_is_left, other, matches);
-      if (matches.empty()) {
-        if (self.outer) emit(batch, row, input_is_left, other, nullptr, RowKind::kDelete, out);
-        continue;
-      }
-      for (const Stored& m : matches) {
-        emit(batch, row, input_is_left, other, &m, self.outer ? RowKind::kDelete : kind, out);
-        if (other.outer) {
-          if (m.associations == 1) paddedOther(m, RowKind::kInsert);
-          other.setAssociations(m, m.associations - 1);
-        }
-      }
+    if (self.retention) {
+      self.expireIfDue(now);
+      other.expireIfDue(now);
+    }
+    processRow(batch, row, input_is_left, kind, self, other, out);
+    if (self.retention) {
+      self.written(now, types::isAccumulate(kind));
+      // An outer side's association counts changed with the matches (a write, Flink's OnCreateAndWrite).
+      if (other.outer && !matches.empty()) other.written(now);
     }
   }
   if (!out.empty()) output->collect(std::move(out));
+}
+
+void StreamingJoinOperator::Impl::processRow(const RowBatch& batch, size_t row, bool input_is_left, RowKind kind,
+                                             Side& self, Side& other, RowBatch& out) {
+  auto paddedOther = [&](const Stored& m, RowKind k) {
+    emitPaddedOther(input_is_left, other, m, out);
+    out.kinds().push_back(k);
+  };
+  self.rows.encode(batch, row, row_buf);
+  if (self.unique_key) self.unique_key->encode(batch, row, uk_buf);
+  if (types::isAccumulate(kind)) {
+    // Flink's isAdditionalMatch, read before this row changes the state.
+    const bool additional = other.outer && self.shape != Shape::kJoinKeyContainsUniqueKey &&
+                            !self.hasUniqueKeyRecord(uk_buf);
+    if (!self.outer) self.add(row_buf, uk_buf, -1);
+    associated(batch, row, input_is_left, other, matches);
+    if (self.outer && matches.empty()) {
+      emit(batch, row, input_is_left, other, nullptr, RowKind::kInsert, out);
+      self.add(row_buf, uk_buf, 0);
+      return;
+    }
+    for (const Stored& m : matches) {
+      if (other.outer) {
+        if (m.associations == 0) paddedOther(m, RowKind::kDelete);
+        if (m.associations == 0 || additional) other.setAssociations(m, m.associations + 1);
+      }
+      // An inner join forwards the input's kind; a join with an outer side sends +I / -D only.
+      const RowKind out_kind = self.outer || other.outer ? RowKind::kInsert : kind;
+      emit(batch, row, input_is_left, other, &m, out_kind, out);
+    }
+    if (self.outer) self.add(row_buf, uk_buf, static_cast<int32_t>(matches.size()));
+  } else {
+    self.retract(row_buf, uk_buf);
+    associated(batch, row, input_is_left, other, matches);
+    if (matches.empty()) {
+      if (self.outer) emit(batch, row, input_is_left, other, nullptr, RowKind::kDelete, out);
+      return;
+    }
+    for (const Stored& m : matches) {
+      emit(batch, row, input_is_left, other, &m, self.outer ? RowKind::kDelete : kind, out);
+      if (other.outer) {
+        if (m.associations == 1) paddedOther(m, RowKind::kInsert);
+        other.setAssociations(m, m.associations - 1);
+      }
+    }
+  }
 }
 
 namespace {
