@@ -154,6 +154,16 @@ Json jobJson(const JobExecutionResult& r) {
   job["state"] = jobStatusName(r.status);
   job["duration"] = r.wall_time_ms;
   job["numRestarts"] = r.num_restarts;
+  // Slots the scheduler needed and held at most at once (BATCH: the largest region, FLINK-14060), and the
+  // scheduling regions in deployment order.
+  Json slots;
+  slots["required"] = r.slots_required;
+  slots["configured"] = r.slots_configured;
+  slots["peak"] = r.slots_peak;
+  job["slots"] = std::move(slots);
+  Json regions = Json::array();
+  for (int id : r.deployed_regions) regions.push_back(id);
+  job["deployedRegions"] = std::move(regions);
   if (r.checkpoints) {
     // Flink's job-level checkpoint metrics.
     const runtime::checkpoint::CheckpointStats& c = *r.checkpoints;

@@ -144,11 +144,16 @@ std::vector<Record> parseTestFile(const std::string& text, const std::string& fi
       }
       if (isBlank(rec.sql)) throw std::runtime_error(where + ": the statement is empty");
     } else if (words[0] == "query") {
-      if (words.size() != 2) throw std::runtime_error(where + ": expected 'query changelog|rows|error'");
+      const bool streaming_too = words.size() == 3 && words[1] == "rows" && words[2] == "streaming";
+      if (words.size() != 2 && !streaming_too)
+        throw std::runtime_error(where + ": expected 'query changelog|rows|rows streaming|ordered|error'");
       if (words[1] == "changelog") {
         rec.kind = RecordKind::kQueryChangelog;
       } else if (words[1] == "rows") {
         rec.kind = RecordKind::kQueryRows;
+        rec.also_streaming = streaming_too;
+      } else if (words[1] == "ordered") {
+        rec.kind = RecordKind::kQueryOrdered;
       } else if (words[1] == "error") {
         rec.kind = RecordKind::kQueryError;
       } else {

@@ -15,7 +15,8 @@ enum class RecordKind {
   kStatementOk,     ///< `statement ok`: the SQL must run without error
   kStatementError,  ///< `statement error [L:C]`: the SQL must fail with a UserError (SqlError at L:C)
   kQueryChangelog,  ///< `query changelog`: the exact changelog (at parallelism 1)
-  kQueryRows,       ///< `query rows`: the final materialized rows, order-insensitive
+  kQueryRows,       ///< `query rows [streaming]`: the final materialized rows, order-insensitive
+  kQueryOrdered,    ///< `query ordered`: exactly these rows in this order, at every parallelism (ORDER BY)
   kQueryError,      ///< `query error`: the SQL must fail while running (message checked)
   kInput,           ///< `input NAME`: the lines go to a fresh file; `${NAME}` names it
   kSet,             ///< `set KEY VALUE`: a configuration value for the following statements
@@ -33,6 +34,9 @@ struct Record {
   std::optional<int> error_column; ///< ... and column
   std::optional<int> only_parallelism;  ///< `onlyif parallelism=N` before the record
   std::optional<int> skip_parallelism;  ///< `skipif parallelism=N` before the record
+  /// `query rows streaming`: also run in `execution.runtime-mode` STREAMING; its materialized result must be
+  /// the expected rows too (a BATCH file's check that both modes agree).
+  bool also_streaming = false;
 };
 
 /// Parses the text of a `.test` file. Throws std::runtime_error "<file>:<line>: <what>" on a malformed

@@ -182,16 +182,7 @@ struct JobPlanner {
   std::string_view script;
   CollectCallback collect;
 
-  void checkRuntimeMode(std::string_view text, sql::SourcePos pos) const {
-    if (config.get(options::kRuntimeMode) != "STREAMING")
-      sql::throwSqlError(fmt::format("execution.runtime-mode '{}' is not supported for SQL jobs yet; they run in "
-                                     "STREAMING mode",
-                                     config.get(options::kRuntimeMode)),
-                         text, pos, "SQL validation error");
-  }
-
   PlannedJob plan(const sql::Statement& st) const {
-    checkRuntimeMode(script, st.pos);
     SqlToRelConverter conv(catalog, factories, config, script);
     PlannedJob job;
     switch (st.kind) {
@@ -221,7 +212,6 @@ struct JobPlanner {
     PlannedJob job;
     for (const auto& text : texts) {
       std::vector<sql::Statement> statements = sql::parseScript(text);
-      checkRuntimeMode(text, statements.at(0).pos);
       job.roots.push_back(SqlToRelConverter(catalog, factories, config, text).convertInsert(*statements.at(0).insert));
     }
     job.name = jobName(config, "insert-into_statement_set");

@@ -1,5 +1,6 @@
 #include "table/planner/exec_translator.h"
 
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "common/error.h"
 #include "runtime/operators/stream_operator.h"
 #include "table/functions/calc_program.h"
+#include "table/runtime/batch_operators.h"
 #include "table/runtime/calc_operator.h"
 #include "table/runtime/changelog_normalize.h"
 #include "table/runtime/group_aggregate.h"
@@ -85,6 +87,13 @@ class Translator {
     auto it = done_.find(rel.get());
     if (it != done_.end()) return it->second;
     graph::TransformationPtr t = translateNode(*rel);
+    if (rel->batch_final) {
+      // BATCH: the changelog of the streaming operator folded into its final rows, chained behind it.
+      auto final_result = make(graph::TransformationKind::kOneInput, "FinalResult", *rel, {t}, t->parallelism);
+      final_result->description = "FinalResult";
+      final_result->factory = makeFinalResultFactory(rel->row_type);
+      t = final_result;
+    }
     done_[rel.get()] = t;
     return t;
   }
@@ -191,6 +200,19 @@ class Translator {
         return t;
       }
       case RelKind::kRank:
+        if (rel.rank.batch_sort) {
+          // Flink's BatchExecSort / BatchExecSortLimit: every row to one subtask, sorted at the end of input.
+          auto ex = partition(input(rel, 0), graph::ShipStrategy::kGlobal);
+          const RankSpec& r = rel.rank;
+          const bool limited = r.rank_end != std::numeric_limits<int64_t>::max();
+          auto t = make(graph::TransformationKind::kOneInput,
+                        r.form == RankForm::kSort ? "Sort" : r.form == RankForm::kSortLimit ? "SortLimit" : "Limit",
+                        rel, {ex}, 1);
+          t->factory = makeBatchSortFactory(rel.inputs[0]->row_type, r.order, r.rank_start - 1,
+                                            limited ? r.rank_end - r.rank_start + 1 : -1);
+          return t;
+        }
+        [[fallthrough]];
       case RelKind::kDeduplicate: {
         // Flink's StreamExecRank / StreamExecDeduplicate: HASH on the partition keys, or one subtask
         // behind a GLOBAL exchange when there are none.

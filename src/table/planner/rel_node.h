@@ -68,6 +68,10 @@ struct RelNode {
   ChangelogMode changelog = ChangelogMode::kInsertOnly;
   /// True when the node emits -U/+U/-D rows (any mode but insert-only).
   bool producesUpdates() const { return changelog != ChangelogMode::kInsertOnly; }
+  /// BATCH mode: the node's streaming operator would emit a changelog here; the translator chains a
+  /// FinalResultOperator behind it (batch_operators.h), so the node emits its final rows as +I at the end
+  /// of its input and `changelog` is insert-only.
+  bool batch_final = false;
   std::vector<RelNodePtr> inputs;
   int parallelism = -1;             ///< -1 = parallelism.default
   /// Part of a scan: the source, the Calc/WatermarkAssigner of its computed columns and watermark, and

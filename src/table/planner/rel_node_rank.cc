@@ -38,6 +38,11 @@ std::string describeRank(const RelNode& rel) {
   const int64_t fetch = r.rank_end - offset;
   if (r.form == RankForm::kLimit)
     return fmt::format("Limit(offset=[{}], fetch=[{}])", offset, fetch);
+  // Flink's batch plans: BatchPhysicalSort and the global BatchPhysicalSortLimit.
+  if (r.form == RankForm::kSort) return fmt::format("Sort(orderBy=[{}])", fmt::join(order, ", "));
+  if (r.form == RankForm::kSortLimit && r.batch_sort)
+    return fmt::format("SortLimit(orderBy=[{}], offset=[{}], fetch=[{}], global=[true])", fmt::join(order, ", "),
+                       offset, fetch);
   if (r.form == RankForm::kSortLimit)
     return fmt::format("SortLimit(orderBy=[{}], offset=[{}], fetch=[{}], strategy=[{}])", fmt::join(order, ", "), offset,
                        fetch, rankStrategyName(r.strategy));

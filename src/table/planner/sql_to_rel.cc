@@ -25,6 +25,8 @@ const ConfigOption<bool> kCdcEventsDuplicate(
     "ChangelogNormalize, keyed by the table's primary key (required), after them to drop the duplicates.");
 }  // namespace
 
+bool SqlToRelConverter::Impl::batch() const { return config.get(options::kRuntimeMode) == "BATCH"; }
+
 RelNodePtr SqlToRelConverter::Impl::makeCalc(const RelNodePtr& input, ExprPtr condition,
                                              std::vector<ExprPtr> projections, std::vector<std::string> names) {
   RelNodePtr in = input;
@@ -252,6 +254,18 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   scan->source = source;
   scan->parallelism = source->parallelism().value_or(-1);
   scan->changelog = source->changelogMode();
+  if (batch()) {
+    // Flink's DynamicSourceUtils.validateScanSourceForBatch.
+    if (!source->isBounded())
+      fail(pos, fmt::format("Querying an unbounded table 'default_catalog.default_database.{}' in batch mode is not "
+                            "allowed. The table source is unbounded.",
+                            table.name));
+    if (scan->producesUpdates())
+      fail(pos, fmt::format("Querying a table in batch mode is currently only possible for INSERT-only table sources. "
+                            "But the source for table 'default_catalog.default_database.{}' produces other changelog "
+                            "messages than just INSERT.",
+                            table.name));
+  }
   for (int k : resolved.primary_key) {
     // Primary key columns index the scan row (a ROW column before one shifts it).
     int at = 0;
@@ -298,7 +312,11 @@ FromResult SqlToRelConverter::Impl::convertTable(const CatalogTable& table, cons
   // Watermark push-down (Flink's PushWatermarkIntoTableSourceScanRule; below a ChangelogNormalize too,
   // FLINK-19878): a source that reads splits side by side keeps a watermark per split.
   bool watermark_pushed = false;
-  if (def.watermark) {
+  if (def.watermark && batch()) {
+    // BATCH: no watermarks (Flink's batch planner drops the WatermarkAssigner); the row time stays a time
+    // attribute for windows, which fire at the end of input over every row (nothing is late).
+    watermark_pushed = true;
+  } else if (def.watermark) {
     const ExprPtr rowtime_expr = schema.projections[static_cast<size_t>(schema.rowtime)];
     const ExprPtr wm_expr = substitute(schema.watermark, schema.projections);
     watermark_pushed =
@@ -435,6 +453,8 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
     fail(c.children[1]->pos,
          fmt::format("The window function requires the timecol is a time attribute type, but is {}.",
                      tc->type.toString()));
+  if (proctime && batch())
+    fail(c.children[1]->pos, "Window can not be defined over a proctime attribute column for batch mode");
   if (proctime && session)
     fail(c.children[1]->pos, "SESSION windows on a processing-time attribute are not supported yet");
   auto interval = [&](size_t i) {
@@ -692,11 +712,15 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
     fail(insert.pos, fmt::format("Object '{}' not found{}", sql::qualifiedNameToString(insert.target),
                                  close.empty() ? "" : fmt::format("; did you mean '{}'?", close)));
   }
-  // Flink supports INSERT OVERWRITE in BATCH mode only; SQL jobs run in STREAMING mode, where appending
-  // instead would silently keep the old rows.
-  if (insert.overwrite)
-    fail(insert.pos, "INSERT OVERWRITE is not supported in STREAMING mode (the only mode of SQL jobs so far); use "
+  // Flink supports INSERT OVERWRITE in BATCH mode only; appending instead would silently keep the old rows.
+  if (insert.overwrite && !batch())
+    fail(insert.pos, "INSERT OVERWRITE is not supported in STREAMING mode (Flink allows it in BATCH mode only); use "
                      "INSERT INTO to append");
+  if (insert.overwrite)
+    fail(insert.pos, fmt::format("INSERT OVERWRITE requires that the underlying DynamicTableSink of table "
+                                 "'default_catalog.default_database.{}' implements the SupportsOverwrite interface "
+                                 "(no connector does yet); use INSERT INTO to append",
+                                 Catalog::normalize(insert.target)));
   const sql::CreateTableStmt& def = *table->definition;
   ResolvedTable resolved;
   resolved.name = table->name;
@@ -773,6 +797,7 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
          fmt::format("Unable to create a sink for writing table 'default_catalog.default_database.{}'.\n\n{}",
                      table->name, err.what()));
   }
+  SLUICE_CHECK(!batch() || !input->producesUpdates(), "an updating input to a sink in BATCH mode");
   if (input->producesUpdates() && !sink->acceptsUpdates()) {
     const RelNode* producer = input.get();
     while (producer->kind != RelKind::kGroupAggregate && producer->kind != RelKind::kChangelogNormalize &&

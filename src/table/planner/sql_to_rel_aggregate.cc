@@ -121,6 +121,7 @@ WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const Fr
   if (ref->kind != ExprKind::kInputRef || (!from.rel->rowtime[static_cast<size_t>(ref->input_index)] && !proctime))
     fail(time.pos, fmt::format("Window aggregate can only be defined over a time attribute column, but {} encountered.",
                                ref->type.toString()));
+  if (proctime && batch()) fail(time.pos, "Window can not be defined over a proctime attribute column for batch mode");
   if (proctime && c.name == "SESSION")
     fail(time.pos, "SESSION windows on a processing-time attribute are not supported yet");
   auto interval = [&](size_t i) {
@@ -360,6 +361,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
   } else {
     agg->kind = RelKind::kGroupAggregate;
     agg->changelog = ChangelogMode::kAll;
+    finalInBatch(*agg);
   }
   agg->rowtime.assign(agg->row_type.size(), false);
   if (group_exprs.empty()) agg->parallelism = 1;

@@ -202,6 +202,16 @@ struct SqlToRelConverter::Impl {
     sql::throwSqlError(message, script, pos, "SQL validation error");
   }
 
+  /// `execution.runtime-mode` = BATCH: bounded insert-only sources, no watermarks, final results only.
+  bool batch() const;
+  /// BATCH: a node whose streaming operator emits a changelog gets `batch_final` (its final rows as +I at
+  /// the end of input) and an insert-only changelog, so the nodes above it plan for insert-only input.
+  void finalInBatch(RelNode& rel) const {
+    if (!batch() || !rel.producesUpdates()) return;
+    rel.batch_final = true;
+    rel.changelog = ChangelogMode::kInsertOnly;
+  }
+
   // ---- plan building helpers ---------------------------------------------------------------
 
   /// A Calc over `input`; fused into `input` when it is a Calc itself.
@@ -391,6 +401,8 @@ struct SqlToRelConverter::Impl {
   void checkRanks(const RelNodePtr& rel) const;
   /// The query's ORDER BY ... LIMIT / OFFSET over `rel` (SortLimit, Limit), or `rel`.
   RelNodePtr applyOrderByLimit(const sql::Query& q, RelNodePtr rel);
+  /// BATCH: ORDER BY [LIMIT] [OFFSET] over `rel` as a sort at the end of input (`spec` holds the order).
+  RelNodePtr batchSort(const sql::Query& q, const RelNodePtr& rel, RankSpec spec);
   RelNodePtr convertQueryRel(const sql::Query& q);
 
   // ---- VALUES, WITH, set operations (sql_to_rel_setop.cc) -------------------------------------

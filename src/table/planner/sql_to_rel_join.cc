@@ -197,6 +197,9 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
     join->changelog = (type == FlinkJoinType::kInner || type == FlinkJoinType::kSemi) && insert_only_inputs
                           ? ChangelogMode::kInsertOnly
                           : ChangelogMode::kAll;
+    if (temporal != nullptr && batch())
+      fail(pos, "Event-time temporal join (FOR SYSTEM_TIME AS OF a row time attribute) is not supported in batch "
+                "mode: Flink's batch planner has no TemporalJoin; use a lookup join on a processing-time attribute");
     if (temporal != nullptr) {
       // A temporal join emits each left row once (with its kind): the left side's changelog and time attributes.
       join->kind = RelKind::kTemporalJoin;
@@ -208,6 +211,7 @@ RelNodePtr SqlToRelConverter::Impl::makeJoin(FlinkJoinType type, RelNodePtr left
       join->changelog = left->changelog;
       for (size_t i = 0; i < left->rowtime.size(); ++i) join->rowtime[i] = left->rowtime[i];
     }
+    finalInBatch(*join);
   }
   if (lextra == 0 && rextra == 0) return join;
   // Drop the extra key columns again: the row keeps its layout.

@@ -345,6 +345,7 @@ RelNodePtr SqlToRelConverter::Impl::pushRankRange(const RelNodePtr& calc) {
       rank->changelog = !rowtime && !rank->rank.keep_last ? ChangelogMode::kInsertOnly : ChangelogMode::kAll;
     }
   }
+  finalInBatch(*rank);
   return makeCalc(rank, condition, std::move(projections), calc->row_type.names);
 }
 
@@ -412,6 +413,7 @@ RelNodePtr SqlToRelConverter::Impl::applyOrderByLimit(const sql::Query& q, RelNo
       fail(o.pos, "ORDER BY supports columns of the query's result only yet; compute the expression in the SELECT list");
     spec.order.push_back(SortField{x->input_index, !o.descending, o.nullsFirst()});
   }
+  if (batch()) return batchSort(q, rel, std::move(spec));
   if (!q.limit) {
     if (q.offset) fail(q.offset->pos, "FETCH is missed, which on streaming table is not supported currently.");
     const SortField& first = spec.order[0];
@@ -440,6 +442,36 @@ RelNodePtr SqlToRelConverter::Impl::applyOrderByLimit(const sql::Query& q, RelNo
   // a SortLimit may push a row out again (-D).
   rank->changelog = spec.form == RankForm::kLimit && !rel->producesUpdates() ? ChangelogMode::kInsertOnly
                                                                                : ChangelogMode::kAll;
+  rank->rank = spec;
+  finalInBatch(*rank);
+  return rank;
+}
+
+RelNodePtr SqlToRelConverter::Impl::batchSort(const sql::Query& q, const RelNodePtr& rel, RankSpec spec) {
+  // Flink's batch planner: ORDER BY on any column is a global Sort (BatchPhysicalSort, one subtask), with
+  // LIMIT a SortLimit; OFFSET without LIMIT skips rows of the sorted result; LIMIT alone is a Limit.
+  auto constant = [&](const sql::ExprPtr& e, const char* what) {
+    if (e->kind != sql::ExprKind::kLiteral || e->literal_kind != sql::LiteralKind::kInteger || e->text.size() > 18)
+      fail(e->pos, fmt::format("{} must be a non-negative integer literal", what));
+    return static_cast<int64_t>(std::stoll(e->text));
+  };
+  const int64_t offset = q.offset ? constant(q.offset, "OFFSET") : 0;
+  const int64_t fetch = q.limit ? constant(q.limit, "LIMIT") : -1;
+  if (fetch == 0) fail(q.limit->pos, "LIMIT 0 is not supported yet");
+  spec.form = spec.order.empty() ? RankForm::kLimit : q.limit ? RankForm::kSortLimit : RankForm::kSort;
+  spec.batch_sort = true;
+  spec.rank_start = offset + 1;
+  spec.rank_end = fetch < 0 ? std::numeric_limits<int64_t>::max() : offset + fetch;
+  spec.output_rank_number = false;
+  const sql::SourcePos at = q.limit ? q.limit->pos : q.order_pos;
+  spec.line = at.line;
+  spec.column = at.column;
+  auto rank = std::make_shared<RelNode>();
+  rank->kind = RelKind::kRank;
+  rank->inputs = {rel};
+  rank->row_type = rel->row_type;
+  rank->rowtime = rel->rowtime;
+  rank->changelog = ChangelogMode::kInsertOnly;
   rank->rank = spec;
   return rank;
 }

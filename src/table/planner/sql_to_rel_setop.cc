@@ -213,6 +213,7 @@ RelNodePtr SqlToRelConverter::Impl::groupByAll(RelNodePtr input, size_t keys, st
   auto agg = std::make_shared<RelNode>();
   agg->kind = RelKind::kGroupAggregate;
   agg->changelog = ChangelogMode::kAll;
+  finalInBatch(*agg);
   for (size_t i = 0; i < keys; ++i) {
     agg->group_keys.push_back(static_cast<int>(i));
     agg->row_type.names.push_back(input->row_type.names[i]);

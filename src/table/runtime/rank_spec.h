@@ -26,8 +26,8 @@ enum class RankType { kRowNumber, kRank, kDenseRank };
 enum class RankStrategy { kAppendFast, kRetract };
 
 /// How the rank was written, for explain: ROW_NUMBER() OVER in a subquery with a filter (Rank), ORDER BY
-/// ... LIMIT (SortLimit) or LIMIT alone (Limit).
-enum class RankForm { kRank, kSortLimit, kLimit };
+/// ... LIMIT (SortLimit), LIMIT alone (Limit), or ORDER BY without LIMIT (Sort, BATCH mode only).
+enum class RankForm { kRank, kSortLimit, kLimit, kSort };
 
 struct RankSpec {
   RankType type = RankType::kRowNumber;
@@ -46,6 +46,9 @@ struct RankSpec {
   /// table.exec.state.ttl (ms, 0 = never): a partition's state is dropped once it had no write for this long
   /// (state_retention.h). Set when the plan is translated.
   int64_t state_ttl_ms = 0;
+  /// BATCH mode (Flink's BatchPhysicalSort / BatchPhysicalSortLimit): a Sort or SortLimit sorts every row in
+  /// one subtask at the end of input (batch_operators.h) instead of keeping a streaming Top-N.
+  bool batch_sort = false;
   /// Where the ranking function was written (SQL line and column), for errors found after parsing.
   int line = 0;
   int column = 0;
