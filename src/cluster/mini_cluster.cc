@@ -126,13 +126,6 @@ class JobHandle::State {
   std::deque<TaskFailure> task_failures;  // region failover: failures for the master thread (under `mu`)
   std::vector<int> restart_regions;       // the region failover under way (under `mu`); empty: none
   bool full_restart_allowed = false;      // the restart strategy already allowed the restart of `failure`
-  /// The blocking results by (edge, producer subtask, consumer subtask), with the consumer's channel: a
-  /// restarted consumer reads them again when its producer did not restart.
-  struct BlockingLink {
-    std::shared_ptr<runtime::BlockingSubpartition> subpartition;
-    int channel = 0;
-  };
-  std::map<std::tuple<int, int, int>, BlockingLink> blocking_links;
   bool checkpoints_discarded = false;  // the retention deleted the job's checkpoints at its end
   std::atomic<int64_t> restored_in_flight_bytes{0};
   /// Guards the per-attempt vectors below against readers on other threads (progress, coordinator
@@ -150,6 +143,14 @@ class JobHandle::State {
   std::unique_ptr<runtime::SpillDirectory> spill_directory;
   // Declared before everything holding buffers: destroyed last.
   std::vector<std::unique_ptr<runtime::network::NetworkBufferPool>> network_pools;  // per TaskManager
+  /// The blocking results by (edge, producer subtask, consumer subtask), with the consumer's channel: a
+  /// restarted consumer reads them again when its producer did not restart. Their read pools return
+  /// segments to network_pools: declared after them, so a state dropped without teardown frees them first.
+  struct BlockingLink {
+    std::shared_ptr<runtime::BlockingSubpartition> subpartition;
+    int channel = 0;
+  };
+  std::map<std::tuple<int, int, int>, BlockingLink> blocking_links;
   /// A channel between two TaskManagers of the current attempt, with the partition it reads: a region
   /// failover releases those of its vertices on both transports before their tasks go.
   struct RemoteLink {
