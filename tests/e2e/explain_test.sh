@@ -30,3 +30,20 @@ check_plans() {  # check_plans SQL_FILE EXPECTED_JOBS
 }
 check_plans "$E2E_TMP/two.sql" 2
 check_plans "$E2E_TMP/one.sql" 1
+
+# BATCH: the text explain of the GROUP BY job names the mode, its two regions (source; aggregate and sink,
+# split by the blocking HASH exchange), a slot sharing group per region and the FinalResult behind the
+# aggregate; the JSON plan gives the same mode and regions.
+sed -n '1,3p;5p' "$E2E_TMP/two.sql" >"$E2E_TMP/batch.sql"
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 -D execution.runtime-mode=batch "$E2E_TMP/batch.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+for want in "BATCH, 2 pipelined region(s)" "<- [1] HASH[0] blocking" "slot-sharing-group=default-region-0 pipelined-region=0" \
+  "slot-sharing-group=default-region-1 pipelined-region=1" "GroupAggregate -> FinalResult -> Calc -> Sink: b"; do
+  grep -q -F -- "$want" "$E2E_TMP/out" || { cat "$E2E_TMP/out" >&2; fail "BATCH explain lacks '$want'"; }
+done
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain --format=json -p 2 -D execution.runtime-mode=batch "$E2E_TMP/batch.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+[ "$(jq -r '.jobs[0].type' "$E2E_TMP/out")" = "BATCH" ] || fail "BATCH JSON plan: type is not BATCH"
+[ "$(jq '[.jobs[0].nodes[].pipelined_region] | unique | length' "$E2E_TMP/out")" = "2" ] ||
+  fail "BATCH JSON plan: not 2 pipelined regions"
+echo "ok: BATCH explain shows the mode, blocking edge, regions and slot sharing groups"
