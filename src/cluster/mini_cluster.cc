@@ -326,6 +326,15 @@ class JobHandle::State {
     if (!checkpointing) return;
     ck::CheckpointCoordinatorConfiguration cc;
     cc.interval_ms = *config.getOptional(options::kCheckpointingInterval);
+    // FLIP-309: unset = the interval; 0 = none during backlog; otherwise at least the interval.
+    cc.interval_during_backlog_ms = config.getOptional(options::kCheckpointingIntervalDuringBacklog);
+    if (cc.interval_during_backlog_ms && *cc.interval_during_backlog_ms != 0 &&
+        *cc.interval_during_backlog_ms < cc.interval_ms) {
+      throw ConfigError(fmt::format("Configuration key '{}': {} ms must be 0 (no checkpoints during backlog) or at "
+                                    "least '{}' ({} ms)",
+                                    options::kCheckpointingIntervalDuringBacklog.key(), *cc.interval_during_backlog_ms,
+                                    options::kCheckpointingInterval.key(), cc.interval_ms));
+    }
     cc.timeout_ms = config.get(options::kCheckpointingTimeout);
     cc.min_pause_ms = config.get(options::kMinPauseBetweenCheckpoints);
     cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);
@@ -919,7 +928,11 @@ std::string JobHandle::triggerSavepoint(const std::string& target_dir, std::chro
   }
   const std::optional<int64_t> id =
       state_->coordinator->triggerCheckpoint(runtime::checkpoint::CheckpointKind::kSavepoint, target_dir);
-  if (!id) throw UserError("The savepoint could not start: every task of the job has finished or it is failing over");
+  if (!id) {
+    throw UserError(fmt::format("The savepoint could not start: every task of the job has finished, it is failing "
+                                "over, or a source is processing backlog with '{}' = 0",
+                                options::kCheckpointingIntervalDuringBacklog.key()));
+  }
   return state_->coordinator->awaitCheckpoint(*id, timeout);
 }
 

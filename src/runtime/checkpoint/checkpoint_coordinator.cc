@@ -39,7 +39,12 @@ CheckpointCoordinator::CheckpointCoordinator(const graph::JobGraph& job, std::st
     num_tasks_ += v.parallelism;
   }
   final_states_.resize(static_cast<size_t>(num_tasks_));
-  next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+  for (size_t v = 0; v < job_.vertices.size(); ++v) {
+    for (const graph::ChainedOperator& op : job_.vertices[v].operators) {
+      vertex_of_uid_[op.uid.empty() ? op.name : op.uid] = static_cast<int>(v);
+    }
+  }
+  scheduleFromLocked(now(), config_.interval_ms);
 }
 
 CheckpointCoordinator::~CheckpointCoordinator() { stop(); }
@@ -48,7 +53,7 @@ void CheckpointCoordinator::start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (running_) return;
   running_ = true;
-  next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+  scheduleFromLocked(now(), currentIntervalLocked());
   thread_ = std::thread([this] { run(); });
 }
 
@@ -65,6 +70,7 @@ void CheckpointCoordinator::stop() {
 void CheckpointCoordinator::suspend() {
   std::unique_lock<std::mutex> lock(mu_);
   suspended_ = true;
+  cv_.notify_all();  // a backlog report waiting for a dispatch (the cluster may stop that dispatch)
   // A checkpoint being finalized may notify the tasks (sinks commit): once suspend returns, the latest
   // completed checkpoint includes every one whose completion any task heard of.
   cv_.wait(lock, [&] { return !finalizing_; });
@@ -88,7 +94,7 @@ void CheckpointCoordinator::restartTasks(const std::vector<int>& vertices) {
       for (int s = 0; s < job_.vertices[static_cast<size_t>(v)].parallelism; ++s) final_states_[taskIndex(v, s)].reset();
     }
     suspended_ = false;
-    next_trigger_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(config_.interval_ms, 0));
+    scheduleFromLocked(now(), currentIntervalLocked());
     poked_ = true;  // the run loop may be waiting without a deadline while suspended
   }
   cv_.notify_all();
@@ -115,7 +121,7 @@ std::optional<int64_t> CheckpointCoordinator::startLocked(CheckpointKind kind, c
                                                           Clock::time_point now,
                                                           std::vector<std::pair<int, int>>& to_trigger,
                                                           CheckpointBarrier& barrier) {
-  if (suspended_ || !running_) return std::nullopt;
+  if (suspended_ || !running_ || backlogBlocksLocked()) return std::nullopt;
   auto p = std::make_unique<Pending>();
   p->acks.resize(static_cast<size_t>(num_tasks_));
   p->start = now;
@@ -163,12 +169,14 @@ std::optional<int64_t> CheckpointCoordinator::triggerCheckpoint(CheckpointKind k
     std::lock_guard<std::mutex> lock(mu_);
     const bool forced = kind == CheckpointKind::kSavepoint;
     if (!forced && static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) return std::nullopt;
-    id = startLocked(kind, target_dir, Clock::now(), tasks, barrier);
+    id = startLocked(kind, target_dir, now(), tasks, barrier);
+    if (id) ++dispatching_;
   }
   if (id) {
     for (const auto& [v, s] : tasks) hooks_.trigger_task(v, s, barrier);
     {
       std::lock_guard<std::mutex> lock(mu_);
+      --dispatching_;
       poked_ = true;  // the run loop recomputes its deadlines (this checkpoint's expiry)
     }
     cv_.notify_all();
@@ -240,6 +248,21 @@ void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateS
       ackLocked(*p, vertex, subtask, state);
     }
     final_states_[idx] = std::move(state);
+    // A finished source processes no backlog: its last report no longer holds checkpoints back (its
+    // tasks wait for a final checkpoint).
+    const int v = vertex;
+    const int parallelism = job_.vertices[static_cast<size_t>(v)].parallelism;
+    bool all_finished = true;
+    for (int s = 0; s < parallelism && all_finished; ++s) all_finished = final_states_[taskIndex(v, s)].has_value();
+    if (all_finished && !backlog_sources_.empty()) {
+      for (const graph::ChainedOperator& op : job_.vertices[static_cast<size_t>(v)].operators) {
+        if (backlog_sources_.erase(op.uid.empty() ? op.name : op.uid) > 0 && backlog_sources_.empty() &&
+            config_.interval_during_backlog_ms) {
+          next_trigger_ = now();
+          poked_ = true;
+        }
+      }
+    }
     // A pending checkpoint started while this task ran; its consumers that now have no running producer
     // will never see its barrier from it: trigger them (FLIP-147), or the checkpoint would wait for them
     // until it expires.
@@ -273,7 +296,7 @@ void CheckpointCoordinator::requestCheckpoint() {
     std::lock_guard<std::mutex> lock(mu_);
     // The periodic trigger comes forward (a bounded job need not wait a whole interval for its final
     // checkpoint, FLINK-28386); min-pause and max-concurrent-checkpoints still apply.
-    next_trigger_ = std::min(next_trigger_, Clock::now());
+    next_trigger_ = std::min(next_trigger_, now());
     poked_ = true;
   }
   cv_.notify_all();
@@ -324,11 +347,63 @@ CompletedCheckpoint CheckpointCoordinator::assemble(const Pending& p) const {
   return c;
 }
 
+int64_t CheckpointCoordinator::currentIntervalLocked() const {
+  if (backlog_sources_.empty() || !config_.interval_during_backlog_ms) return config_.interval_ms;
+  return *config_.interval_during_backlog_ms;
+}
+
+bool CheckpointCoordinator::backlogBlocksLocked() const {
+  return !backlog_sources_.empty() && config_.interval_during_backlog_ms == 0;
+}
+
+void CheckpointCoordinator::scheduleFromLocked(Clock::time_point from, int64_t interval_ms) {
+  last_scheduled_ = from;
+  next_trigger_ = from + std::chrono::milliseconds(std::max<int64_t>(interval_ms, 0));
+}
+
+void CheckpointCoordinator::setIsProcessingBacklog(const std::string& source_uid, bool backlog) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // A checkpoint started before this report reaches its tasks before anyone hears of the backlog.
+    // Not while suspended: the job is failing over and the dispatch may wait for this task's end.
+    cv_.wait(lock, [&] { return dispatching_ == 0 || suspended_ || !running_; });
+    const bool was = !backlog_sources_.empty();
+    if (backlog) backlog_sources_.insert(source_uid);
+    else backlog_sources_.erase(source_uid);
+    const bool is = !backlog_sources_.empty();
+    if (was == is || !config_.interval_during_backlog_ms) return;
+    if (is) {
+      // The backlog interval counts from the last periodic trigger (0: nothing is armed).
+      scheduleFromLocked(last_scheduled_, *config_.interval_during_backlog_ms);
+    } else {
+      // FLIP-309: the first checkpoint after backlog is triggered at once.
+      next_trigger_ = now();
+    }
+    poked_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool CheckpointCoordinator::isProcessingBacklog() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !backlog_sources_.empty();
+}
+
+void CheckpointCoordinator::awaitClockTick() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t target = ++ticks_requested_;
+  poked_ = true;
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return ticks_done_ >= target || !running_; });
+}
+
 void CheckpointCoordinator::run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (running_) {
     poked_ = false;
-    const Clock::time_point now = Clock::now();
+    const uint64_t ticks_seen = ticks_requested_;
+    const Clock::time_point now = this->now();
+    const int64_t interval = currentIntervalLocked();
     // Finalize fully acknowledged checkpoints (storage I/O without the lock).
     while (!completed_ready_.empty() && running_ && !suspended_) {
       const int64_t id = completed_ready_.front();
@@ -360,7 +435,7 @@ void CheckpointCoordinator::run() {
       const bool savepoint = completed.kind == CheckpointKind::kSavepoint;
       outcomes_[id] = "ok:" + path;
       if (!savepoint) {
-        const Clock::time_point done = Clock::now();
+        const Clock::time_point done = this->now();
         last_completion_ = done;
         last_success_id_ = std::max(last_success_id_, id);
         consecutive_failures_ = 0;
@@ -431,36 +506,45 @@ void CheckpointCoordinator::run() {
       continue;
     }
     // Periodic trigger (CheckpointRequestDecider: concurrency limit and min pause).
-    if (config_.interval_ms > 0 && !suspended_ && now >= next_trigger_) {
+    // interval <= 0 also while backlog forbids checkpoints (FLIP-309): nothing is armed then, so nothing
+    // scheduled earlier can fire inside the backlog (FLINK-39108).
+    if (interval > 0 && !suspended_ && now >= next_trigger_) {
       const auto pause_end = last_completion_ ? *last_completion_ + std::chrono::milliseconds(config_.min_pause_ms)
                                               : now;
       if (static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) {
-        next_trigger_ = now + std::chrono::milliseconds(config_.interval_ms);
+        scheduleFromLocked(now, interval);
       } else if (now < pause_end) {
         next_trigger_ = pause_end;
       } else {
         std::vector<std::pair<int, int>> tasks;
         CheckpointBarrier barrier;
         const std::optional<int64_t> id = startLocked(CheckpointKind::kCheckpoint, "", now, tasks, barrier);
-        next_trigger_ = now + std::chrono::milliseconds(config_.interval_ms);
+        scheduleFromLocked(now, interval);
         if (id) {
           const auto deadline = now + std::chrono::milliseconds(config_.timeout_ms);
           if (!next_expiry || deadline < *next_expiry) next_expiry = deadline;
+          ++dispatching_;
           lock.unlock();
           for (const auto& [v, s] : tasks) hooks_.trigger_task(v, s, barrier);
           lock.lock();
+          --dispatching_;
+          cv_.notify_all();
           continue;
         }
       }
     }
     auto wake = next_expiry;
-    if (config_.interval_ms > 0 && !suspended_ && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
+    if (interval > 0 && !suspended_ && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
     // While suspended, completed checkpoints wait (not finalized): they must not keep the loop spinning.
     auto ready = [&] {
       return !running_ || poked_ || (!completed_ready_.empty() && !suspended_) || !to_notify_aborted_.empty();
     };
     if (ready()) continue;
-    if (wake) {
+    ticks_done_ = ticks_seen;
+    cv_.notify_all();
+    if (hooks_.clock) {
+      cv_.wait(lock, ready);  // the test's clock: deadlines are acted on at awaitClockTick
+    } else if (wake) {
       cv_.wait_until(lock, *wake, ready);
     } else {
       cv_.wait(lock, ready);

@@ -14,6 +14,14 @@
 /// Savepoints are forced: they skip min-pause and the concurrency limit, are never subsumed and notify no
 /// task (Flink 1.15+: intermediate savepoints do not commit).
 ///
+/// Backlog (FLIP-309, flink-seed-spec.md §5): sources report through setIsProcessingBacklog. While any
+/// source reports backlog and `interval_during_backlog_ms` is set, checkpoints follow that interval,
+/// counted from the last periodic trigger; with 0 no checkpoint or savepoint starts at all, also not one
+/// already scheduled or requested before backlog began (FLINK-39108). When the last source leaves backlog
+/// the next checkpoint is triggered at once, then the regular interval applies. A source whose subtasks
+/// have all finished no longer counts as backlog. Reports survive a failover: the restarted sources'
+/// enumerators report again.
+///
 /// Threading: thread-safe. Acknowledgements come from task threads; finalization, storage and
 /// notifications run on the coordinator's own thread, never on a task thread.
 
@@ -25,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +59,9 @@ struct CheckpointCoordinatorConfiguration {
   /// unaligned, or aligned with `aligned_checkpoint_timeout_ms` when that is > 0.
   bool unaligned = false;
   int64_t aligned_checkpoint_timeout_ms = 0;  ///< execution.checkpointing.aligned-checkpoint-timeout
+  /// execution.checkpointing.interval-during-backlog (ms): unset = interval_ms; 0 = no checkpoints while
+  /// a source reports backlog; otherwise >= interval_ms (the cluster checks it).
+  std::optional<int64_t> interval_during_backlog_ms;
 };
 
 /// Figures of the coordinator with Flink's checkpoint metric names.
@@ -91,6 +103,9 @@ class CheckpointCoordinator final : public CheckpointResponder {
     std::function<std::string(const CompletedCheckpoint& checkpoint, const std::string& target_dir)> store;
     /// More failed checkpoints in a row than tolerated: fail the job with `reason`.
     std::function<void(const std::string& reason)> fail_job;
+    /// The coordinator's clock (null: std::chrono::steady_clock). With a clock of its own the coordinator
+    /// does not wait for deadlines: it acts on the clock's time when awaitClockTick() is called (tests).
+    std::function<std::chrono::steady_clock::time_point()> clock;
   };
 
   /// `job` must outlive the coordinator; its vertices and edges give the tasks and their predecessors.
@@ -125,6 +140,18 @@ class CheckpointCoordinator final : public CheckpointResponder {
   /// the reason), or `timeout` passes (throws UserError).
   std::string awaitCheckpoint(int64_t id, std::chrono::milliseconds timeout);
 
+  /// Hooks::clock moved on: wakes the coordinator's thread and returns once it has done everything due at
+  /// the clock's current time (periodic triggers, expiries, finalizations). Any thread but the hooks'.
+  void awaitClockTick();
+
+  /// Source `source_uid` (its operator uid) is or is no longer processing backlog (Flink's
+  /// CheckpointCoordinator.setIsProcessingBacklog, FLIP-309). The last report of a source counts; sources
+  /// that never report are not backlogged. Returns after any checkpoint that started before it has been
+  /// handed to its tasks, so a reader told of backlog after this call sees that barrier first.
+  void setIsProcessingBacklog(const std::string& source_uid, bool backlog) override;
+  /// True while some source reports backlog.
+  bool isProcessingBacklog() const;
+
   /// The newest completed checkpoint (not savepoint), or null.
   std::shared_ptr<const CompletedCheckpoint> latestCompletedCheckpoint() const;
   CheckpointStats stats() const;
@@ -142,6 +169,13 @@ class CheckpointCoordinator final : public CheckpointResponder {
   using Clock = std::chrono::steady_clock;
 
   void run();
+  Clock::time_point now() const { return hooks_.clock ? hooks_.clock() : Clock::now(); }
+  /// Caller holds mu_. The periodic interval in force (ms; <= 0: no periodic checkpoints now).
+  int64_t currentIntervalLocked() const;
+  /// Caller holds mu_. True while no checkpoint may start (backlog with interval-during-backlog 0).
+  bool backlogBlocksLocked() const;
+  /// Caller holds mu_. The next periodic trigger comes `interval_ms` after `from`.
+  void scheduleFromLocked(Clock::time_point from, int64_t interval_ms);
   /// Caller holds mu_. Starts a checkpoint; returns the tasks to trigger with its barrier.
   std::optional<int64_t> startLocked(CheckpointKind kind, const std::string& target_dir, Clock::time_point now,
                                      std::vector<std::pair<int, int>>& to_trigger, CheckpointBarrier& barrier);
@@ -178,6 +212,12 @@ class CheckpointCoordinator final : public CheckpointResponder {
   std::shared_ptr<const CompletedCheckpoint> latest_;
   std::optional<Clock::time_point> last_completion_;
   Clock::time_point next_trigger_;
+  Clock::time_point last_scheduled_;  ///< the time the next periodic trigger was counted from
+  std::set<std::string> backlog_sources_;  ///< uids of the sources reporting backlog
+  std::map<std::string, int> vertex_of_uid_;  ///< operator uid -> JobGraph vertex
+  int dispatching_ = 0;  ///< checkpoints started whose barriers are being handed to the tasks
+  uint64_t ticks_requested_ = 0;  ///< awaitClockTick calls
+  uint64_t ticks_done_ = 0;       ///< the run loop went idle having seen this many
   int consecutive_failures_ = 0;
   int64_t last_success_id_ = 0;
   CheckpointStats stats_;

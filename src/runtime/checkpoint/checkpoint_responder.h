@@ -19,10 +19,22 @@ struct CheckpointMetrics {
   int64_t persisted_in_flight_bytes = 0;  ///< bytes of its channel state (Flink's persistedData)
 };
 
-/// Implemented by the coordinator's side. Called from task threads; must be thread-safe.
-class CheckpointResponder {
+/// Where sources report backlog (FLIP-309: the enumerator context's setIsProcessingBacklog reaches the
+/// checkpoint coordinator). Called from any thread; must be thread-safe.
+class BacklogStatusListener {
  public:
-  virtual ~CheckpointResponder() = default;
+  virtual ~BacklogStatusListener() = default;
+  /// Source `source_uid` (its operator uid) is, or is no longer, processing backlog.
+  virtual void setIsProcessingBacklog(const std::string& source_uid, bool backlog) {
+    (void)source_uid;
+    (void)backlog;
+  }
+};
+
+/// Implemented by the coordinator's side. Called from task threads; must be thread-safe.
+class CheckpointResponder : public BacklogStatusListener {
+ public:
+  ~CheckpointResponder() override = default;
   /// Subtask (`vertex`, `subtask`) took its snapshot of checkpoint `id`.
   virtual void acknowledgeCheckpoint(int vertex, int subtask, int64_t id, TaskStateSnapshot state,
                                      const CheckpointMetrics& metrics) = 0;

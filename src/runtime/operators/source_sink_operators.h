@@ -39,6 +39,7 @@
 #include "common/config.h"
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/object_operators.h"
+#include "runtime/operators/source_coordinator_context.h"
 #include "runtime/serialization/record_format.h"
 #include "runtime/serialization/type_serializer.h"
 #include "runtime/state/operator_state_backend.h"
@@ -114,6 +115,10 @@ template <typename SplitT>
 class SplitEnumerator {
  public:
   virtual ~SplitEnumerator() = default;
+  /// Called once before the first request with the execution's context (Flink's SplitEnumerator.start;
+  /// Flink passes the context at creation). The context outlives the enumerator; an enumerator that
+  /// reports backlog (FLIP-309) keeps it. Default: nothing.
+  virtual void start(SplitEnumeratorContext& context) { (void)context; }
   /// Reader `subtask` asks for work: the next split, or nullopt when there is none left (Flink's
   /// handleSplitRequest followed by signalNoMoreSplits).
   virtual std::optional<SplitT> handleSplitRequest(int subtask) = 0;
@@ -216,14 +221,24 @@ class Sink {
 };
 
 /// The enumerator of one execution behind a lock, with the ids of the splits it must not hand out
-/// again (claimed before the checkpoint the execution restored). Thread-safe.
+/// again (claimed before the checkpoint the execution restored), and its SourceCoordinatorContext.
+/// Thread-safe.
 template <typename SplitT>
 class EnumeratorCoordinator {
  public:
   /// `split_id`: a split's stable id (Source::splitId); needed only once excludeSplits was called.
+  /// `context`: the enumerator's context (null: one for an unnamed source of parallelism 1 that reports
+  /// to nobody); the enumerator is started with it here.
   explicit EnumeratorCoordinator(std::unique_ptr<SplitEnumerator<SplitT>> e,
-                                 std::function<std::string(const SplitT&)> split_id = nullptr)
-      : enumerator_(std::move(e)), split_id_(std::move(split_id)) {}
+                                 std::function<std::string(const SplitT&)> split_id = nullptr,
+                                 std::shared_ptr<SourceCoordinatorContext> context = nullptr)
+      : enumerator_(std::move(e)),
+        split_id_(std::move(split_id)),
+        context_(context ? std::move(context) : std::make_shared<SourceCoordinatorContext>("", 1, nullptr)) {
+    enumerator_->start(*context_);
+  }
+  /// The enumerator's context (backlog status for the readers).
+  SourceCoordinatorContext& context() { return *context_; }
   /// The next split for reader `subtask` that is not excluded, or nullopt.
   std::optional<SplitT> request(int subtask) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -244,6 +259,7 @@ class EnumeratorCoordinator {
   std::mutex mu_;
   std::unique_ptr<SplitEnumerator<SplitT>> enumerator_;
   std::function<std::string(const SplitT&)> split_id_;
+  std::shared_ptr<SourceCoordinatorContext> context_;
   std::set<std::string> excluded_;
 };
 
@@ -284,12 +300,13 @@ class SourceReaderSplitState {
 
     const int parallelism = ctx.parallelism;
     const int layout = layout_parallelism_;
-    coordinator_ = scope.template shared<EnumeratorCoordinator<SplitT>>(source_id, [source, parallelism, layout,
-                                                                                    restored] {
-      auto e = restored ? source->restoreEnumerator(parallelism, layout) : source->createEnumerator(parallelism);
-      return std::make_shared<EnumeratorCoordinator<SplitT>>(
-          std::move(e), [source](const SplitT& s) { return source->splitId(s); });
-    });
+    coordinator_ = scope.template shared<EnumeratorCoordinator<SplitT>>(
+        source_id, [source, parallelism, layout, restored, uid = ctx.uid, listener = ctx.backlog_listener] {
+          auto e = restored ? source->restoreEnumerator(parallelism, layout) : source->createEnumerator(parallelism);
+          return std::make_shared<EnumeratorCoordinator<SplitT>>(
+              std::move(e), [source](const SplitT& s) { return source->splitId(s); },
+              std::make_shared<SourceCoordinatorContext>(uid, parallelism, listener));
+        });
     coordinator_->excludeSplits(restored_claimed);
 
     std::vector<SplitT> out;

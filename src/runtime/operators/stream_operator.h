@@ -24,6 +24,9 @@ class ObjectBatchSerializer;
 namespace state {
 class StreamOperatorStateContext;
 }
+namespace checkpoint {
+class BacklogStatusListener;
+}
 
 /// Where an operator sends its output: the next chained operator, or the task's record writer.
 class Output {
@@ -78,6 +81,9 @@ struct OperatorContext {
   /// (FLIP-147's final checkpoint): a two-phase-commit sink then commits its last data in
   /// notifyCheckpointComplete instead of at endInput.
   bool checkpointing = false;
+  /// Where a source's enumerator reports backlog (FLIP-309): the checkpoint coordinator; null when
+  /// checkpointing is off. Thread-safe.
+  checkpoint::BacklogStatusListener* backlog_listener = nullptr;
 };
 
 /// An operator with one logical input (a union of channels counts as one input).

@@ -173,6 +173,7 @@ void StreamTask::invoke() {
     base.config = setup_.config;
     base.processing_time_service = &timers_;
     base.checkpointing = setup_.checkpoint_responder != nullptr;
+    base.backlog_listener = setup_.checkpoint_responder;
     std::vector<RecordWriter*> writers;
     for (auto& w : writers_) writers.push_back(w.get());
     chain_ = std::make_unique<OperatorChain>(*vertex_, std::move(writers), base, metrics_.get(), setup_.job,
