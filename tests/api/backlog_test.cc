@@ -1,14 +1,195 @@
 // FLIP-309 through the DataStream API: execution.checkpointing.interval-during-backlog checked at
-// submission.
+// submission; the enumerator's backlog status reaches every reader, also one that opens later.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "api/datastream.h"
+#include "api/sources.h"
+#include "harness.h"
 #include "test_util.h"
 
 namespace sluice::api {
 namespace {
+
+using runtime::InputStatus;
+
+// The numbers of `splits` (inclusive ranges, each for one subtask, handed out in order); the enumerator
+// reports backlog at start and no backlog when it hands out the split starting at `live_from`. Each record is emitted as
+// value * 2 + (1 if the reader had heard "backlog" when it emitted it, else 0).
+class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
+ public:
+  TaggedNumbers(std::vector<std::pair<int, RangeSplit>> splits, int64_t live_from) : splits_(std::move(splits)), live_from_(live_from) {}
+  /// Variant for recovery: no backlog at start, backlog from the split starting at `backlog_from`; the
+  /// reader finishes the split starting at 1 only once a checkpoint has completed (so one precedes the
+  /// backlog). Every split a reader is given is logged by its next value.
+  TaggedNumbers(std::vector<std::pair<int, RangeSplit>> splits, int64_t backlog_from, int64_t live_from)
+      : splits_(std::move(splits)), live_from_(live_from), backlog_from_(backlog_from), hold_(true) {}
+  std::vector<int64_t> splitStarts() const {
+    std::lock_guard<std::mutex> lock(log_->mu);
+    return log_->starts;
+  }
+  struct Log {
+    std::mutex mu;
+    std::vector<int64_t> starts;
+  };
+
+  class Enumerator final : public runtime::SplitEnumerator<RangeSplit> {
+   public:
+    Enumerator(std::vector<std::pair<int, RangeSplit>> splits, int64_t live_from, std::optional<int64_t> backlog_from)
+        : splits_(std::move(splits)), live_from_(live_from), backlog_from_(backlog_from) {}
+    void start(runtime::SplitEnumeratorContext& context) override {
+      context_ = &context;
+      context_->setIsProcessingBacklog(!backlog_from_.has_value());
+    }
+    std::optional<RangeSplit> handleSplitRequest(int subtask) override {
+      for (auto& [owner, split] : splits_) {
+        if (owner != subtask || handed_.count(split.from) > 0) continue;
+        handed_.insert(split.from);
+        if (split.from == live_from_) context_->setIsProcessingBacklog(false);
+        if (split.from == backlog_from_) context_->setIsProcessingBacklog(true);
+        return split;
+      }
+      return std::nullopt;
+    }
+
+   private:
+    std::vector<std::pair<int, RangeSplit>> splits_;
+    int64_t live_from_;
+    std::optional<int64_t> backlog_from_;
+    std::set<int64_t> handed_;
+    runtime::SplitEnumeratorContext* context_ = nullptr;
+  };
+
+  class Reader final : public runtime::SourceReader<int64_t, RangeSplit> {
+   public:
+    Reader(std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> inner, bool hold, std::shared_ptr<Log> log)
+        : inner_(std::move(inner)), hold_(hold), log_(std::move(log)) {}
+    void addSplit(RangeSplit split) override {
+      {
+        std::lock_guard<std::mutex> lock(log_->mu);
+        log_->starts.push_back(split.next.value_or(split.from));
+      }
+      holding_ = hold_ && split.from == 1;
+      inner_->addSplit(std::move(split));
+    }
+    void notifyCheckpointComplete(int64_t) override { holding_ = false; }
+    std::vector<RangeSplit> snapshotState(int64_t id) override { return inner_->snapshotState(id); }
+    void setIsProcessingBacklog(bool backlog) override { backlog_ = backlog; }
+    InputStatus pollNext(runtime::ReaderOutput<int64_t>& output) override {
+      struct Tagging final : runtime::ReaderOutput<int64_t> {
+        runtime::ReaderOutput<int64_t>* out;
+        bool backlog;
+        void collect(int64_t v) override { out->collect(v * 2 + (backlog ? 1 : 0)); }
+        void collect(int64_t v, int64_t ts) override { out->collect(v * 2 + (backlog ? 1 : 0), ts); }
+      } tagging;
+      tagging.out = &output;
+      tagging.backlog = backlog_;
+      const InputStatus status = inner_->pollNext(tagging);
+      return status == InputStatus::kEndOfInput && holding_ ? InputStatus::kNothingAvailable : status;
+    }
+
+   private:
+    std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> inner_;
+    bool hold_;
+    std::shared_ptr<Log> log_;
+    bool holding_ = false;
+    bool backlog_ = false;
+  };
+
+  std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> createEnumerator(int) const override {
+    return std::make_unique<Enumerator>(splits_, live_from_, backlog_from_);
+  }
+  std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> createReader(
+      const runtime::SourceReaderContext& ctx) const override {
+    return std::make_unique<Reader>(NumberSequenceSource(1, 1).createReader(ctx), hold_, log_);
+  }
+
+ private:
+  std::vector<std::pair<int, RangeSplit>> splits_;
+  int64_t live_from_;
+  std::optional<int64_t> backlog_from_;
+  bool hold_ = false;
+  std::shared_ptr<Log> log_ = std::make_shared<Log>();
+};
+
+// Tags by hand: 2v + 1 for v in [from, to] of a backlog split, 2v for a live one.
+std::vector<int64_t> tagged(int64_t from, int64_t to, bool backlog) {
+  std::vector<int64_t> out;
+  for (int64_t v = from; v <= to; ++v) out.push_back(v * 2 + (backlog ? 1 : 0));
+  return out;
+}
+
+TEST(BacklogStatusTest, EveryReaderHearsTheStatusAlsoOneThatOpensAfterItWasReported) {
+  Configuration conf;
+  conf.set("sluice.batch.size", "10");
+  // Subtask 0 reads 1-20; subtask 1 reads 21-40, then 41-60, whose hand-out ends the backlog.
+  auto source = std::make_shared<const TaggedNumbers>(
+      std::vector<std::pair<int, RangeSplit>>{
+          {0, {1, 20, std::nullopt}}, {1, {21, 40, std::nullopt}}, {1, {41, 60, std::nullopt}}},
+      41);
+  auto slot = std::make_shared<runtime::ExecutionScopeSlot>();
+  std::vector<std::unique_ptr<runtime::SourceReaderOperator<int64_t, RangeSplit>>> ops;
+  std::vector<std::unique_ptr<testing::CollectingOutput>> outs;
+  auto open = [&](int subtask) {
+    outs.push_back(std::make_unique<testing::CollectingOutput>());
+    ops.push_back(std::make_unique<runtime::SourceReaderOperator<int64_t, RangeSplit>>(
+        source, runtime::WatermarkStrategy<int64_t>::noWatermarks(), 1, /*batch_mode=*/true, slot));
+    runtime::OperatorContext ctx;
+    ctx.subtask_index = subtask;
+    ctx.parallelism = 2;
+    ctx.config = &conf;
+    ctx.uid = "tagged";
+    ops.back()->open(ctx, outs.back().get());
+  };
+  auto runToEnd = [&](int subtask) {
+    while (ops[static_cast<size_t>(subtask)]->emitNext() != InputStatus::kEndOfInput) {
+    }
+  };
+  open(0);  // starts the enumerator: backlog
+  runToEnd(0);
+  EXPECT_TRUE(ops[0]->isProcessingBacklog());
+  open(1);  // registers after the report: hears "backlog" at once
+  EXPECT_FALSE(ops[1]->isProcessingBacklog());  // picked up on the task thread, at its first emitNext
+  runToEnd(1);  // 21-40 in backlog; 41-60 is handed out live and read so
+  EXPECT_FALSE(ops[1]->isProcessingBacklog());
+  ops[0]->emitNext();  // the reader still registered hears the change too
+  EXPECT_FALSE(ops[0]->isProcessingBacklog());
+  for (auto& op : ops) op->close();
+
+  EXPECT_EQ(outs[0]->values<int64_t>(), tagged(1, 20, true));
+  std::vector<int64_t> expected1 = tagged(21, 40, true);
+  for (int64_t v : tagged(41, 60, false)) expected1.push_back(v);
+  EXPECT_EQ(outs[1]->values<int64_t>(), expected1);
+}
+
+TEST(BacklogStatusTest, AJobsReadersTagWhatTheyReadDuringBacklog) {
+  // Through a cluster with checkpoints (none during backlog): the records of 1-30 and 31-60 are backlog,
+  // those of 61-90 live (the status changes when that split is handed out). At -p 1, as at -p > 1 the
+  // status is the source's, not a split's: a reader may hear "live" while it still reads a backlog split.
+  Configuration config;
+  config.set("parallelism.default", "1");
+  config.set("execution.checkpointing.interval", "100ms");
+  config.set("execution.checkpointing.interval-during-backlog", "0");
+  StreamExecutionEnvironment env(std::move(config));
+  auto values = env.fromSource(std::make_shared<TaggedNumbers>(std::vector<std::pair<int, RangeSplit>>{{0, {1, 30, std::nullopt}},
+                                                                                         {0, {31, 60, std::nullopt}},
+                                                                                         {0, {61, 90, std::nullopt}}},
+                                                               61),
+                               WatermarkStrategy<int64_t>::noWatermarks(), "tagged")
+                    .collect();
+  env.execute();
+  std::vector<int64_t> got = values->values();
+  std::sort(got.begin(), got.end());
+  std::vector<int64_t> expected = tagged(1, 60, true);
+  for (int64_t v : tagged(61, 90, false)) expected.push_back(v);
+  EXPECT_EQ(got, expected);
+}
 
 std::string submissionError(const std::string& interval, const std::string& during_backlog) {
   Configuration config;
@@ -33,6 +214,36 @@ TEST(BacklogCheckpointIntervalTest, ABacklogIntervalBelowTheIntervalIsAConfigErr
   EXPECT_EQ(submissionError("200ms", "0"), "(ran)");
   EXPECT_EQ(submissionError("200ms", "200ms"), "(ran)");
   EXPECT_EQ(submissionError("200ms", "1s"), "(ran)");
+}
+
+TEST(BacklogStatusTest, AFailureDuringBacklogRestartsFromTheLastCheckpointBeforeIt) {
+  // 1-30 live, then 31-60 backlog (no checkpoints: interval-during-backlog 0), then 61-90 live. The source
+  // finishes 1-30 only after a checkpoint completed; it fails once that checkpoint completed and it has
+  // emitted 5 more records, inside 31-60. The restart must resume from that checkpoint: 31-60 again from 31
+  // (a checkpoint taken inside the backlog would resume past 31).
+  Configuration config;
+  config.set("parallelism.default", "1");
+  config.set("execution.checkpointing.interval", "20ms");
+  config.set("execution.checkpointing.interval-during-backlog", "0");
+  config.set("restart-strategy.fixed-delay.delay", "0ms");
+  config.set("sluice.test.fail-operator", "tagged");
+  config.set("sluice.test.fail-after-records", "5");
+  StreamExecutionEnvironment env(std::move(config));
+  auto source = std::make_shared<TaggedNumbers>(
+      std::vector<std::pair<int, RangeSplit>>{
+          {0, {1, 30, std::nullopt}}, {0, {31, 60, std::nullopt}}, {0, {61, 90, std::nullopt}}},
+      31, 61);
+  auto values = env.fromSource(source, WatermarkStrategy<int64_t>::noWatermarks(), "tagged").collect();
+  env.execute();
+  // First attempt: 1-30, then 31-60 (fails inside); second: 31-60 from its start, then 61-90.
+  EXPECT_EQ(source->splitStarts(), (std::vector<int64_t>{1, 31, 31, 61}));
+  // Everything the second attempt emitted (the tail of the collected records) is 31-90, tagged by hand.
+  std::vector<int64_t> expected = tagged(31, 60, true);
+  for (int64_t v : tagged(61, 90, false)) expected.push_back(v);
+  const std::vector<int64_t> got = values->values();
+  ASSERT_GE(got.size(), expected.size());
+  EXPECT_EQ(std::vector<int64_t>(got.end() - static_cast<std::ptrdiff_t>(expected.size()), got.end()), expected);
+  EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 30), tagged(1, 30, false));
 }
 
 }  // namespace

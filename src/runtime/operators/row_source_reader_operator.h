@@ -70,7 +70,11 @@ class RowSourceReaderOperator : public SourceOperator {
   /// A reader without work gets every split the enumerator has for it at once (as Flink's enumerators
   /// assign splits in batches), so a reader that reads its splits side by side (Kafka partitions) has
   /// them all; readers that read splits one after another queue them.
+  /// The enumerator's backlog status as this subtask last heard it (FLIP-309; false before any report).
+  bool isProcessingBacklog() const { return backlog_; }
+
   InputStatus emitNext() override {
+    pickUpBacklogStatus();
     if (!has_split_) {
       while (auto split = split_state_.request(ctx_.subtask_index)) {
         reader_->addSplit(std::move(*split));
@@ -83,6 +87,8 @@ class RowSourceReaderOperator : public SourceOperator {
         return InputStatus::kNothingAvailable;
       }
     }
+    // Again after the split request: a status set while handing out the split comes before its records.
+    pickUpBacklogStatus();
     const InputStatus status = reader_->pollNext(forward_);
     if (status == InputStatus::kEndOfInput) {
       has_split_ = false;
@@ -105,7 +111,16 @@ class RowSourceReaderOperator : public SourceOperator {
   /// Forwarded to the reader (Kafka commits its offsets there).
   void notifyCheckpointComplete(int64_t checkpoint_id) override { reader_->notifyCheckpointComplete(checkpoint_id); }
 
+  /// Hands a backlog status the enumerator reported since the last call to the reader (FLIP-309).
+  void pickUpBacklogStatus() {
+    if (auto backlog = split_state_.backlogChange()) {
+      backlog_ = *backlog;
+      reader_->setIsProcessingBacklog(backlog_);
+    }
+  }
+
   void close() override {
+    split_state_.close();
     if (reader_) reader_->close();
   }
 
@@ -166,6 +181,7 @@ class RowSourceReaderOperator : public SourceOperator {
   int source_id_;
   std::shared_ptr<ExecutionScopeSlot> scope_slot_;
   SourceReaderSplitState<types::RowBatch, SplitT> split_state_;
+  bool backlog_ = false;
   std::unique_ptr<SourceReader<types::RowBatch, SplitT>> reader_;
   std::shared_ptr<const BatchWatermarkGenerator> generator_;
   SplitWatermarks split_watermarks_;

@@ -24,6 +24,7 @@
 /// finished after a restore: its splits are claimed and none of them comes back through the split state.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -146,6 +147,9 @@ class SourceReader {
   }
   /// Checkpoint `checkpoint_id` completed (Flink's notifyCheckpointComplete; e.g. commit offsets).
   virtual void notifyCheckpointComplete(int64_t checkpoint_id) { (void)checkpoint_id; }
+  /// The enumerator's backlog status changed, or the reader opened while the enumerator had one (Flink's
+  /// IsProcessingBacklogEvent, FLIP-309). On the task thread between two polls. Default: nothing.
+  virtual void setIsProcessingBacklog(bool backlog) { (void)backlog; }
   /// Emits some records (at most about one batch; must not block for long). Returns kMoreAvailable when
   /// more records follow, kNothingAvailable when none are ready now (unbounded input), kEndOfInput when
   /// every assigned split is finished (the operator then asks for another split).
@@ -308,6 +312,12 @@ class SourceReaderSplitState {
               std::make_shared<SourceCoordinatorContext>(uid, parallelism, listener));
         });
     coordinator_->excludeSplits(restored_claimed);
+    // FLIP-309: the enumerator's backlog status, now and on every change, for the task thread to pick up.
+    subtask_ = ctx.subtask_index;
+    backlog_inbox_ = std::make_shared<std::atomic<int>>(kNoBacklogStatus);
+    coordinator_->context().registerReader(subtask_, [inbox = backlog_inbox_](bool backlog) {
+      inbox->store(backlog ? 1 : 0, std::memory_order_release);
+    });
 
     std::vector<SplitT> out;
     if (splits_->get().empty()) return out;
@@ -324,6 +334,19 @@ class SourceReaderSplitState {
       }
     }
     return out;
+  }
+
+  /// The enumerator's backlog status when it changed since the last call (or since open), else nullopt.
+  std::optional<bool> backlogChange() {
+    const int now = backlog_inbox_ ? backlog_inbox_->load(std::memory_order_acquire) : kNoBacklogStatus;
+    if (now == seen_backlog_) return std::nullopt;
+    seen_backlog_ = now;
+    return now == 1;
+  }
+  /// The reader closed: it hears no more of the enumerator.
+  void close() {
+    if (coordinator_ && backlog_inbox_) coordinator_->context().unregisterReader(subtask_);
+    backlog_inbox_.reset();
   }
 
   /// The next split from the enumerator for `subtask`, recorded as claimed.
@@ -369,6 +392,10 @@ class SourceReaderSplitState {
   std::set<std::string> claimed_;   ///< ids of the splits claimed up to the last snapshot
   std::vector<SplitT> assigned_;    ///< splits assigned since the last snapshot
   int32_t layout_parallelism_ = 1;
+  static constexpr int kNoBacklogStatus = -1;
+  int subtask_ = 0;
+  std::shared_ptr<std::atomic<int>> backlog_inbox_;  ///< -1: none reported; 0 / 1; written by the context
+  int seen_backlog_ = kNoBacklogStatus;
 };
 
 /// Runs a Source's reader in a source task (Flink's SourceOperator), applying a WatermarkStrategy.
@@ -407,7 +434,11 @@ class SourceReaderOperator final : public SourceOperator {
     }
   }
 
+  /// The enumerator's backlog status as this subtask last heard it (FLIP-309; false before any report).
+  bool isProcessingBacklog() const { return backlog_; }
+
   InputStatus emitNext() override {
+    pickUpBacklogStatus();
     if (!has_split_) {
       auto split = split_state_.request(ctx_.subtask_index);
       if (!split) {
@@ -418,6 +449,8 @@ class SourceReaderOperator final : public SourceOperator {
       reader_->addSplit(std::move(*split));
       has_split_ = true;
     }
+    // Again after the split request: a status set while handing out the split comes before its records.
+    pickUpBacklogStatus();
     InputStatus status = InputStatus::kMoreAvailable;
     while (output_batch_.batch->size() < batch_size_) {
       status = reader_->pollNext(output_batch_);
@@ -443,7 +476,16 @@ class SourceReaderOperator final : public SourceOperator {
   void snapshotState(int64_t checkpoint_id) override { split_state_.snapshot(checkpoint_id, *reader_); }
   void notifyCheckpointComplete(int64_t checkpoint_id) override { reader_->notifyCheckpointComplete(checkpoint_id); }
 
+  /// Hands a backlog status the enumerator reported since the last call to the reader (FLIP-309).
+  void pickUpBacklogStatus() {
+    if (auto backlog = split_state_.backlogChange()) {
+      backlog_ = *backlog;
+      reader_->setIsProcessingBacklog(backlog_);
+    }
+  }
+
   void close() override {
+    split_state_.close();
     if (reader_) reader_->close();
   }
 
@@ -466,6 +508,7 @@ class SourceReaderOperator final : public SourceOperator {
   BatchOutput output_batch_;
   size_t batch_size_ = 1024;
   bool has_split_ = false;
+  bool backlog_ = false;
 };
 
 /// Runs a Sink's writer (Flink's SinkWriterOperator).
