@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "api/datastream.h"
+#include "api/hybrid_source.h"
 #include "api/sources.h"
 #include "harness.h"
 #include "test_util.h"
@@ -244,6 +247,79 @@ TEST(BacklogStatusTest, AFailureDuringBacklogRestartsFromTheLastCheckpointBefore
   ASSERT_GE(got.size(), expected.size());
   EXPECT_EQ(std::vector<int64_t>(got.end() - static_cast<std::ptrdiff_t>(expected.size()), got.end()), expected);
   EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 30), tagged(1, 30, false));
+}
+
+// A history of three elements, then two lines of a file.
+std::shared_ptr<const HybridSource<std::string, RangeSplit>> historyThenFile(const std::string& path) {
+  {
+    std::ofstream out(path);
+    out << "l1\nl2\n";
+  }
+  return std::make_shared<const HybridSource<std::string, RangeSplit>>(
+      std::vector<std::shared_ptr<const runtime::Source<std::string, RangeSplit>>>{
+          std::make_shared<const CollectionSource<std::string>>(std::vector<std::string>{"h1", "h2", "h3"}),
+          std::make_shared<const TextLineSource>(path)});
+}
+
+std::string tempFile(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / fmt::format("{}-{}.txt", name, ::getpid())).string();
+}
+
+TEST(HybridSourceTest, ReadsTheSourcesInOrderAndIsBacklogUntilTheLast) {
+  const std::string path = tempFile("hybrid-order");
+  auto source = historyThenFile(path);
+  Configuration conf;
+  auto slot = std::make_shared<runtime::ExecutionScopeSlot>();
+  runtime::SourceReaderOperator<std::string, HybridSourceSplit<RangeSplit>> op(
+      source, runtime::WatermarkStrategy<std::string>::noWatermarks(), 1, /*batch_mode=*/true, slot);
+  testing::CollectingOutput out;
+  runtime::OperatorContext ctx;
+  ctx.config = &conf;
+  ctx.uid = "hybrid";
+  op.open(ctx, &out);
+  op.emitNext();  // the history: backlog
+  EXPECT_TRUE(op.isProcessingBacklog());
+  EXPECT_EQ(out.values<std::string>(), (std::vector<std::string>{"h1", "h2", "h3"}));
+  while (op.emitNext() != InputStatus::kEndOfInput) {
+  }
+  EXPECT_FALSE(op.isProcessingBacklog());  // the file (the last source) is not backlog
+  op.close();
+  EXPECT_EQ(out.values<std::string>(), (std::vector<std::string>{"h1", "h2", "h3", "l1", "l2"}));
+  std::filesystem::remove(path);
+}
+
+TEST(HybridSourceTest, AJobWithNoCheckpointsDuringBacklogReadsEverythingOnce) {
+  const std::string path = tempFile("hybrid-job");
+  Configuration config;
+  config.set("parallelism.default", "2");
+  config.set("execution.checkpointing.interval", "20ms");
+  config.set("execution.checkpointing.interval-during-backlog", "0");
+  StreamExecutionEnvironment env(std::move(config));
+  auto values = env.fromSource(std::const_pointer_cast<HybridSource<std::string, RangeSplit>>(historyThenFile(path)),
+                               WatermarkStrategy<std::string>::noWatermarks(), "hybrid")
+                    .collect();
+  env.execute();
+  std::vector<std::string> got = values->values();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"h1", "h2", "h3", "l1", "l2"}));
+  std::filesystem::remove(path);
+}
+
+TEST(HybridSourceTest, OnlyTheLastSourceMayBeUnbounded) {
+  struct Unbounded final : runtime::Source<std::string, RangeSplit> {
+    bool isBounded() const override { return false; }
+    std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> createEnumerator(int) const override { return nullptr; }
+    std::unique_ptr<runtime::SourceReader<std::string, RangeSplit>> createReader(
+        const runtime::SourceReaderContext&) const override {
+      return nullptr;
+    }
+  };
+  using Sources = std::vector<std::shared_ptr<const runtime::Source<std::string, RangeSplit>>>;
+  auto history = std::make_shared<const CollectionSource<std::string>>(std::vector<std::string>{"h"});
+  using Hybrid = HybridSource<std::string, RangeSplit>;
+  EXPECT_THROW(Hybrid(Sources{std::make_shared<Unbounded>(), history}), UserError);
+  EXPECT_FALSE(Hybrid(Sources{history, std::make_shared<Unbounded>()}).isBounded());
+  EXPECT_THROW(Hybrid(Sources{}), UserError);
 }
 
 }  // namespace
