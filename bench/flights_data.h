@@ -8,6 +8,29 @@
 
 namespace sluice::bench {
 
+/// The main job's source table (examples/flights.sql) with its path left open for fmt::format.
+inline constexpr const char* kFlightsTableDdl = R"sql(
+CREATE TABLE flights (
+  `YEAR` INT, `MONTH` INT, `DAY` INT, DAY_OF_WEEK INT, AIRLINE STRING, FLIGHT_NUMBER INT,
+  TAIL_NUMBER STRING, ORIGIN_AIRPORT STRING, DESTINATION_AIRPORT STRING, SCHEDULED_DEPARTURE STRING,
+  DEPARTURE_TIME STRING, DEPARTURE_DELAY INT, TAXI_OUT INT, WHEELS_OFF STRING, SCHEDULED_TIME INT,
+  ELAPSED_TIME INT, AIR_TIME INT, DISTANCE INT, WHEELS_ON STRING, TAXI_IN INT, SCHEDULED_ARRIVAL STRING,
+  ARRIVAL_TIME STRING, ARRIVAL_DELAY INT, DIVERTED INT, CANCELLED INT, CANCELLATION_REASON STRING,
+  AIR_SYSTEM_DELAY INT, SECURITY_DELAY INT, AIRLINE_DELAY INT, LATE_AIRCRAFT_DELAY INT, WEATHER_DELAY INT,
+  sched_dep AS TO_TIMESTAMP(
+      CAST(`YEAR` AS STRING) || '-' || LPAD(CAST(`MONTH` AS STRING), 2, '0') || '-' ||
+      LPAD(CAST(`DAY` AS STRING), 2, '0') || ' ' ||
+      SUBSTRING(SCHEDULED_DEPARTURE FROM 1 FOR 2) || ':' ||
+      SUBSTRING(SCHEDULED_DEPARTURE FROM 3 FOR 2) || ':00'),
+  WATERMARK FOR sched_dep AS sched_dep - INTERVAL '1' MINUTE
+) WITH (
+  'connector' = 'filesystem',
+  'path' = '{}',
+  'format' = 'csv',
+  'csv.ignore-parse-errors' = 'true'
+);
+)sql";
+
 /// Writes `copies` copies of the CSV at `source_path` to `target_path`. Copy k moves every row 4*k days
 /// later (YEAR/MONTH/DAY and DAY_OF_WEEK rewritten; the input must be 2015-01-01..04), so the output stays
 /// sorted by scheduled departure and no row is late for the job's 1-minute watermark. `copies` <= 91 keeps

@@ -27,28 +27,8 @@
 
 namespace {
 
-// The main job's source DDL (examples/flights.sql) with the path left open, and its hourly query into a
-// blackhole sink.
-constexpr const char* kFlightsDdl = R"sql(
-CREATE TABLE flights (
-  `YEAR` INT, `MONTH` INT, `DAY` INT, DAY_OF_WEEK INT, AIRLINE STRING, FLIGHT_NUMBER INT,
-  TAIL_NUMBER STRING, ORIGIN_AIRPORT STRING, DESTINATION_AIRPORT STRING, SCHEDULED_DEPARTURE STRING,
-  DEPARTURE_TIME STRING, DEPARTURE_DELAY INT, TAXI_OUT INT, WHEELS_OFF STRING, SCHEDULED_TIME INT,
-  ELAPSED_TIME INT, AIR_TIME INT, DISTANCE INT, WHEELS_ON STRING, TAXI_IN INT, SCHEDULED_ARRIVAL STRING,
-  ARRIVAL_TIME STRING, ARRIVAL_DELAY INT, DIVERTED INT, CANCELLED INT, CANCELLATION_REASON STRING,
-  AIR_SYSTEM_DELAY INT, SECURITY_DELAY INT, AIRLINE_DELAY INT, LATE_AIRCRAFT_DELAY INT, WEATHER_DELAY INT,
-  sched_dep AS TO_TIMESTAMP(
-      CAST(`YEAR` AS STRING) || '-' || LPAD(CAST(`MONTH` AS STRING), 2, '0') || '-' ||
-      LPAD(CAST(`DAY` AS STRING), 2, '0') || ' ' ||
-      SUBSTRING(SCHEDULED_DEPARTURE FROM 1 FOR 2) || ':' ||
-      SUBSTRING(SCHEDULED_DEPARTURE FROM 3 FOR 2) || ':00'),
-  WATERMARK FOR sched_dep AS sched_dep - INTERVAL '1' MINUTE
-) WITH (
-  'connector' = 'filesystem',
-  'path' = '{}',
-  'format' = 'csv',
-  'csv.ignore-parse-errors' = 'true'
-);
+// The main job's hourly query into a blackhole sink, after the flights table (flights_data.h).
+constexpr const char* kHourlyDml = R"sql(
 CREATE TABLE hourly_airline_stats (
   window_start TIMESTAMP(3), window_end TIMESTAMP(3), airline STRING, flights BIGINT,
   cancelled INT, avg_dep_delay INT, max_dep_delay INT
@@ -142,7 +122,7 @@ int run(const Options& opts) {
   sluice::bench::BaselineResult baseline;
   std::fprintf(stderr, "baseline ...\n");
   rows.push_back(runBaseline(big, opts.repeat, baseline));
-  const std::string hourly = fmt::format(kFlightsDdl, big);
+  const std::string hourly = fmt::format(sluice::bench::kFlightsTableDdl, big) + kHourlyDml;
   for (int p : {1, 2}) {
     std::fprintf(stderr, "engine hourly -p %d ...\n", p);
     rows.push_back(runEngine(fmt::format("hourly agg, engine -p {}", p), hourly, input_rows, p, opts.repeat));

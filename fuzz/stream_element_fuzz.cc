@@ -4,7 +4,9 @@
 //
 // The first byte picks the path:
 //   0: buffers of a rows-only channel, 1: buffers of a channel of `Leg` tuple batches (the rest of the input
-//      is a list of buffers: u8 flags (bit 0: event), u8 size, that many bytes);
+//      is a list of buffers: u8 flags (bit 0: event), u8 size, that many bytes; an event buffer holds u8 type,
+//      i64 value, u32 payload length, payload: watermark 1, end of partition 2, checkpoint barrier 5,
+//      watermark status 8, record attributes 9 (value 1 backlog, 0 not));
 //   2: the rest of the input is a spill file of `Leg` batches, read through a SpilledInputChannel.
 // An InputError is the expected answer to bad bytes (and names where they came from on the spill path);
 // anything else (a crash, a sanitizer report, an InternalError or another exception) is a finding.
@@ -38,6 +40,17 @@ using Leg = std::tuple<std::string, int64_t, std::optional<double>, std::vector<
 
 constexpr int32_t kSegmentSize = 256;
 
+void roundTrip(RecordAttributes a, network::LocalBufferPool& pool) {
+  network::Buffer buffer = pool.requestBuffer();
+  if (!buffer.valid()) std::abort();
+  network::EventSerializer::toBuffer(
+      network::NetworkEvent{network::NetworkEventType::kRecordAttributes, a.is_backlog ? 1 : 0, {}}, buffer);
+  network::StreamElementDeserializer again;
+  again.read(std::move(buffer), [&](StreamElement&& e) {
+    if (std::get<RecordAttributes>(e) != a) std::abort();
+  });
+}
+
 void decodeBuffers(std::string_view input, std::shared_ptr<const ObjectBatchSerializer> objects) {
   network::NetworkBufferPool global(64, kSegmentSize);
   auto pool = global.createBufferPool(1, 64, "fuzz channel");
@@ -52,7 +65,11 @@ void decodeBuffers(std::string_view input, std::shared_ptr<const ObjectBatchSeri
       buffer.append(reinterpret_cast<const uint8_t*>(input.data() + 2), static_cast<int32_t>(size));
       buffer.setDataType(event ? network::BufferDataType::kEvent : network::BufferDataType::kData);
       input.remove_prefix(2 + size);
-      elements.read(std::move(buffer), [&](StreamElement&& e) { out.push_back(std::move(e)); });
+      elements.read(std::move(buffer), [&](StreamElement&& e) {
+        // Decoded record attributes are a valid element: they round-trip.
+        if (const auto* a = std::get_if<RecordAttributes>(&e)) roundTrip(*a, *pool);
+        out.push_back(std::move(e));
+      });
     }
   } catch (const InputError&) {
     // The expected outcome for corrupt bytes.

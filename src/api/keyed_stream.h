@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/data_stream.h"
+#include "runtime/operators/keyed_input_sorter.h"
 
 namespace sluice::api {
 
@@ -30,9 +31,9 @@ class KeyedStream : public DataStream<T> {
   template <typename F>
   DataStream<T> reduce(F fn) const {
     return this->template transform<T>(
-        "Keyed Reduce", detail::makeFactory<runtime::KeyedReduceOperator<K, T, KeySelector, F>>(
+        "Keyed Reduce", sorted(detail::makeFactory<runtime::KeyedReduceOperator<K, T, KeySelector, F>>(
                             false, graph::ChainingStrategy::kAlways, key_selector_, fn, this->env_->isBatchMode(),
-                            this->env_->scopeSlot()));
+                            this->env_->scopeSlot())));
   }
   /// Rolling sum of a field (member pointer, e.g. &std::pair<std::string, int64_t>::second or &Flight::delay);
   /// the other fields keep the values of the key's first record (Flink's sum(field)).
@@ -98,8 +99,8 @@ class KeyedStream : public DataStream<T> {
     static_assert(std::is_base_of_v<KeyedProcessFunction<K, T, typename F::OutputType>, F>,
                   "keyBy(...).process takes a KeyedProcessFunction<K, T, O> with the stream's key type");
     return this->template transform<typename F::OutputType>(
-        "KeyedProcess", detail::makeFactory<runtime::KeyedProcessOperator<KeySelector, F>>(
-                            false, graph::ChainingStrategy::kAlways, key_selector_, fn, this->env_->scopeSlot()));
+        "KeyedProcess", sorted(detail::makeFactory<runtime::KeyedProcessOperator<KeySelector, F>>(
+                            false, graph::ChainingStrategy::kAlways, key_selector_, fn, this->env_->scopeSlot())));
   }
 
   /// Windows per key (TumblingEventTimeWindows::of(...), SlidingEventTimeWindows::of(...), ...).
@@ -109,10 +110,23 @@ class KeyedStream : public DataStream<T> {
   template <typename F>
   DataStream<T> aggregation(const std::string& name, F fn) const {
     return this->template transform<T>(
-        name, detail::makeFactory<runtime::KeyedReduceOperator<K, T, KeySelector, F>>(
+        name, sorted(detail::makeFactory<runtime::KeyedReduceOperator<K, T, KeySelector, F>>(
                   false, graph::ChainingStrategy::kAlways, key_selector_, fn, this->env_->isBatchMode(),
-                  this->env_->scopeSlot()));
+                  this->env_->scopeSlot())));
   }
+
+ public:
+  /// `factory` with its input sorted by this stream's key in BATCH mode and during backlog (FLIP-327's
+  /// sorted inputs for keyed one-input operators).
+  std::shared_ptr<runtime::ObjectOperatorFactory> sorted(std::shared_ptr<runtime::ObjectOperatorFactory> factory) const {
+    factory->setKeyedInputSorter([ks = key_selector_](const runtime::sort::SorterOptions& options, int32_t max_parallelism) {
+      return std::unique_ptr<runtime::KeyedInputSorter>(
+          std::make_unique<runtime::ObjectKeyedInputSorter<T, K, KeySelector>>(ks, options, max_parallelism));
+    });
+    return factory;
+  }
+
+ private:
 
   KeySelector key_selector_;
 };
@@ -229,6 +243,9 @@ class WindowedStream {
                                                                                slot);
         },
         false, graph::ChainingStrategy::kAlways);
+    // Event-time windows take a sorted input (the held watermark fires them after the flush); processing-time
+    // ones are never sorted, as a record's window is the time it arrives.
+    if (assigner_.event_time) input_.sorted(factory);
     return input_.template transform<OUT>(name, std::move(factory));
   }
 

@@ -219,6 +219,18 @@ Json jobJson(const JobExecutionResult& r) {
     m["estimatedTimeToConsumeBuffersMs"] = v.estimated_time_to_consume_buffers_ms;
     m["numConnectionOutages"] = v.connection_outages;
     m["numLateRecordsDropped"] = v.late_records_dropped;
+    // Sorted input (FLIP-327 backlog, BATCH): the head's figures.
+    int64_t sorted = 0;
+    int64_t spilled = 0;
+    int sorting = 0;
+    for (const OperatorProgress& op : v.operators) {
+      sorted += op.records_sorted;
+      spilled += op.bytes_spilled;
+      sorting += op.sorting_subtasks;
+    }
+    m["numRecordsSorted"] = sorted;
+    m["numBytesSpilled"] = spilled;
+    m["sortingSubtasks"] = sorting;
     vj["metrics"] = std::move(m);
     Json subtasks = Json::array();
     for (const SubtaskProgress& s : v.subtasks) subtasks.push_back(subtaskJson(s));

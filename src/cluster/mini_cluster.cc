@@ -857,6 +857,9 @@ class JobHandle::State {
           vp.connection_outages += outages;
           const int64_t late = m.num_late_records_dropped.load(std::memory_order_relaxed);
           vp.operators[i].late_records_dropped += late;
+          vp.operators[i].sorting_subtasks += m.sorting_input.load(std::memory_order_relaxed) != 0 ? 1 : 0;
+          vp.operators[i].records_sorted += m.num_records_sorted.load(std::memory_order_relaxed);
+          vp.operators[i].bytes_spilled += m.num_bytes_spilled.load(std::memory_order_relaxed);
           vp.late_records_dropped += late;
         }
         SubtaskProgress sp;

@@ -45,6 +45,10 @@ struct OperatorProgress {
   int64_t records_out = 0;
   int64_t connection_outages = 0;  ///< sum over subtasks of OperatorMetrics::num_connection_outages
   int64_t late_records_dropped = 0;  ///< sum over subtasks of OperatorMetrics::num_late_records_dropped
+  /// Sorted input (FLIP-327 backlog, BATCH): subtasks sorting or flushing now, records sorted, bytes spilled.
+  int sorting_subtasks = 0;
+  int64_t records_sorted = 0;
+  int64_t bytes_spilled = 0;
 };
 
 /// Metrics of one subtask (Flink's task IO metrics). `io` holds cumulative values; the rates are averages

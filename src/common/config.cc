@@ -369,6 +369,13 @@ const ConfigOption<int64_t> kAutoWatermarkInterval(
     "pipeline.auto-watermark-interval", ConfigType::kDuration, "200 ms",
     "Flink's period of watermark generation; accepted for compatibility: watermarks are generated after every "
     "batch, which is never later than this period.");
+const ConfigOption<int64_t> kBacklogWatermarkLagThreshold(ConfigOptionSpec{
+    .key = "pipeline.backlog.watermark-lag-threshold",
+    .type = ConfigType::kDuration,
+    .default_value = "",
+    .description = "A source reports backlog while its watermark lags the wall clock by more than this (FLIP-328); "
+                   "unset: the watermark lag decides nothing.",
+    .min_value = 1});
 const ConfigOption<bool> kOperatorChaining("pipeline.operator-chaining.enabled", ConfigType::kBool, "true",
                                            "Chain operators into one task where possible.");
 const ConfigOption<bool> kChainOperatorsWithDifferentMaxParallelism(

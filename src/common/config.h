@@ -121,6 +121,9 @@ namespace options {
 extern const ConfigOption<int32_t> kParallelismDefault;     ///< parallelism.default = 1
 extern const ConfigOption<int32_t> kMaxParallelism;         ///< pipeline.max-parallelism = -1 (derived)
 extern const ConfigOption<std::string> kPipelineName;       ///< pipeline.name
+/// pipeline.backlog.watermark-lag-threshold (FLIP-328; ms, unset = off, else > 0): a source whose watermark
+/// lags the wall clock by more than this reports backlog (runtime/operators/source_backlog_status.h).
+extern const ConfigOption<int64_t> kBacklogWatermarkLagThreshold;
 extern const ConfigOption<bool> kOperatorChaining;          ///< pipeline.operator-chaining.enabled = true
 /// pipeline.operator-chaining.chain-operators-with-different-max-parallelism = true
 extern const ConfigOption<bool> kChainOperatorsWithDifferentMaxParallelism;

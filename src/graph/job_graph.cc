@@ -212,6 +212,10 @@ JobGraph StreamingJobGraphGenerator::createJobGraph(const StreamGraph& g) {
     v.max_parallelism = head.max_parallelism;
     v.slot_sharing_group = head.slot_sharing_group;
     v.is_source = head.is_source;
+    if (!head.is_source && head.factory != nullptr && head.factory->sortsKeyedInput()) {
+      if (g.runtime_mode == RuntimeMode::kBatch) v.sorted_input = JobVertex::SortedInput::kBatch;
+      else if (g.backlog_sorting) v.sorted_input = JobVertex::SortedInput::kDuringBacklog;
+    }
     const int vertex_index = static_cast<int>(job.vertices.size());
     // Pre-order walk over chained edges: parents before children.
     std::function<int(int)> add = [&](int node_idx) {

@@ -39,6 +39,10 @@ struct JobVertex {
   /// "default-region-<N>" (one group per pipelined region N) in BATCH.
   std::string slot_sharing_group = "default";
   int pipelined_region = 0;                     ///< index into JobGraph::regions
+  /// The head's keyed input is sorted: from the first record in BATCH, during backlog in FLIP-327's
+  /// mixed mode (StreamGraph::backlog_sorting); see runtime's SortingBacklogDataInput.
+  enum class SortedInput { kNone, kBatch, kDuringBacklog };
+  SortedInput sorted_input = SortedInput::kNone;
   bool is_source = false;
   std::vector<ChainedOperator> operators;       ///< head first
   std::vector<int> inputs;                      ///< indexes into JobGraph::edges, in the head's input order

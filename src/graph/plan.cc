@@ -7,6 +7,10 @@ namespace sluice::graph {
 
 namespace {
 
+const char* sortedInputName(JobVertex::SortedInput s) {
+  return s == JobVertex::SortedInput::kBatch ? "batch" : "during-backlog";
+}
+
 const char* exchangeName(ExchangeMode m) { return m == ExchangeMode::kPipelined ? "pipelined_bounded" : "blocking"; }
 
 std::string partitionerText(const PartitionerSpec& p) {
@@ -46,6 +50,7 @@ std::string jobGraphToJson(const JobGraph& graph, int indent) {
     n["description"] = v.description;
     n["slot_sharing_group"] = v.slot_sharing_group;
     n["pipelined_region"] = v.pipelined_region;
+    if (v.sorted_input != JobVertex::SortedInput::kNone) n["sorted_input"] = sortedInputName(v.sorted_input);
     nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (const ChainedOperator& op : v.operators) ops.push_back(op.name);
     n["operators"] = std::move(ops);
@@ -74,8 +79,11 @@ std::string jobGraphToText(const JobGraph& graph) {
                                 runtimeModeName(graph.runtime_mode), graph.regions.size());
   for (size_t i = 0; i < graph.vertices.size(); ++i) {
     const JobVertex& v = graph.vertices[i];
-    out += fmt::format("[{}] {}  parallelism={} max-parallelism={} slot-sharing-group={} pipelined-region={}\n",
-                       i + 1, v.name, v.parallelism, v.max_parallelism, v.slot_sharing_group, v.pipelined_region);
+    out += fmt::format("[{}] {}  parallelism={} max-parallelism={} slot-sharing-group={} pipelined-region={}{}\n",
+                       i + 1, v.name, v.parallelism, v.max_parallelism, v.slot_sharing_group, v.pipelined_region,
+                       v.sorted_input == JobVertex::SortedInput::kNone
+                           ? ""
+                           : fmt::format(" sorted-input={}", sortedInputName(v.sorted_input)));
     if (v.operators.size() > 1) {
       for (const ChainedOperator& op : v.operators) out += fmt::format("      operator {}: {}\n", op.node_id, op.name);
     }

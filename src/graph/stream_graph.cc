@@ -104,6 +104,8 @@ StreamGraph StreamGraphGenerator::generate(const std::vector<TransformationPtr>&
   graph.runtime_mode =
       config_.get(options::kRuntimeMode) == "BATCH" ? RuntimeMode::kBatch : RuntimeMode::kStreaming;
   graph.all_vertices_in_same_slot_sharing_group_by_default = graph.runtime_mode == RuntimeMode::kStreaming;
+  graph.backlog_sorting = graph.runtime_mode == RuntimeMode::kStreaming &&
+                          config_.getOptional(options::kCheckpointingIntervalDuringBacklog).value_or(-1) == 0;
 
   for (const auto& [id, t] : all) {
     if (isVirtual(t->kind)) continue;

@@ -60,6 +60,9 @@ struct StreamGraph {
   /// Flink's StreamGraph.isAllVerticesInSameSlotSharingGroupByDefault: true in STREAMING (one "default"
   /// group for the whole job), false in BATCH (one group per pipelined region; FLINK-14060).
   bool all_vertices_in_same_slot_sharing_group_by_default = true;
+  /// FLIP-327 mixed mode: STREAMING with execution.checkpointing.interval-during-backlog = 0, so keyed
+  /// operators sort their input while it is backlog.
+  bool backlog_sorting = false;
   std::vector<StreamNode> nodes;          ///< sorted by id
   std::vector<StreamEdge> edges;
 

@@ -52,6 +52,9 @@ class OperatorFactory {
   /// True when the operator is a source (no inputs; driven by the task loop).
   virtual bool isSource() const { return false; }
   virtual ChainingStrategy chainingStrategy() const { return ChainingStrategy::kAlways; }
+  /// A keyed one-input operator whose input the runtime may sort by key (in BATCH mode and during backlog,
+  /// FLIP-327; runtime::StreamOperatorFactory::createKeyedInputSorter).
+  virtual bool sortsKeyedInput() const { return false; }
 };
 
 enum class TransformationKind {

@@ -47,3 +47,16 @@ expect_success "$E2E_TMP/out" "$E2E_TMP/err"
 [ "$(jq '[.jobs[0].nodes[].pipelined_region] | unique | length' "$E2E_TMP/out")" = "2" ] ||
   fail "BATCH JSON plan: not 2 pipelined regions"
 echo "ok: BATCH explain shows the mode, blocking edge, regions and slot sharing groups"
+
+# Sorted inputs (FLIP-327): in BATCH the aggregate's vertex (not the source's) sorts its input; in STREAMING
+# only with interval-during-backlog 0, and then during backlog; otherwise nothing is marked.
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 -D execution.runtime-mode=batch "$E2E_TMP/batch.sql"
+[ "$(grep -c -F "sorted-input=batch" "$E2E_TMP/out")" = 1 ] || { cat "$E2E_TMP/out" >&2; fail "BATCH: not one sorted input"; }
+grep -q -F "GroupAggregate -> FinalResult -> Calc -> Sink: b  parallelism=2 max-parallelism=128 slot-sharing-group=default-region-1 pipelined-region=1 sorted-input=batch" "$E2E_TMP/out" ||
+  { cat "$E2E_TMP/out" >&2; fail "BATCH: the aggregate's vertex is not marked sorted-input=batch"; }
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 -D execution.checkpointing.interval-during-backlog=0 "$E2E_TMP/batch.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+[ "$(grep -c -F "sorted-input=during-backlog" "$E2E_TMP/out")" = 1 ] || { cat "$E2E_TMP/out" >&2; fail "mixed mode: not one vertex sorting during backlog"; }
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 "$E2E_TMP/batch.sql"
+! grep -q -F "sorted-input" "$E2E_TMP/out" || { cat "$E2E_TMP/out" >&2; fail "plain STREAMING marks a sorted input"; }
+echo "ok: explain marks the vertices with sorted inputs"

@@ -228,7 +228,8 @@ void CheckpointCoordinator::declineCheckpoint(int vertex, int subtask, int64_t i
   std::lock_guard<std::mutex> lock(mu_);
   if (pending_.count(id) == 0) return;
   // A checkpoint subsumed by a newer one is not a failure (Flink's CHECKPOINT_DECLINED_SUBSUMED is not counted).
-  const bool subsumed = pending_.rbegin()->first > id;
+  // Nor is one a task declined while it sorted its backlog (FLIP-327): no checkpoint is due then.
+  const bool subsumed = pending_.rbegin()->first > id || reason == kDeclinedDuringBacklog;
   abortLocked(id,
               fmt::format("declined by {} ({}/{}): {}", job_.vertices[static_cast<size_t>(vertex)].name, subtask + 1,
                           job_.vertices[static_cast<size_t>(vertex)].parallelism, reason),
@@ -256,8 +257,14 @@ void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateS
     for (int s = 0; s < parallelism && all_finished; ++s) all_finished = final_states_[taskIndex(v, s)].has_value();
     if (all_finished && !backlog_sources_.empty()) {
       for (const graph::ChainedOperator& op : job_.vertices[static_cast<size_t>(v)].operators) {
-        if (backlog_sources_.erase(op.uid.empty() ? op.name : op.uid) > 0 && backlog_sources_.empty() &&
-            config_.interval_during_backlog_ms) {
+        const std::string uid = op.uid.empty() ? op.name : op.uid;
+        size_t erased = backlog_sources_.erase(uid);
+        // The per-subtask reports of the operator ("<uid>#<subtask>", FLIP-328) go too.
+        for (auto it = backlog_sources_.lower_bound(uid + "#"); it != backlog_sources_.end() && it->rfind(uid + "#", 0) == 0;) {
+          it = backlog_sources_.erase(it);
+          ++erased;
+        }
+        if (erased > 0 && backlog_sources_.empty() && config_.interval_during_backlog_ms) {
           next_trigger_ = now();
           poked_ = true;
         }

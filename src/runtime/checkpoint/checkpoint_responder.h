@@ -19,12 +19,18 @@ struct CheckpointMetrics {
   int64_t persisted_in_flight_bytes = 0;  ///< bytes of its channel state (Flink's persistedData)
 };
 
+/// The reason a task that sorts its backlog declines a checkpoint (FLIP-327 mixed mode; Flink's
+/// SortingBacklogDataInput message). Not counted as a failed checkpoint: the task is not ready, as a
+/// source whose backlog report was on its way.
+inline constexpr const char* kDeclinedDuringBacklog = "Checkpoints are not supported during backlog.";
+
 /// Where sources report backlog (FLIP-309: the enumerator context's setIsProcessingBacklog reaches the
 /// checkpoint coordinator). Called from any thread; must be thread-safe.
 class BacklogStatusListener {
  public:
   virtual ~BacklogStatusListener() = default;
-  /// Source `source_uid` (its operator uid) is, or is no longer, processing backlog.
+  /// Source `source_uid` (its operator uid) is, or is no longer, processing backlog. A status of one
+  /// subtask (FLIP-328's watermark lag) comes as "<uid>#<subtask>".
   virtual void setIsProcessingBacklog(const std::string& source_uid, bool backlog) {
     (void)source_uid;
     (void)backlog;

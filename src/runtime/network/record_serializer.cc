@@ -21,7 +21,7 @@ uint64_t getLe(const uint8_t* p, int bytes) {
 
 bool knownEventType(uint8_t t) {
   return t >= static_cast<uint8_t>(NetworkEventType::kWatermark) &&
-         t <= static_cast<uint8_t>(NetworkEventType::kWatermarkStatus);
+         t <= static_cast<uint8_t>(NetworkEventType::kRecordAttributes);
 }
 
 }  // namespace

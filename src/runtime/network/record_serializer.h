@@ -31,6 +31,7 @@ enum class NetworkEventType : uint8_t {
   kCancelCheckpointMarker = 6,  ///< reserved: `value` = checkpoint id
   kEventAnnouncement = 7,       ///< reserved: unaligned checkpoint priority-event announcement
   kWatermarkStatus = 8,         ///< `value` = 0 ACTIVE, 1 IDLE (Flink's WatermarkStatus)
+  kRecordAttributes = 9,        ///< `value` = 1 backlog, 0 not (Flink's RecordAttributes, FLIP-327)
 };
 
 /// An event between tasks. `value` and `payload` meanings depend on `type` (see NetworkEventType).

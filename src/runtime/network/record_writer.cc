@@ -292,6 +292,11 @@ void RecordWriter::broadcastWatermarkStatus(WatermarkStatus status) {
   for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, status);
 }
 
+void RecordWriter::broadcastRecordAttributes(RecordAttributes attributes) {
+  flush();
+  for (size_t i = 0; i < num_targets_; ++i) partition_.emit(i, attributes);
+}
+
 void RecordWriter::broadcastCheckpointBarrier(const CheckpointBarrier& barrier) {
   // Everything before the barrier goes first: the coalesced rows belong to this checkpoint's side.
   flush();

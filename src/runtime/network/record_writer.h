@@ -56,6 +56,9 @@ class RecordWriter {
   void broadcastWatermark(Watermark mark);
   /// Flushes, then sends the watermark status to every subpartition.
   void broadcastWatermarkStatus(WatermarkStatus status);
+  /// Flushes, then sends the record attributes to every subpartition (FLIP-327): the records after them
+  /// carry the new backlog status.
+  void broadcastRecordAttributes(RecordAttributes attributes);
   /// Flushes, then sends the checkpoint barrier to every subpartition (Flink's broadcastEvent): records
   /// emitted before it belong to the checkpoint, records after it do not.
   void broadcastCheckpointBarrier(const CheckpointBarrier& barrier);

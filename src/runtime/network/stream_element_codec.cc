@@ -84,6 +84,8 @@ bool StreamElementSerializer::write(const StreamElement& element, SpanningRecord
     out.writeEvent(NetworkEvent{NetworkEventType::kWatermarkStatus, static_cast<int64_t>(*status), {}});
   } else if (const auto* barrier = std::get_if<CheckpointBarrier>(&element)) {
     out.writeEvent(barrierEvent(*barrier));
+  } else if (const auto* attributes = std::get_if<RecordAttributes>(&element)) {
+    out.writeEvent(NetworkEvent{NetworkEventType::kRecordAttributes, attributes->is_backlog ? 1 : 0, {}});
   } else {
     out.writeEvent(NetworkEvent{NetworkEventType::kEndOfPartition, 0, {}});
   }
@@ -121,6 +123,12 @@ StreamElement StreamElementDeserializer::decodeEvent(const Buffer& buffer) const
       return event.value == 1 ? WatermarkStatus::kIdle : WatermarkStatus::kActive;
     case NetworkEventType::kEndOfPartition:
       return EndOfPartition{};
+    case NetworkEventType::kRecordAttributes:
+      if (event.value != 0 && event.value != 1 || !event.payload.empty()) {
+        throw InputError(fmt::format("record attributes event with value {} and {} payload bytes (0 or 1, none)",
+                                     event.value, event.payload.size()));
+      }
+      return RecordAttributes{event.value == 1};
     case NetworkEventType::kCheckpointBarrier: {
       if (event.payload.size() != 18) {
         throw InputError(fmt::format("checkpoint barrier event with a payload of {} bytes (expected 18)",

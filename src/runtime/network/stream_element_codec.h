@@ -6,9 +6,10 @@
 ///
 /// A RowBatch or an object batch is one record: a kind byte (1 = RowBatch, 2 = object batch) then
 /// `RowBatch::serialize` or the edge's ObjectBatchSerializer bytes; on a local channel an object batch is
-/// a handle record instead (kind 3, local_object_queue.h), read only by a deserializer given the queue. A watermark, a watermark status
-/// (value 0 ACTIVE, 1 IDLE) and the end of the partition are events in buffers of their own, so they keep
-/// their place relative to the records.
+/// a handle record instead (kind 3, local_object_queue.h), read only by a deserializer given the queue. A
+/// watermark, a watermark status (value 0 ACTIVE, 1 IDLE), record attributes (value 1 backlog, 0 not) and
+/// the end of the partition are events in buffers of their own, so they keep their place relative to the
+/// records.
 ///
 /// `edgeRecordSerializer` finds which serializer an edge uses and rejects, when the job is submitted,
 /// DataStream records whose type has no TypeSerializer.

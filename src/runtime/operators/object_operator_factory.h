@@ -46,6 +46,17 @@ class ObjectOperatorFactory final : public StreamOperatorFactory {
   void setOutputSerializer(int tag, std::shared_ptr<const ObjectBatchSerializer> serializer) {
     output_serializers_[tag] = std::move(serializer);
   }
+  /// Makes a keyed one-input operator's sorter (keyed_input_sorter.h); must be callable from several task
+  /// threads at once.
+  using SorterFactory =
+      std::function<std::unique_ptr<KeyedInputSorter>(const sort::SorterOptions& options, int32_t max_parallelism)>;
+  /// Build time only: the operator's input is sorted by key in BATCH mode and during backlog (FLIP-327).
+  void setKeyedInputSorter(SorterFactory factory) { sorter_factory_ = std::move(factory); }
+  bool sortsKeyedInput() const override { return sorter_factory_ != nullptr; }
+  std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options,
+                                                           int32_t max_parallelism) const override {
+    return sorter_factory_ ? sorter_factory_(options, max_parallelism) : nullptr;
+  }
 
  private:
   Create create_;
@@ -54,6 +65,7 @@ class ObjectOperatorFactory final : public StreamOperatorFactory {
   std::map<int, int> input_tags_;
   int first_input_edges_ = -1;
   std::map<int, std::shared_ptr<const ObjectBatchSerializer>> output_serializers_;
+  SorterFactory sorter_factory_;
 };
 
 }  // namespace sluice::runtime

@@ -15,6 +15,7 @@
 #include "runtime/object_batch.h"
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/functions.h"
+#include "runtime/operators/source_backlog_status.h"
 #include "runtime/operators/idleness_timer.h"
 #include "runtime/operators/stream_operator.h"
 #include "runtime/time/processing_time_service.h"
@@ -410,6 +411,7 @@ class TimestampsAndWatermarksOperator final : public ObjectOperator {
       : generator_(strategy), idleness_(batch_mode ? 0 : strategy.idle_timeout_ms), batch_mode_(batch_mode) {}
   void open(const OperatorContext& ctx, Output* output) override {
     ObjectOperator::open(ctx, output);
+    if (ctx.config != nullptr && !batch_mode_) backlog_ = SourceBacklogStatus::forOperator(ctx);
     if (!idleness_.enabled()) return;
     SLUICE_CHECK(ctx.processing_time_service != nullptr, "'{}': withIdleness needs processing-time timers",
                  ctx.operator_name);
@@ -424,7 +426,10 @@ class TimestampsAndWatermarksOperator final : public ObjectOperator {
     }
     generator_.onBatch(batch->as<T>());
     emit(std::move(batch));
-    if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) output_->emitWatermark(Watermark{*wm});
+    if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) {
+      output_->emitWatermark(Watermark{*wm});
+      if (auto a = backlog_.onWatermark(*wm, ctx_.processing_time_service)) output_->emitRecordAttributes(*a);
+    }
   }
   void processWatermark(Watermark mark) override {
     if (mark.timestamp != Watermark::kMaxTimestamp) return;
@@ -451,6 +456,7 @@ class TimestampsAndWatermarksOperator final : public ObjectOperator {
   WatermarkGeneratorState<T> generator_;
   IdlenessTimer idleness_;
   WatermarkStatusOutput status_;
+  SourceBacklogStatus backlog_;  ///< FLIP-328: backlog while the watermark lags by more than the threshold
   bool batch_mode_;
   bool closed_ = false;
 };

@@ -56,6 +56,7 @@ class RowSourceReaderOperator : public SourceOperator {
     if (ctx.config != nullptr) {
       const int64_t timeout = ctx.config->get(options::kIdleTimeout);
       split_watermarks_ = SplitWatermarks(timeout);
+      backlog_status_ = SourceBacklogStatus::forOperator(ctx);
       pausing_ = generator_ != nullptr && timeout > 0;
     }
     reader_ = source_->createReader(SourceReaderContext{ctx.subtask_index, ctx.parallelism, ctx.config});
@@ -98,7 +99,10 @@ class RowSourceReaderOperator : public SourceOperator {
       const int64_t now = activityMs();
       if (auto wm = split_watermarks_.nextWatermark(now)) {
         markActive();
-        downstream([&] { output_->emitWatermark(Watermark{*wm}); });
+        downstream([&] {
+          output_->emitWatermark(Watermark{*wm});
+          if (auto a = backlog_status_.onWatermark(*wm, ctx_.processing_time_service)) output_->emitRecordAttributes(*a);
+        });
       }
       if (split_watermarks_.allIdle(now)) markIdle();
     }
@@ -116,6 +120,7 @@ class RowSourceReaderOperator : public SourceOperator {
     if (auto backlog = split_state_.backlogChange()) {
       backlog_ = *backlog;
       reader_->setIsProcessingBacklog(backlog_);
+      if (auto attributes = backlog_status_.setProcessingBacklog(backlog_)) output_->emitRecordAttributes(*attributes);
     }
   }
 
@@ -185,6 +190,8 @@ class RowSourceReaderOperator : public SourceOperator {
   std::unique_ptr<SourceReader<types::RowBatch, SplitT>> reader_;
   std::shared_ptr<const BatchWatermarkGenerator> generator_;
   SplitWatermarks split_watermarks_;
+  /// What goes downstream as RecordAttributes: the enumerator's status (FLIP-309) OR the watermark lag (FLIP-328).
+  SourceBacklogStatus backlog_status_;
   Forward forward_{this};
   bool has_split_ = false;
   WatermarkStatusOutput status_;

@@ -40,6 +40,7 @@
 #include "common/config.h"
 #include "runtime/operators/execution_scope.h"
 #include "runtime/operators/object_operators.h"
+#include "runtime/operators/source_backlog_status.h"
 #include "runtime/operators/source_coordinator_context.h"
 #include "runtime/serialization/record_format.h"
 #include "runtime/serialization/type_serializer.h"
@@ -432,6 +433,7 @@ class SourceReaderOperator final : public SourceOperator {
                    ctx.operator_name);
       idleness_.start(ctx.processing_time_service->currentProcessingTime());
     }
+    if (ctx.config != nullptr && !batch_mode_) backlog_status_ = SourceBacklogStatus::forOperator(ctx);
   }
 
   /// The enumerator's backlog status as this subtask last heard it (FLIP-309; false before any report).
@@ -464,7 +466,10 @@ class SourceReaderOperator final : public SourceOperator {
       status_.markActive(output_);
       generator_.onBatch(*batch);
       output_->collectObjects(std::move(batch));
-      if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) output_->emitWatermark(Watermark{*wm});
+      if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) {
+        output_->emitWatermark(Watermark{*wm});
+        if (auto a = backlog_status_.onWatermark(*wm, ctx_.processing_time_service)) output_->emitRecordAttributes(*a);
+      }
     }
     if (idleness_.enabled() && idleness_.checkIfIdle(ctx_.processing_time_service->currentProcessingTime())) {
       status_.markIdle(output_);
@@ -481,6 +486,7 @@ class SourceReaderOperator final : public SourceOperator {
     if (auto backlog = split_state_.backlogChange()) {
       backlog_ = *backlog;
       reader_->setIsProcessingBacklog(backlog_);
+      if (auto attributes = backlog_status_.setProcessingBacklog(backlog_)) output_->emitRecordAttributes(*attributes);
     }
   }
 
@@ -501,6 +507,8 @@ class SourceReaderOperator final : public SourceOperator {
   IdlenessTimer idleness_;
   WatermarkStatusOutput status_;
   int source_id_;
+  /// What goes downstream as RecordAttributes: the enumerator's status (FLIP-309) OR the watermark lag (FLIP-328).
+  SourceBacklogStatus backlog_status_;
   bool batch_mode_;
   std::shared_ptr<ExecutionScopeSlot> scope_slot_;
   SourceReaderSplitState<T, SplitT> split_state_;

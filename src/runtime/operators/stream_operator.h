@@ -21,6 +21,10 @@ class Configuration;
 namespace sluice::runtime {
 
 class ObjectBatchSerializer;
+namespace sort {
+class ExternalSorter;
+struct SorterOptions;
+}
 namespace state {
 class StreamOperatorStateContext;
 }
@@ -44,6 +48,9 @@ class Output {
   /// Announces that the stream went IDLE or ACTIVE again (Flink's Output.emitWatermarkStatus). Outputs
   /// that lead somewhere forward it; the default drops it (outputs without a downstream, test collectors).
   virtual void emitWatermarkStatus(WatermarkStatus status) { (void)status; }
+  /// Announces the backlog status of the records that follow (Flink's Output.emitRecordAttributes,
+  /// FLIP-327). Outputs that lead somewhere forward it; the default drops it.
+  virtual void emitRecordAttributes(RecordAttributes attributes) { (void)attributes; }
 };
 
 class ProcessingTimeService;
@@ -57,6 +64,11 @@ struct OperatorMetrics {
   /// Flink's numLateRecordsDropped: rows a window operator dropped because every window they fall in was
   /// already past the watermark (plus allowed lateness) and no late-data side output takes them.
   std::atomic<int64_t> num_late_records_dropped{0};
+  /// Sorted input (SortingBacklogDataInput): 1 while the input is being sorted or flushed, the records
+  /// sorted and the bytes spilled to io.tmp.dirs, both over the job's life.
+  std::atomic<int64_t> sorting_input{0};
+  std::atomic<int64_t> num_records_sorted{0};
+  std::atomic<int64_t> num_bytes_spilled{0};
 };
 
 /// Facts about the running subtask, fixed for its lifetime.
@@ -115,6 +127,16 @@ class StreamOperator {
   /// change is delivered). Default: forward (Flink's AbstractStreamOperator.processWatermarkStatus).
   /// Operators that generate their own watermarks may handle it themselves.
   virtual void processWatermarkStatus(WatermarkStatus status) { output_->emitWatermarkStatus(status); }
+  /// The backlog status of the (only) input changed: the task's RecordAttributesCombiner delivers only
+  /// changes. Default: forward (Flink's AbstractStreamOperator.processRecordAttributes). A keyed operator
+  /// that sorts during backlog (FLIP-327) overrides it; it must still forward the attributes.
+  virtual void processRecordAttributes(RecordAttributes attributes) { output_->emitRecordAttributes(attributes); }
+  /// The backlog status of the first / second input of a two-input operator changed. Default (Flink's
+  /// AbstractStreamOperator.processRecordAttributes1/2): keeps each input's last attributes (both start
+  /// not-backlog) and emits their OR (backlog if either input is): the first time and on every change
+  /// (repeats would be dropped downstream anyway).
+  virtual void processRecordAttributes1(RecordAttributes attributes) { combineInputAttributes(0, attributes); }
+  virtual void processRecordAttributes2(RecordAttributes attributes) { combineInputAttributes(1, attributes); }
   /// All input has been consumed (bounded input; Flink's BoundedOneInput.endInput). Flush buffered state.
   virtual void endInput() {}
   /// Releases resources; called after endInput on success, or alone on failure/cancel.
@@ -134,9 +156,30 @@ class StreamOperator {
   /// Checkpoint `checkpoint_id` was aborted (discard what was prepared for it).
   virtual void notifyCheckpointAborted(int64_t checkpoint_id) { (void)checkpoint_id; }
 
+  // Sorted input (FLIP-327 backlog sorting, BATCH mode; see SortingBacklogDataInput): between the two
+  // calls the operator gets its input grouped by key, one key's records in arrival order, and no
+  // watermark, timer or checkpoint. It may keep the current key's state in memory and write it to the
+  // backend once when the key changes (the point with RocksDB), and must have written everything by
+  // endSortedInput.
+  virtual void beginSortedInput() {}
+  virtual void endSortedInput() {}
+
  protected:
   OperatorContext ctx_;
   Output* output_ = nullptr;
+
+ private:
+  void combineInputAttributes(int input, RecordAttributes attributes) {
+    input_backlog_[input] = attributes.is_backlog;
+    const bool backlog = input_backlog_[0] || input_backlog_[1];
+    if (emitted_ && backlog == emitted_backlog_) return;
+    emitted_ = true;
+    emitted_backlog_ = backlog;
+    output_->emitRecordAttributes(RecordAttributes{backlog});
+  }
+  bool input_backlog_[2] = {false, false};
+  bool emitted_ = false;
+  bool emitted_backlog_ = false;
 };
 
 /// Result of SourceOperator::emitNext.
@@ -150,6 +193,35 @@ class SourceOperator : public StreamOperator {
   /// kNothingAvailable when no data is ready (e.g. rate limiting) so the task can run mails.
   /// Throws UserError on bad input (with file:line).
   virtual InputStatus emitNext() = 0;
+};
+
+/// The records of a keyed one-input operator sorted by key before the operator sees them (Flink's sorted
+/// inputs: SortingDataInput in BATCH mode, SortingBacklogDataInput during backlog, FLIP-327): the task
+/// adds the records that arrive and, later, hands them to the operator grouped by (key group, key), one
+/// key's records in arrival order; records of one kind only (SQL rows or DataStream records).
+/// Implementations: keyed_input_sorter.h. Threading: the task thread only.
+class KeyedInputSorter {
+ public:
+  virtual ~KeyedInputSorter() = default;
+  /// Adds the rows of a batch (SQL operators). Default: InternalError.
+  virtual void addRows(const types::RowBatch& batch) {
+    (void)batch;
+    SLUICE_CHECK(false, "this sorter takes DataStream records");
+  }
+  /// Adds the records of a batch (DataStream operators). Default: InternalError.
+  virtual void addObjects(const ObjectBatch& batch) {
+    (void)batch;
+    SLUICE_CHECK(false, "this sorter takes SQL rows");
+  }
+  /// No more records for this phase (ExternalSorter::finish).
+  virtual void finish() = 0;
+  /// The next up to `max_records` sorted records as one batch into `out` (a RowBatch or an
+  /// ObjectBatchPtr, as added); false when none were left.
+  virtual bool next(size_t max_records, StreamElement& out) = 0;
+  /// Drops what is left and the spill files; the sorter takes records of a new phase.
+  virtual void reset() = 0;
+  /// The sorter underneath (records, bytes spilled).
+  virtual const sort::ExternalSorter& sorter() const = 0;
 };
 
 /// Creates the operator instance of one subtask. Shared by all subtasks; must be thread-safe (const).
@@ -169,6 +241,14 @@ class StreamOperatorFactory : public graph::OperatorFactory {
   /// when they cross the network; nullptr for operators that emit SQL rows (RowBatch has its own form).
   virtual std::shared_ptr<const ObjectBatchSerializer> outputSerializer(int tag) const {
     (void)tag;
+    return nullptr;
+  }
+  /// A keyed one-input operator: the sorter its input goes through in BATCH mode and during backlog
+  /// (keyed_input_sorter.h), with `max_parallelism` key groups. nullptr (the default): never sorted.
+  virtual std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options,
+                                                                   int32_t max_parallelism) const {
+    (void)options;
+    (void)max_parallelism;
     return nullptr;
   }
 };

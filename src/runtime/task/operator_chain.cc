@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -47,6 +48,7 @@ class ChainingOutput final : public Output {
   }
   void emitWatermark(Watermark mark) override { next_->processWatermark(mark); }
   void emitWatermarkStatus(WatermarkStatus status) override { next_->processWatermarkStatus(status); }
+  void emitRecordAttributes(RecordAttributes attributes) override { next_->processRecordAttributes(attributes); }
   /// Only object batches with this tag reach the next operator (side outputs).
   void setAcceptedTag(int tag) { accepted_tag_ = tag; }
 
@@ -94,6 +96,12 @@ class RecordWriterOutput final : public Output {
     announced_ = status;
     writer_->broadcastWatermarkStatus(status);
   }
+  // Only changes go out: the consumer's RecordAttributesCombiner would drop a repeat anyway.
+  void emitRecordAttributes(RecordAttributes attributes) override {
+    if (announced_attributes_ == attributes) return;
+    announced_attributes_ = attributes;
+    writer_->broadcastRecordAttributes(attributes);
+  }
   void setAcceptedTag(int tag) { accepted_tag_ = tag; }
 
  private:
@@ -101,6 +109,7 @@ class RecordWriterOutput final : public Output {
   OperatorMetrics* self_;
   int accepted_tag_ = 0;
   WatermarkStatus announced_ = WatermarkStatus::kActive;
+  std::optional<RecordAttributes> announced_attributes_;
 };
 
 // Fan-out to several outputs (Flink's CopyingBroadcastingOutputCollector): all but the last get a copy.
@@ -132,6 +141,9 @@ class BroadcastingOutput final : public Output {
   }
   void emitWatermarkStatus(WatermarkStatus status) override {
     for (Output* o : outputs_) o->emitWatermarkStatus(status);
+  }
+  void emitRecordAttributes(RecordAttributes attributes) override {
+    for (Output* o : outputs_) o->emitRecordAttributes(attributes);
   }
   /// tags[i]: the object tag output i reads.
   void setTags(std::vector<int> tags) { tags_ = std::move(tags); }
@@ -178,6 +190,7 @@ class OperatorChain::WatermarkTrackingOutput final : public Output {
     status_ = status;
     inner_->emitWatermarkStatus(status);
   }
+  void emitRecordAttributes(RecordAttributes attributes) override { inner_->emitRecordAttributes(attributes); }
   int64_t maxWatermark() const { return max_; }
   WatermarkStatus status() const { return status_; }
 
@@ -203,6 +216,7 @@ class OperatorChain::FailingOutput final : public Output {
   }
   void emitWatermark(Watermark mark) override { inner_->emitWatermark(mark); }
   void emitWatermarkStatus(WatermarkStatus status) override { inner_->emitWatermarkStatus(status); }
+  void emitRecordAttributes(RecordAttributes attributes) override { inner_->emitRecordAttributes(attributes); }
   int64_t seen() const { return seen_; }
 
  private:

@@ -110,6 +110,16 @@ class OperatorChain {
   void processWatermark(Watermark mark) { head_->processWatermark(mark); }
   /// Feeds a change of the task's input status (IDLE / ACTIVE) to the head.
   void processWatermarkStatus(WatermarkStatus status) { head_->processWatermarkStatus(status); }
+  /// The head's input arrives grouped by key from here until endSortedInput (SortingBacklogDataInput).
+  void beginSortedInput() { head_->beginSortedInput(); }
+  void endSortedInput() { head_->endSortedInput(); }
+  /// Feeds a change of the task's (one-input head) or an input's (two-input head: `input` 1 or 2) backlog
+  /// status to the head (processRecordAttributes / processRecordAttributes1/2).
+  void processRecordAttributes(RecordAttributes attributes, int input = 0) {
+    if (input == 1) head_->processRecordAttributes1(attributes);
+    else if (input == 2) head_->processRecordAttributes2(attributes);
+    else head_->processRecordAttributes(attributes);
+  }
   /// The head as a source, or nullptr when the vertex is not a source.
   SourceOperator* sourceHead() const { return source_head_; }
   /// Source chains: emits Watermark::kMaxTimestamp through the head's output unless the source already

@@ -7,7 +7,10 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "runtime/network/input_channel.h"
+#include "runtime/operators/keyed_input_sorter.h"
+#include "runtime/sort/external_sorter.h"
 #include "runtime/task/operator_chain.h"
+#include "runtime/task/sorting_backlog_data_input.h"
 #include "runtime/task/task_cancellation.h"
 #include "runtime/task/watermark_valve.h"
 
@@ -185,10 +188,19 @@ void StreamTask::invoke() {
     else runInput();
     endOfInput();
     if (async_checkpoints_) async_checkpoints_->drain();
+    if (sorted_input_) sorted_input_->close();
+    sorted_input_.reset();
     chain_->close(false);
     chain_.reset();
   } catch (...) {
     if (async_checkpoints_) async_checkpoints_->cancel();
+    if (sorted_input_) {
+      try {
+        sorted_input_->close();
+      } catch (...) {  // the failure in flight is the one to report
+      }
+      sorted_input_.reset();
+    }
     if (chain_) {
       chain_->close(true);
       chain_.reset();
@@ -246,10 +258,24 @@ void StreamTask::runInput() {
   valve_ = std::make_unique<StatusWatermarkValve>(channels);
   channel_ended_.assign(static_cast<size_t>(channels), 0);
   computeChannelInputs();
+  setUpAttributeCombiners(channels);
   if (setup_.checkpoint_responder != nullptr) computeChannelOrigins();
+  createSortedInput();
   while (channels_ended_ < channels) {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
+    if (sorted_input_ && sorted_input_->flushing()) {
+      // FLUSHING_BACKLOG: no input is read and no timer fires until the sorted records are through;
+      // mail still runs between two batches.
+      sorted_input_->flushNext();
+      checkFlush();
+      continue;
+    }
+    if (!inbox_.empty()) {
+      // What a poll brought after the element that started a flush.
+      dispatchInbox();
+      continue;
+    }
     auto deadline = checkFlush();
     if (alignment_deadline_) {
       // Aligned-checkpoint timeout (Flink's AlternatingCheckpointBarrierHandler timer): switch to unaligned.
@@ -278,14 +304,20 @@ void StreamTask::runInput() {
     }
     if (r == InputGate::PollResult::kCancelled) throw CancelTaskException();
     if (r != InputGate::PollResult::kData) continue;
-    const bool debloat = debloat_config_.enabled && debloat_deadline_.has_value();
-    for (InputGate::Entry& e : inbox_) {
-      dispatch(e);
-      // A slow operator may take long over one poll's elements: keep the debloat period between them
-      // (Flink runs it as a mail between records), so the size follows the throughput on time.
-      if (debloat && std::chrono::steady_clock::now() >= *debloat_deadline_) checkDebloat();
-    }
-    inbox_.clear();
+    dispatchInbox();
+  }
+}
+
+void StreamTask::dispatchInbox() {
+  const bool debloat = debloat_config_.enabled && debloat_deadline_.has_value();
+  while (!inbox_.empty()) {
+    dispatch(inbox_.front());
+    inbox_.pop_front();
+    // A slow operator may take long over one poll's elements: keep the debloat period between them
+    // (Flink runs it as a mail between records), so the size follows the throughput on time.
+    if (debloat && std::chrono::steady_clock::now() >= *debloat_deadline_) checkDebloat();
+    // A flush of the sorted backlog runs before the next element (FLUSHING_BACKLOG reads no input).
+    if (sorted_input_ && sorted_input_->flushing()) return;
   }
 }
 
@@ -305,7 +337,8 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
   if (auto* batch = std::get_if<types::RowBatch>(&entry.element)) {
     if (!batch->empty()) {
       if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {
-        chain_->processBatch(std::move(*batch));
+        if (sorted_input_) sorted_input_->processBatch(std::move(*batch));
+        else chain_->processBatch(std::move(*batch));
       } else {
         chain_->processBatch2(std::move(*batch));
       }
@@ -313,15 +346,23 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
   } else if (auto* objects = std::get_if<ObjectBatchPtr>(&entry.element)) {
     if (*objects && !(*objects)->empty()) {
       if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {
-        chain_->processObjects(std::move(*objects));
+        if (sorted_input_) sorted_input_->processObjects(std::move(*objects));
+        else chain_->processObjects(std::move(*objects));
       } else {
         chain_->processObjects2(std::move(*objects));
       }
     }
   } else if (const auto* mark = std::get_if<Watermark>(&entry.element)) {
-    if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) chain_->processWatermark(Watermark{*wm});
+    if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) headWatermark(Watermark{*wm});
   } else if (const auto* status = std::get_if<WatermarkStatus>(&entry.element)) {
     emitValveOutput(valve_->inputWatermarkStatus(entry.channel, *status));
+  } else if (const auto* attributes = std::get_if<RecordAttributes>(&entry.element)) {
+    const size_t c = static_cast<size_t>(entry.channel);
+    const int input = channel_input_.empty() ? 0 : channel_input_[c];
+    if (auto combined = attribute_combiners_[static_cast<size_t>(input)].inputRecordAttributes(channel_in_input_[c],
+                                                                                              *attributes)) {
+      headRecordAttributes(*combined, channel_input_.empty() ? 0 : input + 1);
+    }
   } else if (std::holds_alternative<CheckpointBarrier>(entry.element)) {
     processBarrier(entry);
   } else {
@@ -330,6 +371,13 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
     ended = 1;
     ++channels_ended_;
     emitValveOutput(valve_->endOfInput(entry.channel));
+    {
+      const size_t c = static_cast<size_t>(entry.channel);
+      const int input = channel_input_.empty() ? 0 : channel_input_[c];
+      if (auto combined = attribute_combiners_[static_cast<size_t>(input)].endOfInput(channel_in_input_[c])) {
+        headRecordAttributes(*combined, channel_input_.empty() ? 0 : input + 1);
+      }
+    }
     if (pending_barrier_) {
       if (unaligned_) checkChannelStateComplete();
       else checkAlignmentComplete();
@@ -372,13 +420,44 @@ void StreamTask::notifyCheckpointAborted(int64_t id) {
   });
 }
 
+void StreamTask::createSortedInput() {
+  // BATCH sorts every keyed input (Flink's SortingDataInput); STREAMING only in FLIP-327's mixed mode
+  // (interval-during-backlog 0: no checkpoint can come while the input is sorted). The graph decided.
+  if (vertex_->sorted_input == graph::JobVertex::SortedInput::kNone) return;
+  const bool batch = vertex_->sorted_input == graph::JobVertex::SortedInput::kBatch;
+  const auto* factory = dynamic_cast<const StreamOperatorFactory*>(vertex_->operators[0].factory.get());
+  if (factory == nullptr || factory->numFirstInputEdges() >= 0) return;
+  sort::SorterOptions options = sort::SorterOptions::fromConfiguration(*setup_.config);
+  options.owner = name_;
+  auto sorter = factory->createKeyedInputSorter(options, vertex_->max_parallelism);
+  if (!sorter) return;
+  sorted_input_ = std::make_unique<SortingBacklogDataInput>(std::move(sorter), *chain_, &metrics_[0], batch_size_, name_);
+  if (batch) sorted_input_->startBatch();
+}
+
+void StreamTask::headWatermark(Watermark mark) {
+  if (sorted_input_) sorted_input_->processWatermark(mark);
+  else chain_->processWatermark(mark);
+}
+
+void StreamTask::headRecordAttributes(RecordAttributes attributes, int input) {
+  if (sorted_input_ && input == 0) sorted_input_->processRecordAttributes(attributes);
+  else chain_->processRecordAttributes(attributes, input);
+}
+
+void StreamTask::headWatermarkStatus(WatermarkStatus status) {
+  if (sorted_input_) sorted_input_->processWatermarkStatus(status);
+  else chain_->processWatermarkStatus(status);
+}
+
 void StreamTask::emitValveOutput(const ValveOutput& out) {
-  if (out.status == WatermarkStatus::kActive) chain_->processWatermarkStatus(WatermarkStatus::kActive);
-  if (out.watermark) chain_->processWatermark(Watermark{*out.watermark});
-  if (out.status == WatermarkStatus::kIdle) chain_->processWatermarkStatus(WatermarkStatus::kIdle);
+  if (out.status == WatermarkStatus::kActive) headWatermarkStatus(WatermarkStatus::kActive);
+  if (out.watermark) headWatermark(Watermark{*out.watermark});
+  if (out.status == WatermarkStatus::kIdle) headWatermarkStatus(WatermarkStatus::kIdle);
 }
 
 void StreamTask::endOfInput() {
+  if (sorted_input_) sorted_input_->endOfInput();
   // An injected failure that waits for a completed checkpoint fires before the end: this task still takes
   // part in checkpoints (every input has ended, so the coordinator triggers it) until one completes.
   while (chain_->injectedFailurePending()) {
@@ -475,6 +554,19 @@ std::optional<std::chrono::steady_clock::time_point> StreamTask::checkDebloat() 
   debloated_buffer_size_.store(debloater_->lastBufferSize(), std::memory_order_relaxed);
   estimated_time_to_consume_ms_.store(debloater_->lastEstimatedTimeToConsumeBuffersMs(), std::memory_order_relaxed);
   return debloat_deadline_;
+}
+
+void StreamTask::setUpAttributeCombiners(int channels) {
+  // One combiner per input of the head; a channel's index within it counts only its input's channels.
+  const int inputs = channel_input_.empty() ? 1 : 2;
+  std::vector<int> per_input(static_cast<size_t>(inputs), 0);
+  channel_in_input_.assign(static_cast<size_t>(channels), 0);
+  for (int c = 0; c < channels; ++c) {
+    const int input = channel_input_.empty() ? 0 : channel_input_[static_cast<size_t>(c)];
+    channel_in_input_[static_cast<size_t>(c)] = per_input[static_cast<size_t>(input)]++;
+  }
+  attribute_combiners_.clear();
+  for (int n : per_input) attribute_combiners_.emplace_back(n);
 }
 
 void StreamTask::computeChannelInputs() {

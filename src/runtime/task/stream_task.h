@@ -26,6 +26,7 @@
 #include "runtime/task/async_checkpoint_runner.h"
 #include "runtime/task/mailbox.h"
 #include "runtime/task/operator_chain.h"
+#include "runtime/task/record_attributes_combiner.h"
 #include "runtime/task/task_io_metrics.h"
 #include "runtime/time/processing_time_service.h"
 
@@ -35,6 +36,7 @@ class Configuration;
 
 namespace sluice::runtime {
 
+class SortingBacklogDataInput;
 class StatusWatermarkValve;
 struct ValveOutput;
 
@@ -109,8 +111,18 @@ class StreamTask {
   bool outputsAvailable(int64_t waited_ns) const;
   void runInput();
   void dispatch(InputGate::Entry& entry);
+  /// Dispatches inbox_ front to back, stopping early when a sorted input starts flushing.
+  void dispatchInbox();
   /// Hands what the valve emitted to the chain head (ACTIVE, watermark, IDLE in that order).
   void emitValveOutput(const ValveOutput& out);
+  /// The head's keyed input sorted in BATCH mode and during backlog (FLIP-327), when its factory has a
+  /// KeyedInputSorter: sorted_input_ then sits between the channels and the head.
+  void createSortedInput();
+  /// A watermark / status of the first input to the head, through sorted_input_ when there is one.
+  void headWatermark(Watermark mark);
+  void headWatermarkStatus(WatermarkStatus status);
+  /// The combined attributes of input `input` (0: a one-input head's only input; 1 / 2 of a two-input head).
+  void headRecordAttributes(RecordAttributes attributes, int input);
   void endOfInput();
   bool anyPending() const;
   void flushAll();
@@ -123,6 +135,8 @@ class StreamTask {
   std::optional<std::chrono::steady_clock::time_point> checkDebloat();
   /// Marks which input (0 or 1) each gate channel feeds, for two-input heads.
   void computeChannelInputs();
+  /// Builds attribute_combiners_ and channel_in_input_ from channel_input_ (after computeChannelInputs).
+  void setUpAttributeCombiners(int channels);
   /// A barrier arrived on a gate channel (Flink's SingleCheckpointBarrierHandler /
   /// AlternatingCheckpointBarrierHandler / CheckpointBarrierTracker): aligned checkpoints block the
   /// channel until every open channel delivered the barrier; at-least-once ones only count; an unaligned
@@ -177,6 +191,7 @@ class StreamTask {
   std::unique_ptr<OperatorMetrics[]> metrics_;
   std::vector<std::unique_ptr<RecordWriter>> writers_;
   std::unique_ptr<OperatorChain> chain_;
+  std::unique_ptr<SortingBacklogDataInput> sorted_input_;  ///< see createSortedInput
   /// The checkpoints' asynchronous parts (created on the first checkpoint); destroyed before chain_ and
   /// the setup, it cancels and joins a running write-out.
   std::unique_ptr<AsyncCheckpointRunner> async_checkpoints_;
@@ -187,6 +202,9 @@ class StreamTask {
   std::deque<InputGate::Entry> inbox_;
   std::vector<char> channel_ended_;
   std::vector<char> channel_input_;  ///< per channel: 1 when it feeds the head's second input
+  /// Per input of the head (one, or two for a two-input head): the backlog status over its channels.
+  std::vector<RecordAttributesCombiner> attribute_combiners_;
+  std::vector<int> channel_in_input_;  ///< per channel: its index among the channels of its input
   ProcessingTimeService timers_;
   int channels_ended_ = 0;
   // Checkpoint alignment (task thread only).

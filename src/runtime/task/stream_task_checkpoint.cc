@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "runtime/checkpoint/channel_state_assignment.h"
 #include "runtime/network/stream_element_codec.h"
+#include "runtime/task/sorting_backlog_data_input.h"
 #include "runtime/task/stream_task.h"
 
 namespace sluice::runtime {
@@ -173,6 +174,17 @@ void StreamTask::submitAsyncPart(int64_t id, AsyncCheckpointRunner::Futures futu
 }
 
 void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
+  if (sorted_input_ && sorted_input_->mode() != SortingBacklogDataInput::Mode::kProcessingRealtime) {
+    // FLIP-327: no snapshot while the input is sorted (its records are in the sorter, not in state).
+    // The barrier still goes on so no consumer waits for it in an alignment; the checkpoint is declined.
+    last_checkpoint_id_ = barrier.id;
+    for (size_t k = 0; k < writers_.size(); ++k) writers_[k]->broadcastCheckpointBarrier(outputBarrier(barrier, k));
+    if (setup_.checkpoint_responder != nullptr) {
+      setup_.checkpoint_responder->declineCheckpoint(setup_.vertex_index, setup_.subtask_index, barrier.id,
+                                                     checkpoint::kDeclinedDuringBacklog);
+    }
+    return;
+  }
   checkpoint::CheckpointMetrics metrics;
   if (!vertex_->is_source && alignment_start_ns_ > 0) metrics.alignment_duration_ns = steadyNanos() - alignment_start_ns_;
   alignment_start_ns_ = 0;

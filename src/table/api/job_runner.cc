@@ -15,8 +15,13 @@ namespace {
 std::vector<VertexProgress> toProgress(const std::vector<cluster::VertexProgress>& vertices) {
   std::vector<VertexProgress> out;
   for (const auto& v : vertices) {
-    out.push_back({v.name, v.parallelism, v.records_in, v.records_out, v.busy_time_ms_per_second,
-                   v.back_pressured_time_ms_per_second, v.idle_time_ms_per_second});
+    VertexProgress p{v.name, v.parallelism, v.records_in, v.records_out, v.busy_time_ms_per_second,
+                     v.back_pressured_time_ms_per_second, v.idle_time_ms_per_second};
+    for (const auto& op : v.operators) {
+      p.sorting_subtasks += op.sorting_subtasks;
+      p.records_sorted += op.records_sorted;
+    }
+    out.push_back(std::move(p));
   }
   return out;
 }

@@ -57,6 +57,8 @@ struct VertexProgress {
   double busy_time_ms_per_second = 0;           ///< `busyTimeMsPerSecond`
   double back_pressured_time_ms_per_second = 0;  ///< `backPressuredTimeMsPerSecond`
   double idle_time_ms_per_second = 0;           ///< `idleTimeMsPerSecond`
+  int sorting_subtasks = 0;                     ///< subtasks sorting their input now (backlog, BATCH)
+  int64_t records_sorted = 0;                   ///< records its sorted input took so far
 };
 
 class TableEnvironment {

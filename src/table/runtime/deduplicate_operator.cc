@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/operators/keyed_input_sorter.h"
 #include "common/error.h"
 #include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
@@ -126,9 +127,11 @@ void DeduplicateOperator::processBatch(RowBatch&& batch) {
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeDeduplicateFactory(RowType input_type, RankSpec spec) {
   DeduplicateOperator probe(input_type, spec);
-  return runtime::makeOperatorFactory([input_type = std::move(input_type), spec = std::move(spec)] {
-    return std::make_unique<DeduplicateOperator>(input_type, spec);
-  });
+  // Sorted by the partition keys in BATCH mode and during backlog (FLIP-327); a key's rows keep their order.
+  std::vector<int> keys = spec.partition_keys;
+  return runtime::makeKeyedRowOperatorFactory(
+      [input_type, spec = std::move(spec)] { return std::make_unique<DeduplicateOperator>(input_type, spec); },
+      input_type, std::move(keys));
 }
 
 }  // namespace sluice::table

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/operators/keyed_input_sorter.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/time/processing_time_service.h"
 #include "table/runtime/accumulators_internal.h"
@@ -235,11 +236,13 @@ std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     bool generate_update_before, MiniBatchSpec mini_batch, int64_t state_ttl_ms) {
   // Constructing one instance validates the arguments (UserError) before the job starts.
   GroupAggregateOperator probe(input_type, group_keys, calls, generate_update_before, mini_batch, state_ttl_ms);
-  return runtime::makeOperatorFactory([input_type = std::move(input_type), group_keys = std::move(group_keys),
-                                       calls = std::move(calls), generate_update_before, mini_batch, state_ttl_ms] {
-    return std::make_unique<GroupAggregateOperator>(input_type, group_keys, calls, generate_update_before,
-                                                    mini_batch, state_ttl_ms);
-  });
+  // Sorted by the group keys in BATCH mode and during backlog (FLIP-327).
+  return runtime::makeKeyedRowOperatorFactory(
+      [input_type, group_keys, calls = std::move(calls), generate_update_before, mini_batch, state_ttl_ms] {
+        return std::make_unique<GroupAggregateOperator>(input_type, group_keys, calls, generate_update_before,
+                                                        mini_batch, state_ttl_ms);
+      },
+      input_type, group_keys);
 }
 
 }  // namespace sluice::table

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/operators/keyed_input_sorter.h"
 #include "common/error.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/state/internal_timer_service.h"
@@ -455,9 +456,11 @@ void OverAggregateOperator::endInput() {
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeOverAggregateFactory(RowType input_type, OverSpec spec) {
   OverAggregateOperator probe(input_type, spec);
-  return runtime::makeOperatorFactory([input_type = std::move(input_type), spec = std::move(spec)] {
-    return std::make_unique<OverAggregateOperator>(input_type, spec);
-  });
+  // Sorted by the partition keys in BATCH mode and during backlog (FLIP-327); a key's rows keep their order.
+  std::vector<int> keys = spec.partition_keys;
+  return runtime::makeKeyedRowOperatorFactory(
+      [input_type, spec = std::move(spec)] { return std::make_unique<OverAggregateOperator>(input_type, spec); },
+      input_type, std::move(keys));
 }
 
 }  // namespace sluice::table

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/operators/keyed_input_sorter.h"
 #include "common/error.h"
 #include "runtime/network/record_writer.h"
 #include "table/runtime/accumulators_internal.h"
@@ -337,9 +338,11 @@ void RankOperator::processBatch(RowBatch&& batch) {
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeRankFactory(RowType input_type, RankSpec spec) {
   RankOperator probe(input_type, spec);
-  return runtime::makeOperatorFactory([input_type = std::move(input_type), spec = std::move(spec)] {
-    return std::make_unique<RankOperator>(input_type, spec);
-  });
+  // Sorted by the partition keys in BATCH mode and during backlog (FLIP-327).
+  std::vector<int> keys = spec.partition_keys;
+  return runtime::makeKeyedRowOperatorFactory(
+      [input_type, spec = std::move(spec)] { return std::make_unique<RankOperator>(input_type, spec); }, input_type,
+      std::move(keys));
 }
 
 }  // namespace sluice::table

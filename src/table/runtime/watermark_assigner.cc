@@ -28,6 +28,7 @@ WatermarkAssignerOperator::WatermarkAssignerOperator(int rowtime_index, int wate
 void WatermarkAssignerOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
   StreamOperator::open(ctx, output);
   idleness_ = runtime::IdlenessTimer(ctx.config != nullptr ? ctx.config->get(options::kIdleTimeout) : 0);
+  if (ctx.config != nullptr) backlog_ = runtime::SourceBacklogStatus::forOperator(ctx);
   if (!idleness_.enabled()) return;
   runtime::ProcessingTimeService* timers = ctx.processing_time_service;
   SLUICE_CHECK(timers != nullptr, "watermark assigner '{}': an idle timeout needs processing-time timers",
@@ -99,6 +100,9 @@ void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
   if (current_watermark_ > last_watermark_) {
     last_watermark_ = current_watermark_;
     output_->emitWatermark(runtime::Watermark{current_watermark_});
+    if (auto a = backlog_.onWatermark(current_watermark_, ctx_.processing_time_service)) {
+      output_->emitRecordAttributes(*a);
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/operators/idleness_timer.h"
+#include "runtime/operators/source_backlog_status.h"
 #include "runtime/operators/split_watermarks.h"
 #include "runtime/operators/stream_operator.h"
 #include "table/functions/expression.h"
@@ -74,6 +75,9 @@ class WatermarkAssignerOperator : public runtime::StreamOperator {
   runtime::IdlenessTimer idleness_;  ///< disabled (timeout 0) unless the configuration sets one
   runtime::WatermarkStatus status_ = runtime::WatermarkStatus::kActive;
   bool closed_ = false;  ///< stops the idleness timer
+  /// FLIP-328: the table is backlog while its watermark lags the wall clock by more than
+  /// pipeline.backlog.watermark-lag-threshold (announced downstream as RecordAttributes).
+  runtime::SourceBacklogStatus backlog_;
 };
 
 /// Folds one batch into a watermark candidate: the maximum of `current` and the non-NULL values of

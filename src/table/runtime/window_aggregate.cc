@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/operators/keyed_input_sorter.h"
 #include "common/error.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/task/task_cancellation.h"
@@ -355,10 +356,13 @@ std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowAggregateFactory
                                              std::move(calls));
   // Constructing one instance validates the arguments (UserError) before the job starts.
   WindowAggregateOperator probe(input_type, window, group_keys, calls);
-  return runtime::makeOperatorFactory([input_type = std::move(input_type), window, group_keys = std::move(group_keys),
-                                       calls = std::move(calls)] {
-    return std::make_unique<WindowAggregateOperator>(input_type, window, group_keys, calls);
-  });
+  // Sorted by the group keys in BATCH mode and during backlog (FLIP-327); the held watermark fires the
+  // windows after the flush.
+  return runtime::makeKeyedRowOperatorFactory(
+      [input_type, window, group_keys, calls = std::move(calls)] {
+        return std::make_unique<WindowAggregateOperator>(input_type, window, group_keys, calls);
+      },
+      input_type, group_keys);
 }
 
 }  // namespace sluice::table
