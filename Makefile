@@ -32,6 +32,7 @@ bench: build
 	$(BUILD_DIR)/bench/sluice_exchange_bench
 	$(BUILD_DIR)/bench/sluice_kafka_bench
 	$(BUILD_DIR)/bench/sluice_datastream_bench
+	$(BUILD_DIR)/bench/sluice_backlog_bench
 	bash bench/checkpoint_bench.sh $(BUILD_DIR)/src/cli/sluice
 
 clean:
