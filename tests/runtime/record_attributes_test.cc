@@ -51,6 +51,17 @@ TEST(RecordAttributesCombinerTest, NotBacklogOnlyWhenEveryChannelReportedNotBack
   EXPECT_EQ(feed(c, {{0, kNotBacklog}}), (std::vector<RecordAttributes>{kNotBacklog}));
 }
 
+TEST(RecordAttributesCombinerTest, AnInputWithoutAttributesStaysSilentToItsEnd) {
+  RecordAttributesCombiner c(2);
+  EXPECT_FALSE(c.endOfInput(0).has_value());
+  EXPECT_FALSE(c.endOfInput(1).has_value());
+  // Once a channel reported, the ended ones count as not backlog.
+  RecordAttributesCombiner d(2);
+  EXPECT_FALSE(d.endOfInput(0).has_value());
+  EXPECT_EQ(d.inputRecordAttributes(1, kBacklog), kBacklog);
+  EXPECT_EQ(d.inputRecordAttributes(1, kNotBacklog), kNotBacklog);
+}
+
 TEST(RecordAttributesCombinerTest, AnEndedChannelCountsAsNotBacklog) {
   RecordAttributesCombiner c(2);
   EXPECT_EQ(feed(c, {{0, kBacklog}, {1, kBacklog}}), (std::vector<RecordAttributes>{kBacklog}));

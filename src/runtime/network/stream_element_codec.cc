@@ -124,7 +124,7 @@ StreamElement StreamElementDeserializer::decodeEvent(const Buffer& buffer) const
     case NetworkEventType::kEndOfPartition:
       return EndOfPartition{};
     case NetworkEventType::kRecordAttributes:
-      if (event.value != 0 && event.value != 1 || !event.payload.empty()) {
+      if ((event.value != 0 && event.value != 1) || !event.payload.empty()) {
         throw InputError(fmt::format("record attributes event with value {} and {} payload bytes (0 or 1, none)",
                                      event.value, event.payload.size()));
       }

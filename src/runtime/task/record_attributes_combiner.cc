@@ -13,6 +13,7 @@ std::optional<RecordAttributes> RecordAttributesCombiner::inputRecordAttributes(
                                                                                 RecordAttributes attributes) {
   SLUICE_CHECK(channel >= 0 && channel < numChannels(), "record attributes on channel {} of {}", channel,
                numChannels());
+  any_reported_ = true;
   int8_t& last = last_[static_cast<size_t>(channel)];
   const int8_t now = attributes.is_backlog ? 1 : 0;
   if (last == now) return std::nullopt;
@@ -24,7 +25,11 @@ std::optional<RecordAttributes> RecordAttributesCombiner::inputRecordAttributes(
 }
 
 std::optional<RecordAttributes> RecordAttributesCombiner::endOfInput(int channel) {
-  return inputRecordAttributes(channel, RecordAttributes{false});
+  const bool reported = any_reported_;
+  std::optional<RecordAttributes> combined = inputRecordAttributes(channel, RecordAttributes{false});
+  any_reported_ = reported;
+  // An input none of whose channels ever reported stays silent to its end: jobs without backlog see none.
+  return any_reported_ ? combined : std::nullopt;
 }
 
 std::optional<RecordAttributes> RecordAttributesCombiner::combine() {

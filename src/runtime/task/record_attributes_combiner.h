@@ -17,7 +17,8 @@ namespace sluice::runtime {
 ///    reported and none is backlog the result is undetermined: nothing is emitted);
 ///  - a result is emitted only when it differs from the last one emitted.
 /// Sluice's addition: a channel that ended (EndOfPartition) counts as reported not-backlog, so a finished
-/// producer never keeps its consumer in backlog. Task thread only.
+/// producer never keeps its consumer in backlog; an input on which no channel ever sent attributes emits
+/// nothing at its end. Task thread only.
 class RecordAttributesCombiner {
  public:
   /// `num_channels` >= 0; no channel has reported yet.
@@ -37,6 +38,7 @@ class RecordAttributesCombiner {
   int reported_ = 0;
   int backlog_ = 0;  ///< channels whose last attributes are backlog
   std::optional<bool> emitted_;
+  bool any_reported_ = false;  ///< a channel sent attributes (an ended channel alone does not count)
 };
 
 }  // namespace sluice::runtime
