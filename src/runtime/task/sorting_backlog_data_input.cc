@@ -70,10 +70,6 @@ void SortingBacklogDataInput::processRecordAttributes(RecordAttributes attribute
   }
 }
 
-void SortingBacklogDataInput::checkCheckpointAllowed() const {
-  if (mode_ != Mode::kProcessingRealtime) throw UserError("Checkpoints are not supported during backlog.");
-}
-
 void SortingBacklogDataInput::startBatch() {
   batch_ = true;
   startSorting();

@@ -8,14 +8,14 @@
 ///  - PROCESSING_REALTIME: everything passes through. RecordAttributes(backlog) passes on and switches to
 ///    SORTING_BACKLOG.
 ///  - SORTING_BACKLOG: records into the sorter; watermarks held (the largest kept), only the last watermark
-///    status kept; a checkpoint is an error ("Checkpoints are not supported during backlog."). A
-///    RecordAttributes(not backlog) switches to FLUSHING_BACKLOG.
+///    status kept; the task declines a checkpoint (sorting()). A RecordAttributes(not backlog) switches
+///    to FLUSHING_BACKLOG.
 ///  - FLUSHING_BACKLOG: the sorted records go to the head a batch per call of flushNext() (the task runs
 ///    mail between batches and reads no input meanwhile); once the sorter is empty the head gets
 ///    RecordAttributes(not backlog), then the kept status, then Watermark(max), and the mode is
 ///    PROCESSING_REALTIME again. RecordAttributes while flushing is an InternalError.
 /// The end of input while sorting flushes everything, then the kept status and watermark. In BATCH mode
-/// the input starts in SORTING_BACKLOG (startSorting) and is flushed at its end.
+/// the input starts in SORTING_BACKLOG (startBatch) and is flushed at its end.
 /// Around a flush the head gets beginSortedInput / endSortedInput.
 ///
 /// Metrics (the head's OperatorMetrics): sorting_input while SORTING or FLUSHING, num_records_sorted and
@@ -48,9 +48,6 @@ class SortingBacklogDataInput {
   void processWatermark(Watermark mark);
   void processWatermarkStatus(WatermarkStatus status);
   void processRecordAttributes(RecordAttributes attributes);
-  /// A checkpoint is about to be taken: UserError "Checkpoints are not supported during backlog." while
-  /// SORTING_BACKLOG or FLUSHING_BACKLOG (FLIP-327 mixed mode takes none during backlog).
-  void checkCheckpointAllowed() const;
   /// BATCH mode: sort from the first record to the end of input; record attributes are ignored.
   void startBatch();
   /// FLUSHING_BACKLOG: hands one batch to the head, or finishes the flush (see the class comment).
@@ -62,6 +59,9 @@ class SortingBacklogDataInput {
 
   Mode mode() const { return mode_; }
   bool flushing() const { return mode_ == Mode::kFlushingBacklog; }
+  /// SORTING_BACKLOG or FLUSHING_BACKLOG: records are in the sorter, not in state, so no snapshot
+  /// (FLIP-327 mixed mode takes none during backlog).
+  bool sorting() const { return mode_ != Mode::kProcessingRealtime; }
 
  private:
   void startSorting();

@@ -174,7 +174,7 @@ void StreamTask::submitAsyncPart(int64_t id, AsyncCheckpointRunner::Futures futu
 }
 
 void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
-  if (sorted_input_ && sorted_input_->mode() != SortingBacklogDataInput::Mode::kProcessingRealtime) {
+  if (sorted_input_ && sorted_input_->sorting()) {
     // FLIP-327: no snapshot while the input is sorted (its records are in the sorter, not in state).
     // The barrier still goes on so no consumer waits for it in an alignment; the checkpoint is declined.
     last_checkpoint_id_ = barrier.id;
