@@ -87,6 +87,23 @@ TEST(BacklogSortingApiTest, OnRocksDbTheSortedRunGivesTheSameRecords) {
   EXPECT_EQ(testing::sorted(got), testing::sorted(run(false, "rocksdb")));
 }
 
+TEST(BacklogSortingApiTest, TheLagThresholdWithNoCheckpointsDuringBacklogIsRefusedWhileCheckpointing) {
+  Configuration config;
+  config.set("execution.checkpointing.interval", "1 s");
+  config.set("execution.checkpointing.interval-during-backlog", "0");
+  config.set("pipeline.backlog.watermark-lag-threshold", "1 min");
+  StreamExecutionEnvironment env(std::move(config));
+  env.fromSequence(1, 10).map([](int64_t v) { return v; }).collect();
+  try {
+    env.execute();
+    FAIL() << "the job ran";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'pipeline.backlog.watermark-lag-threshold'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'execution.checkpointing.interval-during-backlog'"), std::string::npos) << what;
+  }
+}
+
 TEST(BacklogSortingApiTest, WithoutIntervalDuringBacklogZeroTheBacklogIsNotSorted) {
   const std::vector<Rec> got = run(false);
   std::vector<Rec> want;
