@@ -186,9 +186,11 @@ std::optional<int64_t> CheckpointCoordinator::triggerCheckpoint(CheckpointKind k
 
 std::string CheckpointCoordinator::awaitCheckpoint(int64_t id, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [&] { return outcomes_.count(id) > 0; })) {
+  if (!cv_.wait_for(lock, timeout, [&] { return outcomes_.count(id) > 0 || !running_; })) {
     throw UserError(fmt::format("Checkpoint {} did not complete within {} ms", id, timeout.count()));
   }
+  // Stopped (the job ended): a pending checkpoint will never complete.
+  if (outcomes_.count(id) == 0) throw UserError(fmt::format("Checkpoint {} did not complete: the job ended", id));
   const std::string& outcome = outcomes_[id];
   if (outcome.rfind("ok:", 0) == 0) return outcome.substr(3);
   throw UserError(fmt::format("Checkpoint {} failed: {}", id, outcome.substr(7)));

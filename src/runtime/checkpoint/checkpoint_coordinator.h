@@ -137,7 +137,7 @@ class CheckpointCoordinator final : public CheckpointResponder {
   std::optional<int64_t> triggerCheckpoint(CheckpointKind kind = CheckpointKind::kCheckpoint,
                                            const std::string& target_dir = "");
   /// Waits until checkpoint `id` completed (returns its external path) or failed (throws UserError with
-  /// the reason), or `timeout` passes (throws UserError).
+  /// the reason), `timeout` passes or the coordinator stops (the job ended; both throw UserError).
   std::string awaitCheckpoint(int64_t id, std::chrono::milliseconds timeout);
 
   /// Hooks::clock moved on: wakes the coordinator's thread and returns once it has done everything due at

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <set>
 
@@ -128,6 +129,26 @@ TEST(CheckpointCoordinatorTest, TriggersSourcesAndCompletesWhenEveryTaskAcknowle
   EXPECT_EQ(s.last_checkpoint_external_path, "/ck/chk-1");
   ASSERT_NE(coordinator.latestCompletedCheckpoint(), nullptr);
   EXPECT_EQ(coordinator.latestCompletedCheckpoint()->checkpoint_id, 1);
+}
+
+TEST(CheckpointCoordinatorTest, AwaitReturnsWhenTheCoordinatorStopsWithTheCheckpointPending) {
+  // A savepoint request waiting on a job that ends (REST, SIGUSR1) must not wait out its timeout.
+  const graph::JobGraph job = twoVertexJob();
+  Recorder rec;
+  CheckpointCoordinator coordinator(job, job.job_id, CheckpointCoordinatorConfiguration{}, rec.hooks());
+  coordinator.start();
+  ASSERT_EQ(coordinator.triggerCheckpoint(CheckpointKind::kSavepoint, "/sp"), 1);
+  std::future<std::string> waiting = std::async(std::launch::async, [&] {
+    try {
+      coordinator.awaitCheckpoint(1, std::chrono::hours(1));
+      return std::string("completed");
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+  });
+  coordinator.stop();  // before or while the waiter waits: either way it returns
+  EXPECT_EQ(waiting.get(), "Checkpoint 1 did not complete: the job ended");
+  EXPECT_THROW(coordinator.awaitCheckpoint(1, std::chrono::hours(1)), UserError);
 }
 
 TEST(CheckpointCoordinatorTest, FinishedTasksTakePartWithTheirFinalStateAndDownstreamIsTriggered) {
