@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cluster/job_listener.h"
 #include "cluster/mini_cluster.h"
 #include "common/error.h"
 #include "graph/job_graph.h"
@@ -64,7 +65,8 @@ JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const
     submit.on_progress = [cb = options.progress](const cluster::JobProgress& p) { cb(toProgress(p.vertices)); };
     submit.progress_interval = std::chrono::milliseconds(options.progress_interval_ms);
   }
-  std::unique_ptr<cluster::JobHandle> handle = cluster.start(job, config, submit);
+  // Shared: a job listener (the REST API) may hold it while it takes a savepoint.
+  std::shared_ptr<cluster::JobHandle> handle = cluster.start(job, config, submit);
   if (options.status && !handle->checkpointDirectory().empty()) {
     options.status(fmt::format("Job '{}' ({}) writes its checkpoints to {}", job.name, handle->jobId(),
                                handle->checkpointDirectory()));
@@ -76,7 +78,15 @@ JobSummary runJob(const graph::JobGraph& job, const Configuration& config, const
     }
   } detach{options.cancellation.get()};
   if (options.cancellation) options.cancellation->attach(handle.get());
-  cluster::JobExecutionResult result = handle->wait();
+  for (const auto& l : options.listeners) l->onJobSubmitted(job, config, handle);
+  cluster::JobExecutionResult result;
+  try {
+    result = handle->wait();
+  } catch (...) {
+    for (const auto& l : options.listeners) l->onJobExecuted(handle->jobId(), nullptr, std::current_exception());
+    throw;
+  }
+  for (const auto& l : options.listeners) l->onJobExecuted(handle->jobId(), &result, nullptr);
 
   // Sources are vertex heads marked is_source; sinks are operators with no output at all.
   std::map<int, const cluster::OperatorProgress*> by_node;

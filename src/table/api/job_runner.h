@@ -14,6 +14,7 @@ struct JobGraph;
 }
 namespace sluice::cluster {
 class JobHandle;
+class JobListener;
 }
 
 namespace sluice::table {
@@ -45,6 +46,8 @@ struct JobRunOptions {
   int64_t progress_interval_ms = 2000;
   std::shared_ptr<JobCancellation> cancellation;  ///< may be null
   std::function<void(const std::string&)> status;  ///< status lines (checkpoint directory); may be empty
+  /// Told when the job is deployed and when it ends (cluster/job_listener.h).
+  std::vector<std::shared_ptr<cluster::JobListener>> listeners;
 };
 
 /// Blocks until the job finishes or is cancelled (the summary's execution then has status CANCELED).

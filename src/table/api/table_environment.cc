@@ -31,6 +31,7 @@ struct TableEnvironment::Impl {
   std::function<void(const std::vector<VertexProgress>&)> progress;
   int64_t progress_interval_ms = 2000;
   std::shared_ptr<JobCancellation> cancellation = std::make_shared<JobCancellation>();
+  std::vector<std::shared_ptr<cluster::JobListener>> listeners;
 };
 
 TableEnvironment::TableEnvironment(Configuration config, std::shared_ptr<const FactoryRegistry> factories)
@@ -55,6 +56,10 @@ void TableEnvironment::setStatusCallback(std::function<void(const std::string&)>
 void TableEnvironment::setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> cb, int64_t interval_ms) {
   impl_->progress = std::move(cb);
   impl_->progress_interval_ms = interval_ms;
+}
+
+void TableEnvironment::registerJobListener(std::shared_ptr<cluster::JobListener> listener) {
+  impl_->listeners.push_back(std::move(listener));
 }
 
 void TableEnvironment::cancel() { impl_->cancellation->cancel(); }
@@ -263,6 +268,7 @@ void TableEnvironment::runJobGraph(const graph::JobGraph& job) {
   run.progress_interval_ms = impl_->progress_interval_ms;
   run.cancellation = impl_->cancellation;
   run.status = impl_->status;
+  run.listeners = impl_->listeners;
   jobs_.push_back(runJob(job, config_, run));
 }
 

@@ -22,6 +22,7 @@ struct RowType;
 
 namespace sluice::cluster {
 struct JobExecutionResult;
+class JobListener;
 }
 namespace sluice::graph {
 struct JobGraph;
@@ -94,6 +95,10 @@ class TableEnvironment {
   void setStatusCallback(std::function<void(const std::string&)> callback);
   /// Called about every `interval_ms` while a job runs (from a non-task thread).
   void setProgressCallback(std::function<void(const std::vector<VertexProgress>&)> callback, int64_t interval_ms);
+
+  /// Adds a listener told when each job of this environment is deployed and when it ends (Flink's
+  /// registerJobListener; cluster/job_listener.h). Call before executeScript.
+  void registerJobListener(std::shared_ptr<cluster::JobListener> listener);
 
   /// Cancels the running job and skips the rest of the script (Flink's `JobClient#cancel`; e.g. on Ctrl-C).
   /// Any thread, returns at once; executeScript then returns after the job's tasks stopped, and the job's
