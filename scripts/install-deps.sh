@@ -14,6 +14,7 @@ PACKAGES=(
   libyaml-cpp-dev      # conf/config.yaml
   libcli11-dev         # sluice command line
   nlohmann-json3-dev   # plans as JSON (explain --format=json)
+  libcpp-httplib-dev   # REST API of `sluice run` (rest.port): HTTP server, Flink's /jobs/... endpoints
   libgtest-dev         # unit tests
   libgmock-dev         # unit tests
   libbenchmark-dev     # bench/

@@ -33,6 +33,9 @@
 #include "common/config.h"
 #include "common/error.h"
 #include "graph/plan.h"
+#include "rest/job_registry.h"
+#include "rest/rest_options.h"
+#include "rest/rest_server_endpoint.h"
 #include "table/api/table_environment.h"
 #include "table/catalog/table_factory.h"
 #include "types/row_batch.h"
@@ -276,6 +279,16 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
         2000);
   }
   InterruptWatcher interrupts(env, console, opts.stop_with_savepoint);
+  // Flink's REST API for the embedded cluster, while the script runs: only when rest.port is set
+  // (config.yaml or -D; a SET in the script comes too late). Started after the watcher blocked SIGINT and
+  // SIGTERM, so the server's threads inherit the mask.
+  std::unique_ptr<sluice::rest::RestServerEndpoint> rest_endpoint;
+  if (env.config().contains(sluice::rest::kRestPort.key())) {
+    auto registry = std::make_shared<sluice::rest::JobRegistry>(env.config());
+    env.registerJobListener(registry);
+    rest_endpoint = std::make_unique<sluice::rest::RestServerEndpoint>(registry, env.config());
+    console.write(stderr, fmt::format("REST API at {}\n", rest_endpoint->url()));
+  }
   {
     ConsoleStreams streams(console);  // print sinks write through `console` too
     try {
