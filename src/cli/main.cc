@@ -59,7 +59,8 @@ void writeMetrics(const sluice::table::TableEnvironment& env, std::ofstream& out
 }
 
 /// "[Source: a] 120 in/118 out busy 12% bp 85%" per vertex: records so far and the time metrics of the last
-/// interval (max over subtasks, as Flink's web UI shows a vertex); "sorting N" while it sorts a backlog.
+/// interval (max over subtasks, as Flink's web UI shows a vertex); "backlog 1/2" while subtasks of its source
+/// report backlog, "sorting N" while it sorts a backlog.
 std::string progressLine(const std::vector<sluice::table::VertexProgress>& vertices) {
   std::string line;
   for (size_t i = 0; i < vertices.size(); ++i) {
@@ -67,7 +68,8 @@ std::string progressLine(const std::vector<sluice::table::VertexProgress>& verti
     std::string name = v.name.size() > 40 ? v.name.substr(0, 37) + "..." : v.name;
     line += fmt::format("{}[{}] {} in/{} out busy {:.0f}% bp {:.0f}%", i ? " | " : "", name, v.records_in,
                         v.records_out, v.busy_time_ms_per_second / 10, v.back_pressured_time_ms_per_second / 10);
-    // FLIP-327: the vertex is sorting its backlog (or BATCH input) now.
+    // FLIP-309 / FLIP-328: its source reports backlog; FLIP-327: it sorts its backlog (or BATCH input) now.
+    if (v.backlog_subtasks > 0) line += fmt::format(" backlog {}/{}", v.backlog_subtasks, v.parallelism);
     if (v.sorting_subtasks > 0) line += fmt::format(" sorting {}", v.records_sorted);
   }
   return line;

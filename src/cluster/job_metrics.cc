@@ -223,14 +223,18 @@ Json jobJson(const JobExecutionResult& r) {
     int64_t sorted = 0;
     int64_t spilled = 0;
     int sorting = 0;
+    int backlog = 0;
     for (const OperatorProgress& op : v.operators) {
       sorted += op.records_sorted;
       spilled += op.bytes_spilled;
       sorting += op.sorting_subtasks;
+      backlog = std::max(backlog, op.backlog_subtasks);
     }
     m["numRecordsSorted"] = sorted;
     m["numBytesSpilled"] = spilled;
     m["sortingSubtasks"] = sorting;
+    // FLIP-309 / FLIP-328: subtasks whose source (or watermark assigner) reports backlog now.
+    m["backlogSubtasks"] = backlog;
     vj["metrics"] = std::move(m);
     Json subtasks = Json::array();
     for (const SubtaskProgress& s : v.subtasks) subtasks.push_back(subtaskJson(s));

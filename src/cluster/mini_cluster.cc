@@ -869,6 +869,7 @@ class JobHandle::State {
           vp.operators[i].sorting_subtasks += m.sorting_input.load(std::memory_order_relaxed) != 0 ? 1 : 0;
           vp.operators[i].records_sorted += m.num_records_sorted.load(std::memory_order_relaxed);
           vp.operators[i].bytes_spilled += m.num_bytes_spilled.load(std::memory_order_relaxed);
+          vp.operators[i].backlog_subtasks += m.backlog.load(std::memory_order_relaxed) != 0 ? 1 : 0;
           vp.late_records_dropped += late;
         }
         SubtaskProgress sp;

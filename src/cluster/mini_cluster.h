@@ -49,6 +49,8 @@ struct OperatorProgress {
   int sorting_subtasks = 0;
   int64_t records_sorted = 0;
   int64_t bytes_spilled = 0;
+  /// Subtasks whose records are backlog now (OperatorMetrics::backlog: sources and watermark assigners).
+  int backlog_subtasks = 0;
 };
 
 /// Metrics of one subtask (Flink's task IO metrics). `io` holds cumulative values; the rates are averages

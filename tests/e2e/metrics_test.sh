@@ -2,7 +2,8 @@
 # `sluice run --metrics=FILE.json` writes every job's final metrics with Flink's names (shape in
 # src/cli/README.md). A filter + GROUP BY over the flights file at -p 2: the record counts of the source and
 # aggregate vertices equal the rows awk counts; each subtask's busy/idle/back-pressured time adds up to
-# 1000 ms per second; pool usages and buffer counts stay within their bounds. Then, under a terminal (`script`),
+# 1000 ms per second; pool usages and buffer counts stay within their bounds; a source reports backlog only
+# under a watermark-lag threshold. Then, under a terminal (`script`),
 # the progress line shows busy and back-pressured percentages per vertex.
 #   $1 sluice binary, $2 source tree.
 source "$(dirname "$0")/lib.sh"
@@ -62,6 +63,18 @@ check "output pools within the configured buffers" \
 check "every byte written into buffers was read" \
   "([$src | .metrics.numBytesOut] == [$agg | .metrics.numBytesIn]) and ([$src | .metrics.numBytesOut][0] > 0) and
    ([$agg | .subtasks[].gates[].inFlightBytes] | all(. == 0))"
+
+check "no source reports backlog without a lag threshold" '[.jobs[0].vertices[].metrics.backlogSubtasks == 0] | all'
+
+# FLIP-328: the flights are from 2015, so every watermark lags the wall clock by years, far above a 1 min
+# threshold: the source reports backlog to the end; the aggregate vertex has no source.
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p 1 -D pipeline.backlog.watermark-lag-threshold='1 min' \
+  --metrics="$E2E_TMP/backlog.json" "$E2E_TMP/job.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+M="$E2E_TMP/backlog.json"
+check "the source vertex reports backlog on its one subtask" "[$src | .metrics.backlogSubtasks] == [1]"
+check "the aggregate vertex reports none" "[$agg | .metrics.backlogSubtasks] == [0]"
+M="$E2E_TMP/metrics.json"
 
 # On a terminal, the progress line shows per vertex how busy and back pressured it was (a job of about 3 s:
 # the line is redrawn every 2 s). `script` gives sluice a terminal.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/operators/stream_operator.h"
+
 namespace sluice::runtime {
 namespace {
 
@@ -59,6 +61,23 @@ TEST(SourceBacklogStatusTest, TheThresholdMustBePositive) {
   SourceBacklogStatus s = SourceBacklogStatus::fromConfiguration(c);
   EXPECT_TRUE(s.lagEnabled());
   EXPECT_EQ(s.onWatermark(0, 120'001), kBacklog);
+}
+
+TEST(SourceBacklogStatusTest, AnOperatorsStatusShowsInItsBacklogGauge) {
+  Configuration c;
+  c.set("pipeline.backlog.watermark-lag-threshold", "1 min");
+  OperatorMetrics metrics;
+  OperatorContext ctx;
+  ctx.config = &c;
+  ctx.metrics = &metrics;
+  SourceBacklogStatus s = SourceBacklogStatus::forOperator(ctx);
+  EXPECT_EQ(metrics.backlog.load(), 0);
+  EXPECT_EQ(s.onWatermark(0, 60'001), kBacklog);  // lag 60 001 > 60 000
+  EXPECT_EQ(metrics.backlog.load(), 1);
+  EXPECT_EQ(s.onWatermark(1'000, 61'000), kNotBacklog);  // lag 60 000: not above
+  EXPECT_EQ(metrics.backlog.load(), 0);
+  EXPECT_EQ(s.setProcessingBacklog(true), kBacklog);  // the enumerator path sets it too
+  EXPECT_EQ(metrics.backlog.load(), 1);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 /// watermark always yields a status (backlog or not), so a consumer's RecordAttributesCombiner hears from
 /// every channel and can leave backlog. Threading: the task thread only.
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,10 +39,12 @@ class SourceBacklogStatus {
     listener_ = listener;
     key_ = std::move(key);
   }
-  /// Operators: fromConfiguration, reporting to the task's coordinator as "<uid>#<subtask>".
+  /// Operators: fromConfiguration, reporting to the task's coordinator as "<uid>#<subtask>" and showing
+  /// the status in the operator's `OperatorMetrics::backlog` gauge.
   template <typename Context>
   static SourceBacklogStatus forOperator(const Context& ctx) {
     SourceBacklogStatus s = fromConfiguration(*ctx.config);
+    if (ctx.metrics != nullptr) s.gauge_ = &ctx.metrics->backlog;
     if (s.lagEnabled()) s.reportTo(ctx.backlog_listener, ctx.uid + "#" + std::to_string(ctx.subtask_index));
     return s;
   }
@@ -73,6 +76,7 @@ class SourceBacklogStatus {
     const bool backlog = enumerator_backlog_ || lag_backlog_;
     if (emitted_ == backlog) return std::nullopt;
     emitted_ = backlog;
+    if (gauge_ != nullptr) gauge_->store(backlog ? 1 : 0, std::memory_order_relaxed);
     if (listener_ != nullptr) listener_->setIsProcessingBacklog(key_, backlog);
     return RecordAttributes{backlog};
   }
@@ -84,6 +88,7 @@ class SourceBacklogStatus {
   std::optional<bool> emitted_;
   checkpoint::BacklogStatusListener* listener_ = nullptr;
   std::string key_;
+  std::atomic<int64_t>* gauge_ = nullptr;  ///< the operator's backlog gauge (read by progress reporting)
 };
 
 }  // namespace sluice::runtime

@@ -69,6 +69,9 @@ struct OperatorMetrics {
   std::atomic<int64_t> sorting_input{0};
   std::atomic<int64_t> num_records_sorted{0};
   std::atomic<int64_t> num_bytes_spilled{0};
+  /// 1 while the records this operator emits are backlog (the last RecordAttributes a source or watermark
+  /// assigner emitted said isBacklog: FLIP-309 enumerator status or FLIP-328 watermark lag), else 0.
+  std::atomic<int64_t> backlog{0};
 };
 
 /// Facts about the running subtask, fixed for its lifetime.

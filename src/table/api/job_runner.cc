@@ -1,5 +1,6 @@
 #include "table/api/job_runner.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ std::vector<VertexProgress> toProgress(const std::vector<cluster::VertexProgress
     for (const auto& op : v.operators) {
       p.sorting_subtasks += op.sorting_subtasks;
       p.records_sorted += op.records_sorted;
+      p.backlog_subtasks = std::max(p.backlog_subtasks, op.backlog_subtasks);
     }
     out.push_back(std::move(p));
   }

@@ -60,6 +60,8 @@ struct VertexProgress {
   double idle_time_ms_per_second = 0;           ///< `idleTimeMsPerSecond`
   int sorting_subtasks = 0;                     ///< subtasks sorting their input now (backlog, BATCH)
   int64_t records_sorted = 0;                   ///< records its sorted input took so far
+  /// Subtasks whose source reports backlog now (FLIP-309 / FLIP-328; max over the chain's operators).
+  int backlog_subtasks = 0;
 };
 
 class TableEnvironment {
