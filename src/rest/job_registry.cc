@@ -102,7 +102,7 @@ void JobRegistry::onJobSubmitted(const graph::JobGraph& job, const Configuration
   graph::JobGraph with_id = job;
   with_id.job_id = r->job_id;
   r->plan_json = graph::jobGraphToJson(with_id, -1);
-  for (const auto& v : job.vertices) r->vertices.push_back(VertexInfo{v.id, v.name, v.parallelism, v.max_parallelism});
+  for (const auto& v : job.vertices) r->vertices.push_back(VertexInfo{v.id, v.name, v.parallelism, v.max_parallelism, v.slot_sharing_group});
   r->handle = handle;
   try {
     r->slots_required = cluster::MiniCluster::requiredSlots(job);

@@ -30,6 +30,7 @@ struct VertexInfo {
   std::string name;
   int parallelism = 1;
   int max_parallelism = 128;
+  std::string slot_sharing_group = "default";
 };
 
 /// A copy of what the REST API shows of one job, taken at `now_ms`.

@@ -138,6 +138,20 @@ Times vertexTimes(const JobSnapshot& job, const cluster::VertexProgress* p) {
   return v;
 }
 
+/// Flink's status-duration: ms spent per ExecutionState; the cluster knows the running time only.
+json statusDuration(const JobSnapshot& job, const cluster::SubtaskProgress& s) {
+  json d;
+  for (const auto& state : executionStates()) d[state] = 0;
+  d["RUNNING"] = s.io.running_time_ms;
+  if (!s.io.running && s.io.running_time_ms == 0 && !terminal(job.state)) d["SCHEDULED"] = job.now_ms - job.start_time_ms;
+  return d;
+}
+
+json unknownResource() {
+  return json{{"cpuCores", 0.0},       {"taskHeapMemory", 0}, {"taskOffHeapMemory", 0},
+              {"managedMemory", 0},    {"networkMemory", 0},  {"extendedResources", json::object()}};
+}
+
 std::string number(double v) { return fmt::format("{}", v); }
 std::string number(int64_t v) { return fmt::format("{}", v); }
 
@@ -229,6 +243,7 @@ std::string multipleJobsDetailsJson(const ClusterSnapshot& cluster) {
                         {"duration", duration(j)},
                         {"state", j.state},
                         {"last-modification", j.end_time_ms >= 0 ? j.end_time_ms : j.start_time_ms},
+                        {"pending-operators", 0},
                         {"tasks", tasks}});
   }
   return json{{"jobs", jobs}}.dump();
@@ -257,6 +272,7 @@ std::string jobDetailsJson(const JobSnapshot& job) {
                             {"name", info.name},
                             {"maxParallelism", info.max_parallelism},
                             {"parallelism", info.parallelism},
+                            {"slotSharingGroupId", info.slot_sharing_group},
                             {"status", status},
                             {"start-time", t.start},
                             {"end-time", t.end},
@@ -274,6 +290,7 @@ std::string jobDetailsJson(const JobSnapshot& job) {
               {"duration", duration(job)},
               {"maxParallelism", max_parallelism},
               {"now", job.now_ms},
+              {"pending-operators", 0},
               {"timestamps", timestamps},
               {"vertices", vertices},
               {"status-counts", status_counts},
@@ -372,7 +389,8 @@ std::string jobVertexDetailsJson(const JobSnapshot& job, size_t vertex) {
                               {"end-time", t.end},
                               {"duration", t.duration},
                               {"metrics", ioMetrics(s.io)},
-                              {"taskmanager-id", "localhost"}});
+                              {"taskmanager-id", "localhost"},
+                              {"status-duration", statusDuration(job, s)}});
     }
   }
   return json{{"id", info.id},
@@ -443,6 +461,9 @@ std::string taskManagersJson(const ClusterSnapshot& cluster, const Hardware& har
                        {"timeSinceLastHeartbeat", now_ms},
                        {"slotsNumber", cluster.slots_per_task_manager},
                        {"freeSlots", std::max(0, cluster.slots_per_task_manager - used)},
+                       // Slots here are not sized by resources (Flink's ResourceProfile.UNKNOWN shows zeros).
+                       {"totalResource", unknownResource()},
+                       {"freeResource", unknownResource()},
                        {"hardware",
                         {{"cpuCores", hardware.cpu_cores},
                          {"physicalMemory", hardware.physical_memory},

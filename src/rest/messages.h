@@ -30,13 +30,14 @@ std::string clusterOverviewJson(const ClusterSnapshot& cluster);
 std::string jobIdsWithStatusJson(const ClusterSnapshot& cluster);
 
 /// GET /jobs/overview (MultipleJobsDetails): {"jobs": [{"jid", "name", "start-time", "end-time",
-/// "duration", "state", "last-modification", "tasks": {"total", "created", ..., "running", "finished",
-/// ...}}]}: subtask counts by ExecutionState, lower case.
+/// "duration", "state", "last-modification", "pending-operators", "tasks": {"total", "created", ...,
+/// "running", "finished", ...}}]}: subtask counts by ExecutionState, lower case.
 std::string multipleJobsDetailsJson(const ClusterSnapshot& cluster);
 
 /// GET /jobs/:jobid (JobDetailsInfo): jid, name, isStoppable, state, job-type, start-time, end-time,
-/// duration, maxParallelism, now, timestamps (per JobStatus), vertices (id, name, maxParallelism,
-/// parallelism, status, start-time, end-time, duration, tasks, metrics), status-counts, plan.
+/// duration, maxParallelism, now, pending-operators, timestamps (per JobStatus), vertices (id, name,
+/// maxParallelism, parallelism, slotSharingGroupId (the group's name), status, start-time, end-time,
+/// duration, tasks, metrics), status-counts, plan.
 std::string jobDetailsJson(const JobSnapshot& job);
 
 /// GET /jobs/:jobid/plan (JobPlanInfo): {"plan": {...}}.
@@ -55,7 +56,7 @@ std::string checkpointingStatisticsJson(const JobSnapshot& job);
 
 /// GET /jobs/:jobid/vertices/:vertexid (JobVertexDetailsInfo): id, name, parallelism, maxParallelism,
 /// now, subtasks [{subtask, status, attempt, endpoint, start-time, end-time, duration, metrics,
-/// taskmanager-id}]. `vertex` indexes job.vertices.
+/// taskmanager-id, status-duration}]. `vertex` indexes job.vertices.
 std::string jobVertexDetailsJson(const JobSnapshot& job, size_t vertex);
 
 /// The metric names of a vertex: "<subtask>.<metric>" with Flink's task metric names (numRecordsIn,
@@ -76,7 +77,8 @@ struct Hardware {
 };
 
 /// GET /taskmanagers (TaskManagersInfo): {"taskmanagers": [{"id", "path", "dataPort", "jmxPort",
-/// "timeSinceLastHeartbeat", "slotsNumber", "freeSlots", "hardware", "blocked"}]}. Subtask slot s sits in
+/// "timeSinceLastHeartbeat", "slotsNumber", "freeSlots", "totalResource", "freeResource" (zeros: slots
+/// are not sized by resources), "hardware", "blocked"}]}; no "memoryConfiguration" yet. Subtask slot s sits in
 /// TaskManager s mod N (cluster/README.md), which gives each TaskManager's free slots.
 std::string taskManagersJson(const ClusterSnapshot& cluster, const Hardware& hardware, int64_t now_ms);
 

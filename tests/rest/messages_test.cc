@@ -71,6 +71,7 @@ TEST(RestMessagesTest, JobsOverviewCountsSubtasksByState) {
   EXPECT_EQ(j["tasks"]["finished"], 1);
   EXPECT_EQ(j["tasks"]["canceled"], 0);
   EXPECT_EQ(j["tasks"].size(), 11u);  // total + Flink's 10 ExecutionStates
+  EXPECT_EQ(j["pending-operators"], 0);
 }
 
 TEST(RestMessagesTest, JobDetailsHaveVerticesWithStatusTimesAndSummedMetrics) {
@@ -90,6 +91,7 @@ TEST(RestMessagesTest, JobDetailsHaveVerticesWithStatusTimesAndSummedMetrics) {
   EXPECT_EQ(src["id"], "aaaa");
   EXPECT_EQ(src["parallelism"], 2);
   EXPECT_EQ(src["maxParallelism"], 128);
+  EXPECT_EQ(src["slotSharingGroupId"], "default");
   EXPECT_EQ(src["status"], "RUNNING");  // one finished, one running
   // Start: the running subtask began 3000 ms before now (2000); the finished one counts from the job's
   // start (1000): the earlier wins.
@@ -138,6 +140,8 @@ TEST(RestMessagesTest, VertexDetailsListSubtasks) {
   EXPECT_EQ(v["subtasks"][1]["end-time"], -1);
   EXPECT_EQ(v["subtasks"][1]["metrics"]["write-records"], 70);
   EXPECT_EQ(v["subtasks"][1]["attempt"], 0);
+  EXPECT_EQ(v["subtasks"][1]["status-duration"]["RUNNING"], 3000);
+  EXPECT_EQ(v["subtasks"][1]["status-duration"]["FAILED"], 0);
 }
 
 TEST(RestMessagesTest, VertexMetricsListNamesOrGiveRequestedValues) {
@@ -180,6 +184,7 @@ TEST(RestMessagesTest, OverviewCountsJobsAndSlots) {
   EXPECT_EQ(tms["taskmanagers"][1]["freeSlots"], 1);
   EXPECT_EQ(tms["taskmanagers"][1]["dataPort"], 4101);
   EXPECT_EQ(tms["taskmanagers"][0]["hardware"]["cpuCores"], 4);
+  EXPECT_EQ(tms["taskmanagers"][0]["totalResource"]["extendedResources"], json::object());
 }
 
 TEST(RestMessagesTest, CheckpointStatisticsFromTheLatestCompletedCheckpoint) {
