@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli_common.h"
+#include "cli/job_commands.h"
 #include "cli/kafka_mock_command.h"
 #include "cli/result_view.h"
 #include "cli/sql_client.h"
@@ -285,8 +286,9 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
   // (config.yaml or -D; a SET in the script comes too late). Started after the watcher blocked SIGINT and
   // SIGTERM, so the server's threads inherit the mask.
   std::unique_ptr<sluice::rest::RestServerEndpoint> rest_endpoint;
+  std::shared_ptr<sluice::rest::JobRegistry> registry;
   if (env.config().contains(sluice::rest::kRestPort.key())) {
-    auto registry = std::make_shared<sluice::rest::JobRegistry>(env.config());
+    registry = std::make_shared<sluice::rest::JobRegistry>(env.config());
     env.registerJobListener(registry);
     rest_endpoint = std::make_unique<sluice::rest::RestServerEndpoint>(registry, env.config());
     console.write(stderr, fmt::format("REST API at {}\n", rest_endpoint->url()));
@@ -306,6 +308,9 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
     }
   }
   if (metrics_out.is_open()) writeMetrics(env, metrics_out, metrics_path);
+  // A job stopped with `sluice stop` ends the script at once: the server stays until that client read the
+  // savepoint's path (at most 10 s, should it have gone away).
+  if (registry) registry->awaitStopResultsRead(std::chrono::seconds(10));
   console.clearProgress();
   std::fflush(stdout);
   for (const auto& job : env.jobs()) {
@@ -428,6 +433,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json", "dot", "svg"}));
   sluice::cli::SqlClientOptions sql_opts;
   CLI::App* sql = sluice::cli::addSqlCommand(app, sql_opts);
+  sluice::cli::JobCommandOptions job_opts;
+  const sluice::cli::JobCommands job_cmds = sluice::cli::addJobCommands(app, job_opts);
   sluice::cli::KafkaMockOptions kafka_mock_opts;
   CLI::App* kafka_mock = sluice::cli::addKafkaMockCommand(app, kafka_mock_opts);
   // `run -f FILE` / `explain -f FILE`, the SQL client's habit, mean the positional FILE. (A -f option would
@@ -453,6 +460,9 @@ int main(int argc, char** argv) {
     if (*explain) return explainCommand(explain_opts, format);
     if (*sql) return sluice::cli::runSqlClient(sql_opts);
     if (*kafka_mock) return sluice::cli::runKafkaMock(kafka_mock_opts);
+    if (*job_cmds.list || *job_cmds.cancel || *job_cmds.savepoint || *job_cmds.stop) {
+      return sluice::cli::runJobCommand(job_cmds, job_opts);
+    }
   } catch (const sluice::UserError& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "Error: %s\n", e.what());

@@ -221,6 +221,10 @@ class JobHandle::State {
     }
   }
 
+  /// A savepoint of `kind` (JobHandle::triggerSavepoint / stopWithSavepoint).
+  std::string savepoint(runtime::checkpoint::CheckpointKind kind, const std::string& target_dir,
+                        std::chrono::milliseconds timeout);
+
   void requestCancel() {
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -386,7 +390,7 @@ class JobHandle::State {
       }
     };
     hooks.store = [this](const ck::CompletedCheckpoint& c, const std::string& target) -> std::string {
-      if (c.kind == ck::CheckpointKind::kSavepoint) {
+      if (ck::isSavepoint(c.kind)) {
         if (checkpoint_storage) return checkpoint_storage->storeSavepoint(c, target);
         throw ConfigError(fmt::format("A savepoint needs a directory: set '{}' or '{}'", options::kCheckpointsDirectory.key(),
                                       options::kSavepointDirectory.key()));
@@ -936,17 +940,27 @@ std::string JobHandle::checkpointDirectory() const {
 }
 
 std::string JobHandle::triggerSavepoint(const std::string& target_dir, std::chrono::milliseconds timeout) {
-  if (!state_->coordinator) {
+  return state_->savepoint(runtime::checkpoint::CheckpointKind::kSavepoint, target_dir, timeout);
+}
+
+std::string JobHandle::stopWithSavepoint(const std::string& target_dir, bool drain, std::chrono::milliseconds timeout) {
+  using runtime::checkpoint::CheckpointKind;
+  return state_->savepoint(drain ? CheckpointKind::kSavepointTerminate : CheckpointKind::kSavepointSuspend, target_dir,
+                           timeout);
+}
+
+std::string JobHandle::State::savepoint(runtime::checkpoint::CheckpointKind kind, const std::string& target_dir,
+                                        std::chrono::milliseconds timeout) {
+  if (!coordinator) {
     throw UserError(fmt::format("A savepoint needs checkpointing: set '{}'", options::kCheckpointingInterval.key()));
   }
-  const std::optional<int64_t> id =
-      state_->coordinator->triggerCheckpoint(runtime::checkpoint::CheckpointKind::kSavepoint, target_dir);
+  const std::optional<int64_t> id = coordinator->triggerCheckpoint(kind, target_dir);
   if (!id) {
     throw UserError(fmt::format("The savepoint could not start: every task of the job has finished, it is failing "
                                 "over, or a source is processing backlog with '{}' = 0",
                                 options::kCheckpointingIntervalDuringBacklog.key()));
   }
-  return state_->coordinator->awaitCheckpoint(*id, timeout);
+  return coordinator->awaitCheckpoint(*id, timeout);
 }
 
 std::vector<uint16_t> JobHandle::dataPorts() const {

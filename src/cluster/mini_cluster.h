@@ -188,6 +188,14 @@ class JobHandle {
   /// else the checkpoint directory) and returns the path of its `_metadata`. Throws UserError when
   /// checkpointing is off, the job has finished, or the savepoint fails or takes longer than `timeout`.
   std::string triggerSavepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
+  /// Stop-with-savepoint (Flink's `flink stop`, JobClient#stopWithSavepoint): a synchronous savepoint into
+  /// `target_dir` (as triggerSavepoint), after whose barrier the sources emit nothing; once it completed
+  /// they end and the job ends FINISHED. `drain`: the sources emit the final watermark (MAX_WATERMARK)
+  /// before the barrier so event-time windows fire, and operators are ended (endInput); without it
+  /// nothing fires and the state stays in the savepoint. Returns the `_metadata` path once the savepoint
+  /// completed (the job may still be ending: wait() for it). Throws UserError as triggerSavepoint; a
+  /// failed savepoint leaves the job running.
+  std::string stopWithSavepoint(const std::string& target_dir, bool drain, std::chrono::milliseconds timeout);
 
  private:
   std::shared_ptr<State> state_;

@@ -77,7 +77,9 @@ struct JobRegistry::Record {
   int slots_required = 0;
   std::vector<uint16_t> data_ports;
   std::chrono::milliseconds savepoint_timeout{0};
+  std::string savepoint_dir;  // the job's execution.checkpointing.savepoint-dir (empty: unset)
   std::map<std::string, SavepointOperation> savepoints;
+  std::map<std::string, bool> unread_stops;  // trigger -> completed stop result not yet read
 };
 
 JobRegistry::JobRegistry(Configuration cluster_config) : cluster_config_(std::move(cluster_config)) {}
@@ -112,6 +114,7 @@ void JobRegistry::onJobSubmitted(const graph::JobGraph& job, const Configuration
   }
   r->data_ports = handle->dataPorts();
   r->savepoint_timeout = std::chrono::milliseconds(config.get(options::kCheckpointingTimeout));
+  r->savepoint_dir = config.getOptional(options::kSavepointDirectory).value_or("");
   std::lock_guard<std::mutex> lock(mu_);
   jobs_.push_back(std::move(r));
 }
@@ -202,6 +205,28 @@ JobRegistry::CancelOutcome JobRegistry::cancel(const std::string& job_id) {
 }
 
 std::optional<std::string> JobRegistry::triggerSavepoint(const std::string& job_id, const std::string& target_dir) {
+  return startSavepoint(job_id, target_dir, "target-directory", /*stop=*/false, [target_dir](cluster::JobHandle& handle, std::chrono::milliseconds timeout) {
+    return handle.triggerSavepoint(target_dir, timeout);
+  });
+}
+
+std::optional<std::string> JobRegistry::stopWithSavepoint(const std::string& job_id, const std::string& target_dir,
+                                                          bool drain) {
+  return startSavepoint(job_id, target_dir, "targetDirectory", /*stop=*/true,
+                        [target_dir, drain](cluster::JobHandle& handle, std::chrono::milliseconds timeout) {
+    std::string path = handle.stopWithSavepoint(target_dir, drain, timeout);
+    // Flink's stop completes once the job terminated; the sources end right after the savepoint.
+    if (!handle.waitFor(timeout)) {
+      throw UserError(fmt::format("The savepoint {} completed, but the job did not finish within {} ms", path,
+                                  timeout.count()));
+    }
+    return path;
+  });
+}
+
+std::optional<std::string> JobRegistry::startSavepoint(
+    const std::string& job_id, const std::string& target_dir, const char* target_field, bool stop,
+    std::function<std::string(cluster::JobHandle&, std::chrono::milliseconds)> take) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& r : jobs_) {
     if (r->job_id != job_id) continue;
@@ -211,13 +236,18 @@ std::optional<std::string> JobRegistry::triggerSavepoint(const std::string& job_
     if (!r->handle->progress().checkpoints) {
       throw UserError(fmt::format("A savepoint needs checkpointing: set '{}'", options::kCheckpointingInterval.key()));
     }
+    if (target_dir.empty() && r->savepoint_dir.empty()) {
+      // Flink's SavepointHandlers answer 400 with this (the REST API has no fallback directory).
+      throw ConfigError(fmt::format("Config key [{}] is not set. Property [{}] must be provided.",
+                                    options::kSavepointDirectory.key(), target_field));
+    }
     const std::string trigger = randomId();
     r->savepoints[trigger] = SavepointOperation{};
-    savepoint_threads_.emplace_back([this, r, handle = r->handle, trigger, target_dir] {
+    savepoint_threads_.emplace_back([this, r, handle = r->handle, trigger, stop, take = std::move(take)] {
       SavepointOperation done;
       try {
         // The handle names the _metadata file; Flink's location is the savepoint's directory.
-        done.location = withoutMetadataFile(handle->triggerSavepoint(target_dir, r->savepoint_timeout));
+        done.location = withoutMetadataFile(take(*handle, r->savepoint_timeout));
         done.status = SavepointOperation::Status::kCompleted;
       } catch (const std::exception& e) {
         done.status = SavepointOperation::Status::kFailed;
@@ -225,10 +255,21 @@ std::optional<std::string> JobRegistry::triggerSavepoint(const std::string& job_
       }
       std::lock_guard<std::mutex> lock(mu_);
       r->savepoints[trigger] = done;
+      if (stop) r->unread_stops[trigger] = true;
     });
     return trigger;
   }
   return std::nullopt;
+}
+
+void JobRegistry::awaitStopResultsRead(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  read_cv_.wait_for(lock, timeout, [&] {
+    for (const auto& r : jobs_) {
+      if (!r->unread_stops.empty()) return false;
+    }
+    return true;
+  });
 }
 
 std::optional<SavepointOperation> JobRegistry::savepoint(const std::string& job_id,
@@ -238,6 +279,9 @@ std::optional<SavepointOperation> JobRegistry::savepoint(const std::string& job_
     if (r->job_id != job_id) continue;
     auto it = r->savepoints.find(trigger_id);
     if (it == r->savepoints.end()) return std::nullopt;
+    if (it->second.status != SavepointOperation::Status::kInProgress && r->unread_stops.erase(trigger_id) > 0) {
+      read_cv_.notify_all();
+    }
     return it->second;
   }
   return std::nullopt;

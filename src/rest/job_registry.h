@@ -9,7 +9,10 @@
 /// counters under the cluster's own locks; no task thread is called or waited for). Savepoints run on a
 /// thread of their own per request; the registry keeps the job's shared JobHandle alive meanwhile.
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,19 +98,35 @@ class JobRegistry final : public cluster::JobListener {
   /// Cancels a running job (returns at once; its tasks stop on their threads).
   CancelOutcome cancel(const std::string& job_id);
 
-  /// Starts a savepoint of a running job into `target_dir` (empty: execution.checkpointing.savepoint-dir,
-  /// else the checkpoint directory) and returns its trigger id (32 hex digits). nullopt: no such job.
-  /// Throws UserError when the job is not running or checkpointing is off.
+  /// Starts a savepoint of a running job into `target_dir` (empty: the job's
+  /// execution.checkpointing.savepoint-dir) and returns its trigger id (32 hex digits). nullopt: no such
+  /// job. Throws ConfigError when neither names a directory (Flink's 400), UserError when the job is not
+  /// running or checkpointing is off.
   std::optional<std::string> triggerSavepoint(const std::string& job_id, const std::string& target_dir);
-  /// The state of a savepoint started by triggerSavepoint; nullopt for an unknown job or trigger id.
+  /// Stop-with-savepoint (POST /jobs/:jobid/stop, JobHandle::stopWithSavepoint): like triggerSavepoint,
+  /// and the job then ends FINISHED. The operation completes once the savepoint completed and the job
+  /// ended (Flink's stop completes with the job's termination). `drain`: MAX_WATERMARK first.
+  std::optional<std::string> stopWithSavepoint(const std::string& job_id, const std::string& target_dir, bool drain);
+  /// Waits until the result of every completed stop-with-savepoint has been read through savepoint(), at most
+  /// `timeout`: `sluice run` calls it before its server goes, since a stopped job ends the script at once and
+  /// the client polling for the savepoint's path would find nobody there.
+  void awaitStopResultsRead(std::chrono::milliseconds timeout);
+  /// The state of a savepoint started by triggerSavepoint or stopWithSavepoint; nullopt for an unknown job
+  /// or trigger id.
   std::optional<SavepointOperation> savepoint(const std::string& job_id, const std::string& trigger_id) const;
 
  private:
   struct Record;
   JobSnapshot snapshotLocked(const Record& r, int64_t now_ms) const;
+  /// triggerSavepoint and stopWithSavepoint: checks the job, starts the thread that runs `take` on the
+  /// job's handle (returning the _metadata path) and records its outcome under a new trigger id.
+  std::optional<std::string> startSavepoint(
+      const std::string& job_id, const std::string& target_dir, const char* target_field, bool stop,
+      std::function<std::string(cluster::JobHandle&, std::chrono::milliseconds)> take);
 
   const Configuration cluster_config_;
   mutable std::mutex mu_;
+  mutable std::condition_variable read_cv_;  // a stop result was read
   std::vector<std::shared_ptr<Record>> jobs_;  // submission order
   std::vector<std::thread> savepoint_threads_;
 };

@@ -95,7 +95,7 @@ RestResponse RestApi::route(const RestRequest& request) const {
   std::string methods;
   if (n == 2) methods = "GET PATCH";
   else if (n == 3 && (p[2] == "plan" || p[2] == "exceptions" || p[2] == "checkpoints")) methods = "GET";
-  else if (n == 3 && p[2] == "savepoints") methods = "POST";
+  else if (n == 3 && (p[2] == "savepoints" || p[2] == "stop")) methods = "POST";
   else if (n == 4 && p[2] == "savepoints") methods = "GET";
   else if (n == 4 && p[2] == "vertices") methods = "GET";
   else if (n == 5 && p[2] == "vertices" && p[4] == "metrics") methods = "GET";
@@ -151,6 +151,36 @@ RestResponse RestApi::route(const RestRequest& request) const {
       std::optional<std::string> trigger = registry_->triggerSavepoint(job_id, target);
       if (!trigger) return error(404, fmt::format("Job {} not found", job_id));
       return RestResponse{202, triggerResponseJson(*trigger)};
+    } catch (const ConfigError& e) {
+      return error(400, e.what());
+    } catch (const UserError& e) {
+      return error(409, e.what());
+    }
+  }
+  if (p[2] == "stop") {
+    // Flink's StopWithSavepointRequestBody: {"targetDirectory", "drain", "triggerId", "formatType"}.
+    std::string target;
+    bool drain = false;
+    if (!request.body.empty()) {
+      nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
+      if (body.is_discarded() || !body.is_object()) {
+        return error(400, "Request body is not a JSON object (expected {\"targetDirectory\": \"...\", \"drain\": false})");
+      }
+      if (body.contains("targetDirectory") && !body["targetDirectory"].is_null()) {
+        if (!body["targetDirectory"].is_string()) return error(400, "Field 'targetDirectory' must be a string");
+        target = body["targetDirectory"].get<std::string>();
+      }
+      if (body.contains("drain") && !body["drain"].is_null()) {
+        if (!body["drain"].is_boolean()) return error(400, "Field 'drain' must be a boolean");
+        drain = body["drain"].get<bool>();
+      }
+    }
+    try {
+      std::optional<std::string> trigger = registry_->stopWithSavepoint(job_id, target, drain);
+      if (!trigger) return error(404, fmt::format("Job {} not found", job_id));
+      return RestResponse{202, triggerResponseJson(*trigger)};
+    } catch (const ConfigError& e) {
+      return error(400, e.what());
     } catch (const UserError& e) {
       return error(409, e.what());
     }

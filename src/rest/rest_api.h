@@ -5,9 +5,11 @@
 /// Paths (also under /v1): GET /config, /overview, /jobs, /jobs/overview, /jobs/:jobid,
 /// /jobs/:jobid/plan, /jobs/:jobid/exceptions, /jobs/:jobid/checkpoints, /jobs/:jobid/vertices/:vertexid,
 /// /jobs/:jobid/vertices/:vertexid/metrics[?get=a,b], /jobs/:jobid/savepoints/:triggerid, /taskmanagers;
-/// PATCH /jobs/:jobid[?mode=cancel] (202); POST /jobs/:jobid/savepoints {"target-directory"} (202).
+/// PATCH /jobs/:jobid[?mode=cancel] (202); POST /jobs/:jobid/savepoints {"target-directory"} (202);
+/// POST /jobs/:jobid/stop {"targetDirectory", "drain"} (202, stop-with-savepoint; its status is polled at
+/// /jobs/:jobid/savepoints/:triggerid as Flink's).
 /// Errors: {"errors": [...]} with 404 (unknown path, job, vertex or trigger), 405 (known path, other
-/// method), 400 (bad query or body), 409 (cancel of a job that already ended, savepoint of a job that is
+/// method), 400 (bad query or body, no savepoint directory), 409 (cancel of a job that already ended, savepoint of a job that is
 /// not running). Thread-safe: handle() may run on many server threads at once.
 
 #include <map>

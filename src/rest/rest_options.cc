@@ -20,6 +20,26 @@ const ConfigOption<int64_t> kRestServerMaxContentLength("rest.server.max-content
                                                         "The largest request body the REST endpoint accepts (bytes)",
                                                         int64_t{1});
 
+const ConfigOption<int64_t> kRestConnectionTimeout(ConfigOptionSpec{
+    .key = "rest.connection-timeout",
+    .type = ConfigType::kDuration,
+    .default_value = "15 s",
+    .description = "How long a REST client (sluice list, cancel, savepoint, stop) waits to connect",
+    .min_value = 1});
+const ConfigOption<int64_t> kRestIdlenessTimeout(ConfigOptionSpec{
+    .key = "rest.idleness-timeout",
+    .type = ConfigType::kDuration,
+    .default_value = "5 min",
+    .description = "How long a REST client waits for an answer",
+    .min_value = 1});
+
+const ConfigOption<int64_t> kClientTimeout(ConfigOptionSpec{
+    .key = "client.timeout",
+    .type = ConfigType::kDuration,
+    .default_value = "1 min",
+    .description = "How long sluice savepoint and sluice stop wait for the savepoint to complete",
+    .min_value = 1});
+
 RestEndpointAddress restEndpointAddress(const Configuration& config) {
   RestEndpointAddress a;
   a.port = config.get(kRestPort);

@@ -20,6 +20,15 @@ extern const ConfigOption<std::string> kRestBindAddress;
 /// rest.server.max-content-length = 104857600 (bytes, Flink's default): larger request bodies get 413.
 extern const ConfigOption<int64_t> kRestServerMaxContentLength;
 
+/// rest.connection-timeout = 15 s (Flink's default): how long a client waits to connect (ms).
+extern const ConfigOption<int64_t> kRestConnectionTimeout;
+/// rest.idleness-timeout = 5 min (Flink's default): how long a client waits for an answer (ms).
+extern const ConfigOption<int64_t> kRestIdlenessTimeout;
+
+/// client.timeout = 1 min (Flink's ClientOptions default): how long `sluice savepoint` / `sluice stop`
+/// wait for the savepoint (ms).
+extern const ConfigOption<int64_t> kClientTimeout;
+
 /// Where the server listens, from `config`: the bind address and the advertised address.
 struct RestEndpointAddress {
   std::string bind_address;

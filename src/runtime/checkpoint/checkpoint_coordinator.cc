@@ -150,7 +150,7 @@ std::optional<int64_t> CheckpointCoordinator::startLocked(CheckpointKind kind, c
   if (p->remaining == 0) return std::nullopt;  // every task finished: nothing to checkpoint
   const int64_t id = next_id_++;
   barrier = CheckpointBarrier{id, wallClockMs(), kind,
-                              kind == CheckpointKind::kSavepoint ? AlignmentType::kAligned : config_.alignment};
+                              isSavepoint(kind) ? AlignmentType::kAligned : config_.alignment};
   // Savepoints stay aligned (Flink's CheckpointOptions.forConfig): only checkpoints go unaligned.
   if (config_.unaligned && kind == CheckpointKind::kCheckpoint) {
     if (config_.aligned_checkpoint_timeout_ms > 0) barrier.aligned_timeout_ms = config_.aligned_checkpoint_timeout_ms;
@@ -167,7 +167,7 @@ std::optional<int64_t> CheckpointCoordinator::triggerCheckpoint(CheckpointKind k
   std::optional<int64_t> id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const bool forced = kind == CheckpointKind::kSavepoint;
+    const bool forced = isSavepoint(kind);
     if (!forced && static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) return std::nullopt;
     id = startLocked(kind, target_dir, now(), tasks, barrier);
     if (id) ++dispatching_;
@@ -314,7 +314,7 @@ void CheckpointCoordinator::requestCheckpoint() {
 void CheckpointCoordinator::abortLocked(int64_t id, const std::string& reason, bool count) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
-  const bool savepoint = it->second->barrier.kind == CheckpointKind::kSavepoint;
+  const bool savepoint = isSavepoint(it->second->barrier.kind);
   pending_.erase(it);
   completed_ready_.erase(std::remove(completed_ready_.begin(), completed_ready_.end(), id), completed_ready_.end());
   outcomes_[id] = "failed:" + reason;
@@ -441,7 +441,8 @@ void CheckpointCoordinator::run() {
         continue;
       }
       completed.external_pointer = path;
-      const bool savepoint = completed.kind == CheckpointKind::kSavepoint;
+      const bool savepoint = isSavepoint(completed.kind);
+      const bool stop = isStopSavepoint(completed.kind);
       outcomes_[id] = "ok:" + path;
       if (!savepoint) {
         const Clock::time_point done = this->now();
@@ -478,6 +479,12 @@ void CheckpointCoordinator::run() {
           if (pid < id && pp->barrier.kind == CheckpointKind::kCheckpoint) older.push_back(pid);
         }
         for (int64_t pid : older) abortLocked(pid, "subsumed by a newer completed checkpoint", false);
+        lock.unlock();
+        if (hooks_.notify_complete) hooks_.notify_complete(id);
+        lock.lock();
+      } else if (stop) {
+        // Stop-with-savepoint: the tasks wait for this notification to end (and sinks commit on it, as
+        // Flink commits the synchronous savepoint).
         lock.unlock();
         if (hooks_.notify_complete) hooks_.notify_complete(id);
         lock.lock();

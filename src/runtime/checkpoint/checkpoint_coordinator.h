@@ -12,7 +12,8 @@
 /// A checkpoint expires after `timeout_ms`; expired and declined checkpoints count as failures, and more
 /// than `tolerable_failures` in a row fail the job ("Exceeded checkpoint tolerable failure threshold.").
 /// Savepoints are forced: they skip min-pause and the concurrency limit, are never subsumed and notify no
-/// task (Flink 1.15+: intermediate savepoints do not commit).
+/// task (Flink 1.15+: intermediate savepoints do not commit), except the synchronous savepoint of
+/// stop-with-savepoint (kSavepointSuspend / kSavepointTerminate), whose completion every task is told.
 ///
 /// Backlog (FLIP-309, flink-seed-spec.md §5): sources report through setIsProcessingBacklog. While any
 /// source reports backlog and `interval_during_backlog_ms` is set, checkpoints follow that interval,

@@ -245,7 +245,7 @@ CompletedCheckpoint readPayload(PayloadReader& r, uint32_t version) {
   if (c.checkpoint_id < 0) r.fail(fmt::format("negative checkpoint id {}", c.checkpoint_id));
   c.job_id = r.readString();
   const uint8_t kind = r.readU8();
-  if (kind > static_cast<uint8_t>(CheckpointKind::kSavepoint)) r.fail(fmt::format("checkpoint kind {} (0 or 1)", kind));
+  if (kind > static_cast<uint8_t>(CheckpointKind::kSavepointTerminate)) r.fail(fmt::format("checkpoint kind {} (0 to 3)", kind));
   c.kind = static_cast<CheckpointKind>(kind);
   c.trigger_timestamp_ms = r.readI64();
   c.completion_timestamp_ms = r.readI64();

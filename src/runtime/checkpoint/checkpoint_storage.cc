@@ -160,7 +160,7 @@ std::string FsCheckpointStorage::checkpointDirectory(int64_t checkpoint_id) cons
 }
 
 std::string FsCheckpointStorage::store(const CompletedCheckpoint& checkpoint) {
-  if (checkpoint.kind == CheckpointKind::kSavepoint) return storeSavepoint(checkpoint, "");
+  if (isSavepoint(checkpoint.kind)) return storeSavepoint(checkpoint, "");
   SLUICE_CHECK(checkpoint.checkpoint_id >= 0, "negative checkpoint id {}", checkpoint.checkpoint_id);
   const fs::path dir = checkpointDirectory(checkpoint.checkpoint_id);
   createDirectories(dir, "execution.checkpointing.dir");

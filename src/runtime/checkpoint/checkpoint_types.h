@@ -20,7 +20,22 @@ namespace sluice::runtime::checkpoint {
 enum class CheckpointKind : uint8_t {
   kCheckpoint = 0,  ///< periodic; subsumes older ones; notifies sinks on completion
   kSavepoint = 1,   ///< user-triggered, always aligned, never subsumed by checkpoints
+  /// The synchronous savepoint of stop-with-savepoint (Flink's SavepointType.suspend(), `flink stop`):
+  /// a savepoint whose completion is told to every task; each source emits nothing after its barrier and
+  /// ends once it completes (resumes if it is aborted); tasks then end without endInput (EndOfData STOP).
+  kSavepointSuspend = 2,
+  /// The same with --drain (SavepointType.terminate()): each source emits the final watermark
+  /// (MAX_WATERMARK) before its barrier, so every event-time window fires into the savepoint; tasks end
+  /// with endInput.
+  kSavepointTerminate = 3,
 };
+
+/// Any of the savepoint kinds: forced, aligned, never subsumed.
+inline bool isSavepoint(CheckpointKind kind) { return kind != CheckpointKind::kCheckpoint; }
+/// A savepoint that stops the job (stop-with-savepoint).
+inline bool isStopSavepoint(CheckpointKind kind) {
+  return kind == CheckpointKind::kSavepointSuspend || kind == CheckpointKind::kSavepointTerminate;
+}
 
 /// How barriers are handled at a task's input (Flink's CheckpointOptions.AlignmentType).
 enum class AlignmentType : uint8_t {

@@ -137,7 +137,7 @@ StreamElement StreamElementDeserializer::decodeEvent(const Buffer& buffer) const
       const auto kind = static_cast<uint8_t>(event.payload[8]);
       const auto alignment = static_cast<uint8_t>(event.payload[9]);
       const auto timeout = static_cast<int64_t>(getLe64(event.payload, 10));
-      if (kind > 1 || alignment > 3 || event.value <= 0 || timeout < 0) {
+      if (kind > 3 || alignment > 3 || event.value <= 0 || timeout < 0) {
         throw InputError(fmt::format("checkpoint barrier event with id {}, kind {}, alignment {}, timeout {}",
                                      event.value, static_cast<int>(kind), static_cast<int>(alignment), timeout));
       }

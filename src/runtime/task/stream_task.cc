@@ -214,6 +214,14 @@ void StreamTask::runSource() {
   while (true) {
     if (mailbox_.hasMail()) mailbox_.runAll();
     throwIfCancelled();
+    if (stop_savepoint_id_) {
+      // Stop-with-savepoint (Flink's synchronous savepoint): nothing after the barrier; end once it completed,
+      // emit again if it was aborted.
+      if (stop_completed_) break;
+      flushAll();
+      mailbox_.waitForMail(std::chrono::milliseconds(10));
+      continue;
+    }
     if (!timers_.empty()) fireTimers();
     if (!outputsAvailable(0)) {
       // Flink's mailbox: no record while an output has no buffer, but mail (a checkpoint trigger) still runs,
@@ -240,8 +248,9 @@ void StreamTask::runSource() {
       checkFlush();
     }
   }
-  // Flink's final watermark: every event-time window fires before the end.
-  chain_->emitFinalWatermark();
+  // Flink's final watermark: every event-time window fires before the end. Not when stopped without
+  // --drain (the windows are in the savepoint); with it, the watermark went out before the barrier.
+  if (!stop_savepoint_id_) chain_->emitFinalWatermark();
 }
 
 bool StreamTask::outputsAvailable(int64_t waited_ns) const {
@@ -409,6 +418,7 @@ void StreamTask::notifyCheckpointComplete(int64_t id) {
     // Only checkpoints this task took part in: a completion that overtook this task's barrier (its
     // notification raced ahead of the mail that snapshots) is not one.
     if (id <= last_checkpoint_id_) last_completed_checkpoint_id_ = std::max(last_completed_checkpoint_id_, id);
+    if (stop_savepoint_id_ && *stop_savepoint_id_ == id) stop_completed_ = true;
     chain_->notifyCheckpointComplete(id);
   });
 }
@@ -416,6 +426,8 @@ void StreamTask::notifyCheckpointComplete(int64_t id) {
 void StreamTask::notifyCheckpointAborted(int64_t id) {
   mailbox_.put([this, id] {
     if (async_checkpoints_) async_checkpoints_->abort(id);
+    // A failed stop savepoint: the job keeps running (Flink), the source emits again.
+    if (stop_savepoint_id_ && *stop_savepoint_id_ == id) stop_savepoint_id_.reset();
     if (chain_ != nullptr) chain_->notifyCheckpointAborted(id);
   });
 }
@@ -458,6 +470,20 @@ void StreamTask::emitValveOutput(const ValveOutput& out) {
 
 void StreamTask::endOfInput() {
   if (sorted_input_) sorted_input_->endOfInput();
+  if (stop_savepoint_id_) {
+    // Stopped with a savepoint: its barrier came before the end of every input. Wait for its completion
+    // (sinks commit on it); the savepoint is the final checkpoint. Without --drain the operators are not
+    // ended (Flink's EndOfData STOP: no endInput, no final watermark from a watermark assigner).
+    while (!stop_completed_) {
+      mailbox_.waitForMail(std::chrono::milliseconds(100));
+      if (mailbox_.hasMail()) mailbox_.runAll();
+      throwIfCancelled();
+    }
+    if (stop_kind_ == checkpoint::CheckpointKind::kSavepointTerminate) chain_->endInput();
+    flushAll();
+    for (auto& w : writers_) w->endOfPartition();
+    return;
+  }
   // An injected failure that waits for a completed checkpoint fires before the end: this task still takes
   // part in checkpoints (every input has ended, so the coordinator triggers it) until one completes.
   while (chain_->injectedFailurePending()) {

@@ -73,7 +73,9 @@ class StreamTask {
 
   /// Runs the subtask to completion: instantiate and open the chain, process input until every input
   /// channel ended (or the source reported kEndOfInput: then the final Watermark::kMaxTimestamp), endInput
-  /// head first, EndOfPartition downstream, close. Rethrows an operator's exception unchanged (after
+  /// head first, EndOfPartition downstream, close. A stop savepoint (CheckpointKind::kSavepointSuspend /
+  /// kSavepointTerminate) ends a source after its barrier once the savepoint completed; tasks that took
+  /// part in it then end without the final checkpoint, and without endInput unless it drains. Rethrows an operator's exception unchanged (after
   /// closing the operators); throws CancelTaskException when cancelled.
   void invoke();
   /// Asks the task to stop promptly (any thread): the loop throws CancelTaskException at its next check;
@@ -210,6 +212,11 @@ class StreamTask {
   // Checkpoint alignment (task thread only).
   int64_t last_checkpoint_id_ = 0;         ///< the newest checkpoint this task snapshotted or declined
   int64_t last_completed_checkpoint_id_ = 0;  ///< the newest completed checkpoint this task took part in
+  /// Stop-with-savepoint: the stop savepoint this task snapshotted (not aborted since), its kind, and
+  /// whether its completion came. A source emits nothing while it is set and ends once it completed.
+  std::optional<int64_t> stop_savepoint_id_;
+  checkpoint::CheckpointKind stop_kind_ = checkpoint::CheckpointKind::kSavepointSuspend;
+  bool stop_completed_ = false;
   std::optional<CheckpointBarrier> pending_barrier_;  ///< the checkpoint being aligned
   std::optional<CheckpointBarrier> deferred_trigger_;  ///< triggered before the last channel ended
   std::vector<char> barrier_seen_;         ///< per channel, for pending_barrier_

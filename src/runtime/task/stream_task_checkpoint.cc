@@ -151,7 +151,7 @@ AsyncCheckpointRunner::Futures StreamTask::takeSnapshot(const CheckpointBarrier&
   }
   // The synchronous part; the write-out and the acknowledgement run on the task's async thread.
   AsyncCheckpointRunner::Futures futures =
-      chain_->snapshotStateAsync(barrier.id, barrier.kind == checkpoint::CheckpointKind::kSavepoint);
+      chain_->snapshotStateAsync(barrier.id, checkpoint::isSavepoint(barrier.kind));
   metrics.sync_duration_ms = (steadyNanos() - start) / 1000000;
   return futures;
 }
@@ -184,6 +184,16 @@ void StreamTask::performCheckpoint(const CheckpointBarrier& barrier) {
                                                      checkpoint::kDeclinedDuringBacklog);
     }
     return;
+  }
+  if (checkpoint::isStopSavepoint(barrier.kind)) {
+    // Flink's stop-with-savepoint --drain: the sources' final watermark goes before the barrier, so every
+    // event-time window fires into the savepoint.
+    if (vertex_->is_source && barrier.kind == checkpoint::CheckpointKind::kSavepointTerminate) {
+      chain_->emitFinalWatermark();
+    }
+    stop_savepoint_id_ = barrier.id;
+    stop_kind_ = barrier.kind;
+    stop_completed_ = false;
   }
   checkpoint::CheckpointMetrics metrics;
   if (!vertex_->is_source && alignment_start_ns_ > 0) metrics.alignment_duration_ns = steadyNanos() - alignment_start_ns_;

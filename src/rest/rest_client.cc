@@ -1,0 +1,121 @@
+#include "rest/rest_client.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "rest/rest_options.h"
+
+namespace sluice::rest {
+
+namespace {
+
+/// The entries of Flink's {"errors": [...]} body; empty when `body` is not one.
+std::vector<std::string> errorEntries(const std::string& body) {
+  std::vector<std::string> out;
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("errors") || !j["errors"].is_array()) return out;
+  for (const auto& e : j["errors"]) out.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+  return out;
+}
+
+int parsePort(const std::string& text, const std::string& address) {
+  if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(text) < 1 || std::stoi(text) > 65535) {
+    throw UserError(fmt::format("Invalid JobManager address '{}': expected HOST:PORT with a port from 1 to 65535",
+                                address));
+  }
+  return std::stoi(text);
+}
+
+}  // namespace
+
+RestClientOptions restClientOptions(const Configuration& config, const std::string& address) {
+  RestClientOptions o;
+  o.host = config.getOptional(kRestAddress).value_or("");
+  if (o.host.empty()) o.host = "localhost";
+  o.port = config.get(kRestPort);
+  if (o.port < 1 || o.port > 65535) {
+    throw ConfigError(fmt::format("Invalid value '{}' for configuration key '{}': a client needs a port from 1 to 65535",
+                                  o.port, kRestPort.key()));
+  }
+  o.connection_timeout_ms = config.get(kRestConnectionTimeout);
+  o.idleness_timeout_ms = config.get(kRestIdlenessTimeout);
+  if (address.empty()) return o;
+  std::string a = address;
+  if (a.rfind("http://", 0) == 0) a = a.substr(7);
+  if (!a.empty() && a.back() == '/') a.pop_back();
+  const size_t colon = a.rfind(':');
+  if (a.empty() || a.find_first_of("/ ") != std::string::npos || colon == 0) {
+    throw UserError(fmt::format("Invalid JobManager address '{}': expected HOST:PORT", address));
+  }
+  if (colon == std::string::npos) {
+    o.host = a;  // Flink's -m HOST keeps the configured port
+  } else {
+    o.host = a.substr(0, colon);
+    o.port = parsePort(a.substr(colon + 1), address);
+  }
+  return o;
+}
+
+RestClient::RestClient(RestClientOptions options) : options_(std::move(options)) {}
+
+std::string RestClient::peer() const { return fmt::format("{}:{}", options_.host, options_.port); }
+
+std::string RestClient::get(const std::string& path) { return send("GET", path, nullptr); }
+
+std::string RestClient::post(const std::string& path, const std::string& json_body) {
+  return send("POST", path, &json_body);
+}
+
+std::string RestClient::patch(const std::string& path) { return send("PATCH", path, nullptr); }
+
+std::string RestClient::send(const std::string& method, const std::string& path, const std::string* body) {
+  httplib::Client client(options_.host, options_.port);
+  client.set_connection_timeout(std::chrono::milliseconds(options_.connection_timeout_ms));
+  client.set_read_timeout(std::chrono::milliseconds(options_.idleness_timeout_ms));
+  client.set_write_timeout(std::chrono::milliseconds(options_.idleness_timeout_ms));
+  client.set_keep_alive(false);
+  errno = 0;
+  httplib::Result res = method == "GET"    ? client.Get(path)
+                        : method == "POST" ? client.Post(path, *body, "application/json")
+                                           : client.Patch(path, "", "application/json");
+  if (!res) {
+    const int err = errno;
+    switch (res.error()) {
+      case httplib::Error::Connection:
+        throw RestClientError(fmt::format("Could not connect to {}: {}", peer(),
+                                          // httplib's non-blocking connect leaves EINPROGRESS behind.
+                                          err == 0 || err == EINPROGRESS
+                                              ? std::string("Connection refused or host unreachable")
+                                              : std::string(std::strerror(err))),
+                              0, {});
+      case httplib::Error::ConnectionTimeout:
+        throw RestClientError(fmt::format("Could not connect to {}: no connection within {} ms ('{}')", peer(),
+                                          options_.connection_timeout_ms, kRestConnectionTimeout.key()),
+                              0, {});
+      case httplib::Error::Read:
+        throw RestClientError(fmt::format("{} {} at {}: no answer within {} ms or the connection closed ('{}')",
+                                          method, path, peer(), options_.idleness_timeout_ms,
+                                          kRestIdlenessTimeout.key()),
+                              0, {});
+      default:
+        throw RestClientError(
+            fmt::format("{} {} at {} failed: {}", method, path, peer(), httplib::to_string(res.error())), 0, {});
+    }
+  }
+  if (res->status < 200 || res->status > 299) {
+    std::vector<std::string> errors = errorEntries(res->body);
+    std::string text;
+    for (const auto& e : errors) text += (text.empty() ? "" : "; ") + e;
+    if (text.empty()) text = res->body.empty() ? "no details" : res->body;
+    throw RestClientError(fmt::format("{} {} at {} answered {}: {}", method, path, peer(), res->status, text),
+                          res->status, std::move(errors));
+  }
+  return res->body;
+}
+
+}  // namespace sluice::rest
