@@ -167,7 +167,7 @@ TEST(CheckpointMetadataTest, PayloadErrorsBehindAValidChecksum) {
   // Kind 7.
   std::string bad_kind = kEmptyPayload;
   bad_kind[10] = 7;
-  EXPECT_THAT(decodeError(frame(bad_kind)), HasSubstr("checkpoint kind 7 (0 or 1)"));
+  EXPECT_THAT(decodeError(frame(bad_kind)), HasSubstr("checkpoint kind 7 (0 to 3)"));
 
   // An operator with max parallelism 32768 and parallelism 30000 but no subtask bytes: 0x80 0x80 0x02 is
   // 32768, 0xb0 0xea 0x01 is 30000.
