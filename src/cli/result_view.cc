@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "table/functions/time_zone.h"
 #include "types/logical_type.h"
 #include "types/row_batch.h"
 #include "types/value_format.h"
@@ -100,16 +101,19 @@ int widthOfType(const LogicalType& t, int max_column_width) {
     case TypeId::kDate: return 10;
     case TypeId::kTime: return t.precision == 0 ? 8 : t.precision + 9;
     case TypeId::kTimestamp:
+    case TypeId::kTimestampLtz:
       return t.precision == 0 ? 19 : t.precision <= 3 ? 23 : t.precision <= 6 ? 26 : 29;
     default: return max_column_width;
   }
 }
 
-std::vector<std::string> cellsOf(const types::RowBatch& batch, size_t row) {
+std::vector<std::string> cellsOf(const types::RowBatch& batch, size_t row, const table::ZoneRules& zone) {
   std::vector<std::string> cells(batch.numColumns());
   for (size_t c = 0; c < batch.numColumns(); ++c) {
     const types::Column& col = batch.column(c);
     if (col.isNull(row)) cells[c] = kNull;
+    else if (col.type().id == TypeId::kTimestampLtz)
+      types::formatTimestampSql(zone.toLocal(col.getLong(row)), col.type().precision, cells[c]);
     else types::formatSqlString(col, row, cells[c]);
   }
   return cells;
@@ -119,18 +123,21 @@ std::string rowTerm(int64_t n) { return n > 1 ? "rows" : "row"; }
 
 class ViewBase : public ResultView {
  protected:
-  explicit ViewBase(std::FILE* out) : out_(out) {}
+  explicit ViewBase(std::FILE* out, const std::string& zone = "UTC") : out_(out), zone_(table::ZoneRules::resolve(zone)) {}
+  std::vector<std::string> cells(const types::RowBatch& batch, size_t row) const { return cellsOf(batch, row, zone_); }
   void write(const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), out_);
     std::fflush(out_);
   }
   std::FILE* out_;
+  table::ZoneRules zone_;
   std::mutex mu_;
 };
 
 class TableauView final : public ViewBase {
  public:
-  TableauView(std::FILE* out, int max_column_width) : ViewBase(out), max_width_(max_column_width) {}
+  TableauView(std::FILE* out, int max_column_width, const std::string& zone)
+      : ViewBase(out, zone), max_width_(max_column_width) {}
   void begin(const types::RowType& schema) override {
     std::lock_guard<std::mutex> lock(mu_);
     widths_ = {2};
@@ -148,7 +155,7 @@ class TableauView final : public ViewBase {
     std::lock_guard<std::mutex> lock(mu_);
     std::string text;
     for (size_t r = 0; r < batch.numRows(); ++r) {
-      std::vector<std::string> cells = cellsOf(batch, r);
+      std::vector<std::string> cells = this->cells(batch, r);
       cells.insert(cells.begin(), std::string(types::shortString(batch.kind(r))));
       text += tableauRow(cells, widths_);
     }
@@ -191,8 +198,8 @@ class ChangelogView final : public ViewBase {
 
 class TableView final : public ViewBase {
  public:
-  TableView(std::FILE* out, int max_column_width, int64_t max_rows, bool redraw)
-      : ViewBase(out), max_width_(max_column_width), max_rows_(max_rows), redraw_(redraw) {}
+  TableView(std::FILE* out, int max_column_width, int64_t max_rows, bool redraw, const std::string& zone)
+      : ViewBase(out, zone), max_width_(max_column_width), max_rows_(max_rows), redraw_(redraw) {}
   void begin(const types::RowType& schema) override {
     std::lock_guard<std::mutex> lock(mu_);
     names_ = schema.names;
@@ -203,7 +210,7 @@ class TableView final : public ViewBase {
   void add(const types::RowBatch& batch) override {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t r = 0; r < batch.numRows(); ++r) {
-      std::vector<std::string> cells = cellsOf(batch, r);
+      std::vector<std::string> cells = this->cells(batch, r);
       std::string key;
       for (const std::string& c : cells) (key += c) += '\x1f';
       if (types::isAccumulate(batch.kind(r))) {
@@ -276,13 +283,13 @@ class TableView final : public ViewBase {
 }  // namespace
 
 std::unique_ptr<ResultView> makeResultView(ResultMode mode, std::FILE* out, int max_column_width, int64_t max_rows,
-                                           bool redraw) {
+                                           bool redraw, const std::string& time_zone) {
   switch (mode) {
-    case ResultMode::kTableau: return std::make_unique<TableauView>(out, max_column_width);
+    case ResultMode::kTableau: return std::make_unique<TableauView>(out, max_column_width, time_zone);
     case ResultMode::kChangelog: return std::make_unique<ChangelogView>(out);
     case ResultMode::kTable: break;
   }
-  return std::make_unique<TableView>(out, max_column_width, max_rows, redraw);
+  return std::make_unique<TableView>(out, max_column_width, max_rows, redraw, time_zone);
 }
 
 void printTableResult(std::FILE* out, const types::RowType& schema, const types::RowBatch& rows, int max_column_width) {

@@ -47,8 +47,10 @@ extern const ConfigOption<int32_t> kMaxColumnWidth;
 void printTableResult(std::FILE* out, const types::RowType& schema, const types::RowBatch& rows, int max_column_width);
 
 /// A view writing to `out` (flushed after each write). `max_column_width` >= 4; `max_rows` > 0 (TABLE);
-/// `redraw`: TABLE redraws in place (a terminal).
+/// `redraw`: TABLE redraws in place (a terminal). TABLE and TABLEAU show a TIMESTAMP_LTZ as the wall clock
+/// of `time_zone` (the session's `table.local-time-zone`, as Flink's SQL client); throws UserError when the
+/// zone is unknown.
 std::unique_ptr<ResultView> makeResultView(ResultMode mode, std::FILE* out, int max_column_width, int64_t max_rows,
-                                           bool redraw);
+                                           bool redraw, const std::string& time_zone = "UTC");
 
 }  // namespace sluice::cli

@@ -239,7 +239,7 @@ class SqlClient {
                            : mode == "CHANGELOG" ? ResultMode::kChangelog
                                                  : ResultMode::kTable;
       view_ = makeResultView(m, stdout, env_.config().get(kMaxColumnWidth), env_.config().get(kMaxTableRows),
-                             isatty(STDOUT_FILENO) != 0);
+                             isatty(STDOUT_FILENO) != 0, env_.config().get(options::kLocalTimeZone));
       view_->begin(schema);
     });
     env_.setCollectCallback([this](const types::RowType&, const types::RowBatch& batch) {

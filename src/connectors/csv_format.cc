@@ -367,6 +367,7 @@ CsvRowDeserializer::CsvRowDeserializer(types::RowType row_type, CsvFormatOptions
       case TypeId::kVarchar:
       case TypeId::kChar:
       case TypeId::kTimestamp:
+      case TypeId::kTimestampLtz:
       case TypeId::kDate:
       case TypeId::kTime:
         break;
@@ -599,6 +600,17 @@ bool CsvRowDeserializer::convert(size_t c, std::string_view v, Column& column) {
     case TypeId::kTimestamp: {
       int64_t x;
       if (!parseTimestamp(v, x)) break;
+      column.appendLong(x);
+      return true;
+    }
+    case TypeId::kTimestampLtz: {
+      // CsvToRowDataConverters: SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT, the instant in UTC with a 'Z'.
+      std::string_view u = javaTrim(v);
+      int64_t x;
+      if (u.empty() || u.back() != 'Z' || !parseTimestamp(u.substr(0, u.size() - 1), x)) {
+        why = "expected yyyy-MM-dd HH:mm:ss[.fraction]Z, in UTC";
+        break;
+      }
       column.appendLong(x);
       return true;
     }

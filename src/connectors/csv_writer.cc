@@ -115,6 +115,13 @@ void CsvRowSerializer::appendRow(const RowBatch& batch, size_t row, std::string&
         appendString(s, out);
         break;
       }
+      case TypeId::kTimestampLtz: {
+        // RowDataToCsvConverters: SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT, the instant in UTC.
+        std::string s;
+        types::formatInstantText(col.getLong(row), /*iso=*/false, s);
+        appendString(s, out);
+        break;
+      }
       default: {
         std::string s;
         types::formatField(col, row, s);

@@ -227,7 +227,8 @@ void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
           col.appendString(scratch_);
           break;
         }
-        case TypeId::kTimestamp: {
+        case TypeId::kTimestamp:
+        case TypeId::kTimestampLtz: {
           int64_t past = fs.max_past_ms > 0 ? std::uniform_int_distribution<int64_t>(0, fs.max_past_ms)(st.rng) : 0;
           col.appendLong(now_ms - past);
           break;
@@ -417,6 +418,7 @@ std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const 
         break;
       }
       case TypeId::kTimestamp:
+      case TypeId::kTimestampLtz:
         f.max_past_ms = durationOption(o, prefix + "max-past", 0, t);
         break;
       default:

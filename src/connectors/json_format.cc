@@ -389,6 +389,21 @@ struct JsonRowDeserializer::Impl {
               options.timestamp_format == JsonTimestampFormat::kSql ? "yyyy-MM-dd HH:mm:ss[.fraction]"
                                                                     : "yyyy-MM-ddTHH:mm[:ss[.fraction]]")};
         break;
+      case TypeId::kTimestampLtz: {
+        // SQL "yyyy-MM-dd HH:mm:ss[.fraction]Z" / ISO-8601 "yyyy-MM-ddTHH:mm[:ss[.fraction]]Z", in UTC.
+        const bool z = !s.empty() && s.back() == 'Z';
+        const std::string_view body = z ? s.substr(0, s.size() - 1) : s;
+        ok = v.kind == JsonNode::Kind::kString && z && hasTimestampShape(body, options.timestamp_format) &&
+             types::parseTimestamp(body, out.l);
+        if (!ok)
+          throw ParseFailure{fmt::format(
+              "Fail to deserialize at field: {}: cannot convert {} to {} (timestamp-format.standard {} reads \"{}\")",
+              name, v.kind == JsonNode::Kind::kString ? "'" + std::string(s) + "'" : std::string(s), t.toString(),
+              options.timestamp_format == JsonTimestampFormat::kSql ? "SQL" : "ISO-8601",
+              options.timestamp_format == JsonTimestampFormat::kSql ? "yyyy-MM-dd HH:mm:ss[.fraction]Z"
+                                                                    : "yyyy-MM-ddTHH:mm[:ss[.fraction]]Z")};
+        break;
+      }
       default:
         ok = false;
         break;

@@ -153,6 +153,12 @@ void JsonRowSerializer::writeObject(const RowBatch& batch, size_t row, std::stri
         appendTimestamp(col.getLong(row), options_.timestamp_format, out);
         out += '"';
         break;
+      case TypeId::kTimestampLtz:
+        // The *_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT of json.timestamp-format.standard: UTC with a 'Z'.
+        out += '"';
+        appendTimestamp(col.getLong(row), options_.timestamp_format, out);
+        out += "Z\"";
+        break;
       default:
         fmt::format_to(std::back_inserter(out), "{}", col.getLong(row));
         break;

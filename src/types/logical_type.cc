@@ -22,6 +22,7 @@ std::string LogicalType::toString() const {
     case TypeId::kFloat: s = "FLOAT"; break;
     case TypeId::kDate: s = "DATE"; break;
     case TypeId::kTime: s = fmt::format("TIME({})", precision); break;
+    case TypeId::kTimestampLtz: s = fmt::format("TIMESTAMP_LTZ({})", precision); break;
     case TypeId::kRow: s = fields ? fields->toString() : "ROW<>"; break;
   }
   if (!nullable && id != TypeId::kNull) s += " NOT NULL";

@@ -6,6 +6,8 @@
 ///   DECIMAL(p,s)                -> int64_t unscaled value (value * 10^s); p <= 18 stored exactly,
 ///                                  larger declared precisions are stored in 64 bits and overflow is an error
 ///   TIMESTAMP(p)                -> int64_t milliseconds since 1970-01-01T00:00 (wall clock, no zone)
+///   TIMESTAMP_LTZ(p)            -> int64_t milliseconds since 1970-01-01T00:00Z (an instant; shown, cast
+///                                  and broken into fields in the session zone `table.local-time-zone`)
 ///   INTERVAL DAY TO SECOND      -> int64_t milliseconds
 ///   FLOAT (REAL)                -> double holding a value exactly representable as a 32-bit float
 ///   DOUBLE                      -> double
@@ -41,10 +43,11 @@ enum class TypeId : uint8_t {
   kDate,
   kTime,       ///< TIME(p) WITHOUT TIME ZONE
   kRow,        ///< ROW<name type, ...>: `fields` holds the field names and types
+  kTimestampLtz,  ///< TIMESTAMP(p) WITH LOCAL TIME ZONE (Flink's TIMESTAMP_LTZ(p))
 };
 
 /// The last TypeId a RowBatch column can have (for validating serialized ids); kRow is never a column.
-inline constexpr TypeId kLastTypeId = TypeId::kTime;
+inline constexpr TypeId kLastTypeId = TypeId::kTimestampLtz;
 
 struct RowType;
 
@@ -76,12 +79,16 @@ struct LogicalType {
   static LogicalType varchar(int32_t n, bool nullable = true) { return {TypeId::kVarchar, nullable, n, 0}; }
   static LogicalType charType(int32_t n, bool nullable = true) { return {TypeId::kChar, nullable, n, 0}; }
   static LogicalType timestamp(int32_t p = 3, bool nullable = true) { return {TypeId::kTimestamp, nullable, p, 0}; }
+  /// TIMESTAMP_LTZ(p): an instant, precision 0..9 (values are kept in milliseconds as for TIMESTAMP).
+  static LogicalType timestampLtz(int32_t p = 3, bool nullable = true) { return {TypeId::kTimestampLtz, nullable, p, 0}; }
   static LogicalType intervalDayTime(bool nullable = true) { return {TypeId::kIntervalDayTime, nullable, 3, 0}; }
   /// Flink's ROW type (a structured row of named fields).
   static LogicalType row(RowType fields, bool nullable = true);
 
   LogicalType withNullable(bool n) const { LogicalType t = *this; t.nullable = n; return t; }
   bool isString() const { return id == TypeId::kVarchar || id == TypeId::kChar; }
+  /// TIMESTAMP or TIMESTAMP_LTZ (Flink's TIMESTAMP family without TIMESTAMP WITH TIME ZONE).
+  bool isTimestampFamily() const { return id == TypeId::kTimestamp || id == TypeId::kTimestampLtz; }
   /// BOOLEAN excluded; TINYINT, SMALLINT, INT, BIGINT, DECIMAL, FLOAT, DOUBLE.
   bool isNumeric() const { return isIntegral() || id == TypeId::kDecimal || isApproximate(); }
   /// TINYINT, SMALLINT, INT, BIGINT.
@@ -104,6 +111,7 @@ struct LogicalType {
   }
 
   /// Flink's summary string: "INT", "BIGINT NOT NULL", "DECIMAL(10, 2)", "STRING", "VARCHAR(5)", "TIMESTAMP(3)",
+  /// "TIMESTAMP_LTZ(3)",
   /// "ROW<`id` BIGINT, `name` STRING>".
   std::string toString() const;
   /// Same type ignoring nullability (of the type itself; a ROW's fields compare with theirs).

@@ -141,6 +141,7 @@ bool validType(const LogicalType& t) {
     case TypeId::kDecimal:
       return t.precision >= 0 && t.precision <= kMaxDecimalPrecision && t.scale >= 0 && t.scale <= kMaxDecimalPrecision;
     case TypeId::kTimestamp:
+    case TypeId::kTimestampLtz:
     case TypeId::kTime:
     case TypeId::kIntervalDayTime:
       return t.precision >= 0 && t.precision <= 9 && t.scale == 0;
@@ -189,7 +190,7 @@ RowBatch RowBatch::deserialize(std::string_view& in) {
   for (uint32_t ci = 0; ci < cols; ++ci) {
     LogicalType t;
     const uint8_t id = r.get<uint8_t>("a column type");
-    if (id > static_cast<uint8_t>(kLastTypeId)) r.fail(fmt::format("unknown type id {}", id));
+    if (id > static_cast<uint8_t>(kLastTypeId) || id == static_cast<uint8_t>(TypeId::kRow)) r.fail(fmt::format("unknown type id {}", id));
     t.id = static_cast<TypeId>(id);
     const uint8_t nullable = r.get<uint8_t>("a nullable flag");
     if (nullable > 1) r.fail(fmt::format("nullable flag {} (0 or 1)", nullable));

@@ -144,6 +144,26 @@ void formatTimestampIso(int64_t ms, std::string& out) {
   if (p.millis != 0) out += fmt::format(".{:03}", p.millis);
 }
 
+void formatInstantIso(int64_t ms, std::string& out) {
+  DateTimeParts p = splitTimestamp(ms);
+  out += fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", p.year, p.month, p.day, p.hour, p.minute, p.second);
+  if (p.millis != 0) out += fmt::format(".{:03}", p.millis);
+  out += 'Z';
+}
+
+void formatInstantText(int64_t ms, bool iso, std::string& out) {
+  DateTimeParts p = splitTimestamp(ms);
+  out += fmt::format("{:04}-{:02}-{:02}{}{:02}:{:02}:{:02}", p.year, p.month, p.day, iso ? 'T' : ' ', p.hour, p.minute,
+                     p.second);
+  if (p.millis != 0) {
+    std::string frac = fmt::format("{:03}", p.millis);
+    while (frac.back() == '0') frac.pop_back();
+    out += '.';
+    out += frac;
+  }
+  out += 'Z';
+}
+
 void formatTimestampSql(int64_t ms, int32_t precision, std::string& out) {
   DateTimeParts p = splitTimestamp(ms);
   out += fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", p.year, p.month, p.day, p.hour, p.minute, p.second);
@@ -395,6 +415,8 @@ void formatSqlString(const Column& c, size_t row, std::string& out) {
     case TypeId::kTime: formatTimeSql(c.getLong(row), t.precision, out); break;
     case TypeId::kDecimal: formatDecimal(c.getLong(row), t.scale, out); break;
     case TypeId::kTimestamp: formatTimestampSql(c.getLong(row), t.precision, out); break;
+    // Callers that know the session zone convert first (CAST, the SQL client); UTC otherwise.
+    case TypeId::kTimestampLtz: formatTimestampSql(c.getLong(row), t.precision, out); break;
     case TypeId::kIntervalDayTime: formatIntervalDayTime(c.getLong(row), out); break;
     case TypeId::kVarchar:
     case TypeId::kChar: out += c.getString(row); break;
@@ -420,6 +442,7 @@ void formatField(const Column& c, size_t row, std::string& out) {
     case TypeId::kVarchar:
     case TypeId::kChar: out += c.getString(row); break;
     case TypeId::kTimestamp: formatTimestampIso(c.getLong(row), out); break;
+    case TypeId::kTimestampLtz: formatInstantIso(c.getLong(row), out); break;
     case TypeId::kIntervalDayTime: formatIntervalDayTime(c.getLong(row), out); break;
   }
 }

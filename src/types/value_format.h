@@ -38,6 +38,14 @@ void formatTimestampIso(int64_t epoch_ms, std::string& out);
 /// SQL format of a TIMESTAMP(p) as CAST(... AS STRING) gives: "2015-01-01 00:05:00", with `precision`
 /// fraction digits when precision > 0 ("2015-01-01 00:05:00.000").
 void formatTimestampSql(int64_t epoch_ms, int32_t precision, std::string& out);
+/// Print format of a TIMESTAMP_LTZ (java.time.Instant.toString, the zone never applies):
+/// "1970-01-01T00:00:09Z", "…T00:00:09.999Z" (seconds always, a fraction of 3 digits only when non-zero).
+void formatInstantIso(int64_t epoch_ms, std::string& out);
+/// The text formats write a TIMESTAMP_LTZ in UTC with a 'Z' (Flink's TimeFormats
+/// SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT / ISO8601_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT):
+/// "2024-01-02 03:04:05Z" (`iso` false) or "2024-01-02T03:04:05.5Z" (`iso` true); seconds always, the
+/// fraction without trailing zeros.
+void formatInstantText(int64_t epoch_ms, bool iso, std::string& out);
 
 /// DATE (days since the epoch) as "2024-01-02" (java.time.LocalDate.toString; the print and CAST form).
 void formatDate(int64_t days, std::string& out);
@@ -78,7 +86,8 @@ bool parseFloat(std::string_view text, float& value);
 void formatIntervalDayTime(int64_t millis, std::string& out);
 /// Appends the text CAST(value AS STRING) gives for row `row` (Flink's cast rules, what its SQL client
 /// shows): "TRUE"/"FALSE", "2015-01-01 00:05:00.000" with the TIMESTAMP's precision, "10:15:30", DECIMAL
-/// with its scale. Appends nothing for a NULL value's storage: callers check isNull first.
+/// with its scale; a TIMESTAMP_LTZ in UTC (callers that know the session zone convert it first). Appends
+/// nothing for a NULL value's storage: callers check isNull first.
 void formatSqlString(const Column& column, size_t row, std::string& out);
 /// Appends one field in Flink's print format (see flink-print-format rules): "null" for NULL.
 void formatField(const Column& column, size_t row, std::string& out);

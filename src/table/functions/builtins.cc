@@ -60,6 +60,7 @@ constexpr BuiltinInfo kBuiltins[] = {
     {ScalarOp::kIsDigit, "IS_DIGIT"}, {ScalarOp::kIsDecimal, "IS_DECIMAL"}, {ScalarOp::kOverlay, "OVERLAY"},
     {ScalarOp::kParseUrl, "PARSE_URL"}, {ScalarOp::kTypeOf, "TYPEOF"},
     {ScalarOp::kCurrentTimestamp, "CURRENT_ROW_TIMESTAMP"}, {ScalarOp::kProctime, "PROCTIME"},
+    {ScalarOp::kToTimestampLtz, "TO_TIMESTAMP_LTZ"},
 };
 
 bool isDoubleMath(ScalarOp op) {

@@ -1,11 +1,14 @@
 // Type inference of the temporal built-ins. Return types as Flink's: EXTRACT and the DAYOFWEEK family
 // are BIGINT, TIMESTAMPDIFF is INT, TIMESTAMPADD keeps the datetime type except DATE plus a time unit,
-// which is TIMESTAMP(0) (Calcite's SqlTimestampAddFunction); CURRENT_TIMESTAMP / NOW are typed
-// TIMESTAMP(3) holding the session-zone wall clock (Flink: TIMESTAMP_LTZ(3), not a type here yet).
+// which is TIMESTAMP(0) (Calcite's SqlTimestampAddFunction); CURRENT_TIMESTAMP / NOW are
+// TIMESTAMP_LTZ(3) (the instant), LOCALTIMESTAMP is TIMESTAMP(3) (the session zone's wall clock).
+// Functions that break a TIMESTAMP_LTZ into fields (EXTRACT, HOUR, DATE_FORMAT, FLOOR, ...) see the
+// session zone's wall clock: the planner casts the argument to TIMESTAMP first (sql_to_rel_expr.cc).
 #include <fmt/format.h>
 
 #include "common/error.h"
 #include "table/functions/builtins.h"
+#include "table/functions/datetime_pattern.h"
 #include "table/functions/time_zone.h"
 
 namespace sluice::table::internal {
@@ -29,10 +32,22 @@ bool isDatetime(const LogicalType& t) {
   return t.id == TypeId::kTimestamp || t.id == TypeId::kDate || t.id == TypeId::kTime;
 }
 
-void requireDatetime(ScalarOp op, std::vector<ExprPtr>& args, size_t i, bool allow_time, const std::string& forms) {
+/// `allow_ltz`: TIMESTAMPADD / TIMESTAMPDIFF work on the instant of a TIMESTAMP_LTZ; the field
+/// functions get it converted to the session zone's TIMESTAMP by the planner.
+void requireDatetime(ScalarOp op, std::vector<ExprPtr>& args, size_t i, bool allow_time, const std::string& forms,
+                     bool allow_ltz = false) {
   if (isNullLiteral(args[i])) args[i] = typedNull(LogicalType::timestamp(3));
   const LogicalType& t = args[i]->type;
-  if (!isDatetime(t) || (!allow_time && t.id == TypeId::kTime)) cannotApply(op, args, forms);
+  if ((!isDatetime(t) && !(allow_ltz && t.id == TypeId::kTimestampLtz)) || (!allow_time && t.id == TypeId::kTime))
+    cannotApply(op, args, forms);
+}
+
+constexpr const char* kToTimestampLtzForms =
+    "'TO_TIMESTAMP_LTZ(<NUMERIC>)', 'TO_TIMESTAMP_LTZ(<NUMERIC>, <INTEGER>)', 'TO_TIMESTAMP_LTZ(<STRING>)', "
+    "'TO_TIMESTAMP_LTZ(<STRING>, <STRING>)', 'TO_TIMESTAMP_LTZ(<STRING>, <STRING>, <STRING>)'";
+
+bool isStringLiteral(const ExprPtr& e) {
+  return e->kind == ExprKind::kLiteral && std::holds_alternative<std::string>(e->literal);
 }
 
 void requireStrings(ScalarOp op, std::vector<ExprPtr>& args, size_t from, size_t to, const std::string& forms) {
@@ -67,7 +82,7 @@ TimeUnit unitArg(ScalarOp op, const ExprPtr& e) {
 
 bool isTemporal(ScalarOp op, size_t num_args) {
   if (op == ScalarOp::kFloor || op == ScalarOp::kCeil) return num_args == 2;
-  if (op == ScalarOp::kProctime) return true;
+  if (op == ScalarOp::kProctime || op == ScalarOp::kToTimestampLtz) return true;
   return static_cast<int>(op) >= static_cast<int>(ScalarOp::kExtract) &&
          static_cast<int>(op) <= static_cast<int>(ScalarOp::kConvertTz);
 }
@@ -112,7 +127,7 @@ LogicalType inferTemporalType(ScalarOp op, std::vector<ExprPtr>& args) {
       const TimeUnit u = unitArg(op, args[0]);
       const std::string forms = "'TIMESTAMPADD(<TIME_UNIT>, <INTEGER>, <DATETIME>)'";
       requireIntegral(op, args, 1, forms);
-      requireDatetime(op, args, 2, true, forms);
+      requireDatetime(op, args, 2, true, forms, /*allow_ltz=*/true);
       const LogicalType& t = args[2]->type;
       const bool nullable = args[1]->type.nullable || t.nullable;
       if (u == TimeUnit::kDow || u == TimeUnit::kIsoDow || u == TimeUnit::kDoy || u == TimeUnit::kEpoch)
@@ -126,15 +141,48 @@ LogicalType inferTemporalType(ScalarOp op, std::vector<ExprPtr>& args) {
       checkArity(op, n, 3, 3);
       const TimeUnit u = unitArg(op, args[0]);
       const std::string forms = "'TIMESTAMPDIFF(<TIME_UNIT>, <DATETIME>, <DATETIME>)'";
-      requireDatetime(op, args, 1, false, forms);
-      requireDatetime(op, args, 2, false, forms);
+      requireDatetime(op, args, 1, false, forms, /*allow_ltz=*/true);
+      requireDatetime(op, args, 2, false, forms, /*allow_ltz=*/true);
+      if ((args[1]->type.id == TypeId::kTimestampLtz) != (args[2]->type.id == TypeId::kTimestampLtz))
+        cannotApply(op, args, forms);
       if (u == TimeUnit::kDow || u == TimeUnit::kIsoDow || u == TimeUnit::kDoy || u == TimeUnit::kEpoch)
         throw UserError(fmt::format("'{}' is not a valid time unit for TIMESTAMPDIFF", unitName(u)));
       return LogicalType::integer(args[1]->type.nullable || args[2]->type.nullable);
     }
-    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow: case ScalarOp::kLocalTimestamp: case ScalarOp::kProctime:
+    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow:
+      checkArity(op, n, 0, 0);
+      return LogicalType::timestampLtz(3, false);
+    case ScalarOp::kLocalTimestamp: case ScalarOp::kProctime:
       checkArity(op, n, 0, 0);
       return LogicalType::timestamp(3, false);
+    case ScalarOp::kToTimestampLtz: {
+      // ToTimestampLtzFunction (Flink 2.x): epoch seconds (precision 0) or millis (3, the default), or text.
+      checkArity(op, n, 1, 3);
+      if (isNullLiteral(args[0])) args[0] = typedNull(n == 1 ? LogicalType::string() : LogicalType::bigint());
+      if (args[0]->type.isNumeric()) {
+        // ToTimestampLtzTypeStrategy: a literal precision is the result's, else TIMESTAMP_LTZ(3); nullable.
+        int32_t precision = 3;
+        if (n > 2) cannotApply(op, args, kToTimestampLtzForms);
+        if (n == 2) {
+          requireIntegral(op, args, 1, kToTimestampLtzForms);
+          const Expr& p = *args[1];
+          if (p.kind == ExprKind::kLiteral && std::holds_alternative<int64_t>(p.literal)) {
+            const int64_t v = std::get<int64_t>(p.literal);
+            if (v != 0 && v != 3)
+              throw UserError(fmt::format("The precision value '{}' for function TO_TIMESTAMP_LTZ(numeric, precision) "
+                                          "is unsupported, the supported value is '0' for second or '3' for millisecond",
+                                          v));
+            precision = static_cast<int32_t>(v);
+          }
+        }
+        return LogicalType::timestampLtz(precision, true);
+      }
+      requireStrings(op, args, 0, n, kToTimestampLtzForms);
+      // A zone written as a literal is checked now; one read from a column gives NULL when unknown (Flink).
+      if (n == 3 && isStringLiteral(args[2])) ZoneRules::resolve(std::get<std::string>(args[2]->literal));
+      if (n >= 2 && isStringLiteral(args[1])) DateTimePattern(std::get<std::string>(args[1]->literal));
+      return LogicalType::timestampLtz(3, true);  // NULL when the text does not parse
+    }
     case ScalarOp::kCurrentDate:
       checkArity(op, n, 0, 0);
       return LogicalType::date(false);

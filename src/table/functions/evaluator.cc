@@ -513,7 +513,9 @@ NodePtr Compiler::compileCall(const ExprPtr& e) {
     case ScalarOp::kCast: case ScalarOp::kTryCast: {
       NodePtr v = compile(args[0]);
       if (v->type().id == TypeId::kNull) return makeNullConst(t);
-      return makeCastNode(t, std::move(v), false, e->op == ScalarOp::kTryCast, newReg());
+      // A cast to or from TIMESTAMP_LTZ carries the session zone as its second argument (makeCast).
+      const std::string zone = args.size() == 2 ? std::get<std::string>(args[1]->literal) : std::string();
+      return makeCastNode(t, std::move(v), false, e->op == ScalarOp::kTryCast, newReg(), zone);
     }
     case ScalarOp::kRound: {
       NodePtr digits = args.size() == 2 ? compile(args[1]) : nullptr;

@@ -90,7 +90,9 @@ NodePtr makeCompareNode(ScalarOp op, NodePtr a, NodePtr b, int reg);
 /// `has_null` remembered).
 NodePtr makeInConstNode(NodePtr value, std::vector<NodePtr> candidates, int reg);
 NodePtr makeRoundNode(const types::LogicalType& type, NodePtr value, NodePtr digits, int reg);
-NodePtr makeCastNode(const types::LogicalType& target, NodePtr value, bool implicit, bool try_cast, int reg);
+/// `time_zone`: the session zone of a cast to or from TIMESTAMP_LTZ (castNeedsTimeZone), else empty.
+NodePtr makeCastNode(const types::LogicalType& target, NodePtr value, bool implicit, bool try_cast, int reg,
+                     const std::string& time_zone = "");
 NodePtr makeLikeNode(NodePtr value, NodePtr pattern, char escape, bool has_escape, int reg);
 NodePtr makeStringFunctionNode(ScalarOp op, const types::LogicalType& type, std::vector<NodePtr> args, int reg);
 NodePtr makeTimeFunctionNode(ScalarOp op, const types::LogicalType& type, std::vector<NodePtr> args, int reg);

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "table/functions/builtins.h"
+#include "table/functions/time_zone.h"
 #include "table/functions/type_rules.h"
 #include "types/value_format.h"
 
@@ -179,7 +180,7 @@ LogicalType arithmeticType(ScalarOp op, std::vector<ExprPtr>& args) {
     return (a.integralBits() >= b.integralBits() ? a : b).withNullable(nullable);
   }
   const auto datetime = [](const LogicalType& t) {
-    return t.id == TypeId::kTimestamp || t.id == TypeId::kDate || t.id == TypeId::kTime;
+    return t.isTimestampFamily() || t.id == TypeId::kDate || t.id == TypeId::kTime;
   };
   const bool ts_a = datetime(a), ts_b = datetime(b);
   const bool iv_a = a.id == TypeId::kIntervalDayTime, iv_b = b.id == TypeId::kIntervalDayTime;
@@ -427,10 +428,14 @@ ExprPtr makeCall(ScalarOp op, std::vector<ExprPtr> args) {
 }
 
 namespace {
-ExprPtr buildCast(ScalarOp op, ExprPtr value, const LogicalType& target) {
+ExprPtr buildCast(ScalarOp op, ExprPtr value, const LogicalType& target, const std::string& zone) {
   SLUICE_CHECK(value != nullptr, "null argument to CAST");
   if (!supportsExplicitCast(value->type, target))
     throw UserError(fmt::format("Cast function cannot convert value of type {} to type {}",
+                                value->type.withNullable(true).toString(), target.withNullable(true).toString()));
+  const bool zoned = castNeedsTimeZone(value->type, target);
+  if (zoned && zone.empty())
+    throw UserError(fmt::format("Casting {} to {} needs the session time zone (table.local-time-zone)",
                                 value->type.withNullable(true).toString(), target.withNullable(true).toString()));
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::kCall;
@@ -438,12 +443,20 @@ ExprPtr buildCast(ScalarOp op, ExprPtr value, const LogicalType& target) {
   // CAST keeps the operand's nullability (Calcite); TRY_CAST is always nullable.
   e->type = target.withNullable(op == ScalarOp::kTryCast || value->type.nullable);
   e->args.push_back(std::move(value));
+  if (zoned) {
+    ZoneRules::resolve(zone);  // an unknown id is the user's error, now
+    e->args.push_back(makeLiteral(zone, LogicalType::charType(static_cast<int32_t>(zone.size()), false)));
+  }
   return e;
 }
 }  // namespace
 
-ExprPtr makeCast(ExprPtr value, const LogicalType& target) { return buildCast(ScalarOp::kCast, std::move(value), target); }
-ExprPtr makeTryCast(ExprPtr value, const LogicalType& target) { return buildCast(ScalarOp::kTryCast, std::move(value), target); }
+ExprPtr makeCast(ExprPtr value, const LogicalType& target, const std::string& zone) {
+  return buildCast(ScalarOp::kCast, std::move(value), target, zone);
+}
+ExprPtr makeTryCast(ExprPtr value, const LogicalType& target, const std::string& zone) {
+  return buildCast(ScalarOp::kTryCast, std::move(value), target, zone);
+}
 
 const char* scalarOpName(ScalarOp op) {
   switch (op) {
@@ -555,6 +568,10 @@ void appendLiteral(const Expr& e, std::string& out) {
     case TypeId::kBoolean: out += std::get<int64_t>(e.literal) ? "true" : "false"; return;
     case TypeId::kDecimal: types::formatDecimal(std::get<int64_t>(e.literal), e.type.scale, out); return;
     case TypeId::kTimestamp: types::formatTimestampSql(std::get<int64_t>(e.literal), e.type.precision, out); return;
+    case TypeId::kTimestampLtz:
+      types::formatTimestampSql(std::get<int64_t>(e.literal), e.type.precision, out);
+      out += ":TIMESTAMP_WITH_LOCAL_TIME_ZONE";
+      return;
     case TypeId::kIntervalDayTime: out += fmt::format("{}:INTERVAL DAY TO SECOND", std::get<int64_t>(e.literal)); return;
     case TypeId::kDate: types::formatDate(std::get<int64_t>(e.literal), out); return;
     case TypeId::kTime: types::formatTimeSql(std::get<int64_t>(e.literal), e.type.precision, out); return;
@@ -595,7 +612,8 @@ void appendExpr(const Expr& e, const std::vector<std::string>* names, std::strin
   }
   out += e.op == ScalarOp::kUserFunction ? e.function_name.c_str() : scalarOpName(e.op);
   out += '(';
-  for (size_t i = 0; i < e.args.size(); ++i) {
+  const bool cast = e.op == ScalarOp::kCast || e.op == ScalarOp::kTryCast;
+  for (size_t i = 0; i < (cast ? std::min<size_t>(1, e.args.size()) : e.args.size()); ++i) {
     if (i) out += ", ";
     appendExpr(*e.args[i], names, out);
   }

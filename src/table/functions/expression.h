@@ -56,10 +56,14 @@ enum class ScalarOp {
   kUuid, kHex, kBin, kIsAlpha, kIsDigit, kIsDecimal, kOverlay, kParseUrl,  ///< kernels_text.cc
   kTypeOf,  ///< TYPEOF(x [, force_serializable]): the argument's type summary, a constant
   /// PROCTIME(): the processing-time attribute of a computed column, the wall clock in the session zone when
-  /// the row is computed (Flink's TIMESTAMP_LTZ(3) *PROCTIME*; TIMESTAMP(3) until TIMESTAMP_LTZ exists).
+  /// the row is computed (Flink's TIMESTAMP_LTZ(3) *PROCTIME*; TIMESTAMP(3) here until the window operators
+  /// read TIMESTAMP_LTZ attributes).
   kProctime,
   /// A user-defined scalar function (user_function.h): Expr::function, named Expr::function_name.
   kUserFunction,
+  /// TO_TIMESTAMP_LTZ(numeric[, precision 0 | 3]) (epoch seconds / millis) and
+  /// TO_TIMESTAMP_LTZ(string[, format[, zone]]) (the text read in `zone`, by default UTC); builtins_time.cc.
+  kToTimestampLtz,
 };
 
 struct Expr;
@@ -96,12 +100,19 @@ ExprPtr makeUserFunctionCall(const std::string& name, std::shared_ptr<const Scal
 /// Casts each of `args` to the type a user-defined function's inferType asked for (`types`, same size);
 /// NULL literals become typed NULLs, character strings are left as they are.
 void castUserFunctionArguments(std::vector<ExprPtr>& args, const std::vector<types::LogicalType>& types);
-/// CAST(value AS target); throws UserError when the cast is not supported.
-ExprPtr makeCast(ExprPtr value, const types::LogicalType& target);
+/// CAST(value AS target); throws UserError when the cast is not supported. A cast between
+/// TIMESTAMP_LTZ and another type (castNeedsTimeZone) converts in the session zone `time_zone` (a zone
+/// id of `table.local-time-zone`, validated here; it becomes the call's second argument); without one
+/// such a cast throws UserError.
+ExprPtr makeCast(ExprPtr value, const types::LogicalType& target, const std::string& time_zone = "");
 
 /// TRY_CAST(value AS target): like makeCast, but the result is nullable and a value that does not
 /// convert gives NULL instead of failing the job (Flink 1.15+).
-ExprPtr makeTryCast(ExprPtr value, const types::LogicalType& target);
+ExprPtr makeTryCast(ExprPtr value, const types::LogicalType& target, const std::string& time_zone = "");
+
+/// True when CAST(from AS to) converts through the session time zone: exactly one side is
+/// TIMESTAMP_LTZ (TIMESTAMP, DATE, TIME and STRING to or from TIMESTAMP_LTZ).
+bool castNeedsTimeZone(const types::LogicalType& from, const types::LogicalType& to);
 
 /// Literal builders typed by Flink's rules for SQL literals (Calcite's SqlLiteral typing):
 ///  - integer "42" -> INT NOT NULL, BIGINT NOT NULL when it does not fit INT, DECIMAL(p,0) beyond BIGINT

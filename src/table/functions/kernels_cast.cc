@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "table/functions/decimal_math.h"
 #include "table/functions/evaluator_internal.h"
+#include "table/functions/time_zone.h"
 #include "types/value_format.h"
 
 namespace sluice::table::internal {
@@ -61,9 +62,13 @@ bool parseBooleanText(std::string_view text, bool& out) {
 
 class CastNode final : public Node {
  public:
-  CastNode(LogicalType target, NodePtr value, bool implicit, bool try_cast, int reg)
+  CastNode(LogicalType target, NodePtr value, bool implicit, bool try_cast, int reg, const std::string& zone)
       : Node(target, reg, value->mayThrow() || (!try_cast && value->type().isString() && !target.isString())),
-        value_(std::move(value)), implicit_(implicit), try_(try_cast) {}
+        value_(std::move(value)), implicit_(implicit), try_(try_cast) {
+    if (!zone.empty()) zone_ = std::make_shared<const ZoneRules>(ZoneRules::resolve(zone));
+    SLUICE_CHECK(zone_ != nullptr || !castNeedsTimeZone(value_->type(), type_), "CAST {} to {} without a time zone",
+                 value_->type().toString(), type_.toString());
+  }
 
   const Column& eval(EvalContext& ctx, const uint8_t* active) const override {
     const size_t n = ctx.rows;
@@ -101,7 +106,8 @@ class CastNode final : public Node {
       if (!ov[i]) continue;
       const size_t j = at(vc, i);
       buf.clear();
-      types::formatSqlString(v, j, buf);
+      if (from.id == TypeId::kTimestampLtz) types::formatTimestampSql(zone_->toLocal(v.getLong(j)), from.precision, buf);
+      else types::formatSqlString(v, j, buf);
       if (!implicit_ && type_.precision < types::kMaxVarcharLength) {
         const size_t len = static_cast<size_t>(type_.precision);
         buf.resize(prefixBytes(buf, len));
@@ -172,6 +178,13 @@ class CastNode final : public Node {
           int64_t ms = 0;
           ok = types::parseTimestamp(s, ms);
           out.longs()[i] = truncateTimestamp(ms);
+          break;
+        }
+        case TypeId::kTimestampLtz: {
+          // StringToTimestampCastRule: the text is a wall-clock time of the session zone.
+          int64_t ms = 0;
+          ok = types::parseTimestamp(s, ms);
+          out.longs()[i] = ok ? truncateTimestamp(zone_->toUtc(ms)) : 0;
           break;
         }
         default:
@@ -280,6 +293,10 @@ class CastNode final : public Node {
       return;
     }
     constexpr int64_t kDay = 86400000;
+    if (type_.id == TypeId::kTimestampLtz || from.id == TypeId::kTimestampLtz) {
+      ltzToLong(v, vc, out, n);
+      return;
+    }
     if (type_.id == TypeId::kTimestamp) {
       // DATE -> midnight of the day; TIME -> that time on 1970-01-01 (Flink's DateToTimestampCastRule,
       // TimeToTimestampCastRule).
@@ -312,15 +329,46 @@ class CastNode final : public Node {
     }
   }
 
+  /// Casts between TIMESTAMP_LTZ and TIMESTAMP / DATE / TIME (Flink's *ToTimestampLtz / TimestampLtzTo*
+  /// cast rules): an instant becomes the session zone's wall clock and back.
+  void ltzToLong(const Column& v, bool vc, Column& out, size_t n) const {
+    constexpr int64_t kDay = 86400000;
+    const TypeId from = value_->type().id;
+    const uint8_t* ov = out.validity().data();
+    const int64_t* x = v.longs().data();
+    int64_t* o = out.longs().data();
+    for (size_t i = 0; i < n; ++i) {
+      if (!ov[i]) {
+        o[i] = 0;
+        continue;
+      }
+      const int64_t u = x[at(vc, i)];
+      if (from == TypeId::kTimestampLtz && type_.id == TypeId::kTimestampLtz) {
+        o[i] = truncateTimestamp(u);
+      } else if (from == TypeId::kTimestampLtz) {
+        const int64_t local = zone_->toLocal(u);
+        const int64_t day = local >= 0 ? local / kDay : -((-local + kDay - 1) / kDay);
+        if (type_.id == TypeId::kDate) o[i] = day;
+        else if (type_.id == TypeId::kTime) o[i] = truncateMillis(local - day * kDay, type_.precision);
+        else o[i] = truncateTimestamp(local);
+      } else {
+        // DATE is its midnight, TIME that time on 1970-01-01, in the session zone.
+        o[i] = truncateTimestamp(zone_->toUtc(from == TypeId::kDate ? u * kDay : u));
+      }
+    }
+  }
+
   NodePtr value_;
   bool implicit_;
   bool try_;
+  std::shared_ptr<const ZoneRules> zone_;  ///< set for a cast to or from TIMESTAMP_LTZ
 };
 
 }  // namespace
 
-NodePtr makeCastNode(const LogicalType& target, NodePtr value, bool implicit, bool try_cast, int reg) {
-  return std::make_unique<CastNode>(target, std::move(value), implicit, try_cast, reg);
+NodePtr makeCastNode(const LogicalType& target, NodePtr value, bool implicit, bool try_cast, int reg,
+                     const std::string& time_zone) {
+  return std::make_unique<CastNode>(target, std::move(value), implicit, try_cast, reg, time_zone);
 }
 
 }  // namespace sluice::table::internal

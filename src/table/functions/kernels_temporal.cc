@@ -3,6 +3,8 @@
 // that CEIL works on the day, so CEIL(2024-01-01 10:00 TO MONTH) is 2024-01-01), TIMESTAMPADD's
 // month arithmetic (the day clamped to the month's last day) and TIMESTAMPDIFF's subtractMonths.
 #include <chrono>
+#include <cmath>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -214,7 +216,9 @@ class FormatArg {
 RowFn zoneKernel(ScalarOp op, const std::vector<NodePtr>& args, const ZoneRules& zone) {
   const size_t n = args.size() - 1;  // without the zone
   switch (op) {
-    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow: case ScalarOp::kLocalTimestamp: case ScalarOp::kProctime:
+    case ScalarOp::kCurrentTimestamp: case ScalarOp::kNow:  // TIMESTAMP_LTZ: the instant
+      return [](const RowArgs&, Column& out, size_t i) { out.longs()[i] = nowMillis(); return true; };
+    case ScalarOp::kLocalTimestamp: case ScalarOp::kProctime:
       return [zone](const RowArgs&, Column& out, size_t i) { out.longs()[i] = zone.toLocal(nowMillis()); return true; };
     case ScalarOp::kCurrentDate:
       return [zone](const RowArgs&, Column& out, size_t i) {
@@ -248,6 +252,67 @@ RowFn zoneKernel(ScalarOp op, const std::vector<NodePtr>& args, const ZoneRules&
     default:
       throw InternalError(fmt::format("not a session-zone function: {}", scalarOpName(op)));
   }
+}
+
+/// DateTimeUtils.toTimestampData(epoch, precision): 0 = seconds, 3 = milliseconds.
+int64_t epochMillis(double epoch, int64_t precision) {
+  const double ms = precision == 0 ? epoch * 1000 : epoch;
+  return static_cast<int64_t>(ms);
+}
+
+[[noreturn]] void badLtzPrecision(int64_t p) {
+  throw UserError(fmt::format("The precision value '{}' for function TO_TIMESTAMP_LTZ(numeric, precision) is "
+                              "unsupported, the supported value is '0' for second or '3' for millisecond",
+                              p));
+}
+
+RowFn toTimestampLtzKernel(const std::vector<NodePtr>& args) {
+  const LogicalType t0 = args[0]->type();
+  if (t0.isNumeric()) {
+    const bool has_precision = args.size() == 2;
+    return [t0, has_precision](const RowArgs& a, Column& out, size_t i) {
+      const int64_t p = has_precision ? a.l(1) : 3;
+      if (p != 0 && p != 3) badLtzPrecision(p);
+      if (t0.isApproximate()) {
+        const double d = a.d(0);
+        if (!std::isfinite(d)) return false;
+        out.longs()[i] = epochMillis(d, p);
+      } else if (t0.id == TypeId::kDecimal) {
+        // Exact: unscaled / 10^scale seconds (or millis), truncated to whole milliseconds.
+        const int64_t u = a.l(0);
+        int64_t scale = 1;
+        for (int32_t k = 0; k < t0.scale && k < 18; ++k) scale *= 10;
+        const __int128 ms = static_cast<__int128>(u) * (p == 0 ? 1000 : 1) / scale;
+        out.longs()[i] = static_cast<int64_t>(ms);
+      } else {
+        const int64_t v = a.l(0);
+        out.longs()[i] = p == 0 ? v * 1000 : v;
+      }
+      return true;
+    };
+  }
+  // Text: the default layout (yyyy-MM-dd HH:mm:ss[.fraction]) or a pattern, read in the zone (UTC).
+  auto format = args.size() >= 2 ? std::make_shared<FormatArg>(args, 1, "") : nullptr;
+  std::shared_ptr<const ZoneRules> fixed_zone;
+  if (args.size() < 3) fixed_zone = std::make_shared<const ZoneRules>(ZoneRules::resolve("UTC"));
+  else if (args[2]->isConst()) fixed_zone = std::make_shared<const ZoneRules>(ZoneRules::resolve(constString(*args[2])));
+  return [format, fixed_zone](const RowArgs& a, Column& out, size_t i) {
+    int64_t local = 0;
+    if (format ? !format->get(a)->parse(a.s(0), local) : !types::parseTimestamp(a.s(0), local)) return false;
+    if (fixed_zone) {
+      out.longs()[i] = fixed_zone->toUtc(local);
+      return true;
+    }
+    // ZoneId.of of a zone read per row: unknown gives NULL (DateTimeException), as Flink.
+    std::optional<ZoneRules> z;
+    try {
+      z = ZoneRules::resolve(a.s(2));
+    } catch (const UserError&) {
+      return false;
+    }
+    out.longs()[i] = z->toUtc(local);
+    return true;
+  };
 }
 
 RowFn temporalKernel(ScalarOp op, const std::vector<NodePtr>& args) {
@@ -331,6 +396,8 @@ RowFn temporalKernel(ScalarOp op, const std::vector<NodePtr>& args) {
         return true;
       };
     }
+    case ScalarOp::kToTimestampLtz:
+      return toTimestampLtzKernel(args);
     case ScalarOp::kConvertTz: {
       // DateTimeUtils.convertTz: parse in one zone, print in the other; an unknown zone is GMT.
       std::shared_ptr<ZoneRules> from, to;

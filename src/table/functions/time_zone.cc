@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 
-namespace sluice::table::internal {
+namespace sluice::table {
 
 namespace {
 
@@ -107,4 +107,4 @@ int64_t ZoneRules::toUtc(int64_t local_ms) const {
   return local_ms;
 }
 
-}  // namespace sluice::table::internal
+}  // namespace sluice::table

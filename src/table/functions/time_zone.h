@@ -1,7 +1,9 @@
 #pragma once
-/// Internal: time zones as Flink's session time zone and CONVERT_TZ use them (java.time.ZoneId /
-/// java.util.TimeZone rules) over the operating system's tz database (Howard Hinnant's date/tz,
-/// USE_OS_TZDB). Immutable after construction; safe to share between threads.
+/// Time zones as Flink's session time zone (`table.local-time-zone`), TIMESTAMP_LTZ and CONVERT_TZ use
+/// them (java.time.ZoneId / java.util.TimeZone rules) over the operating system's tz database (Howard
+/// Hinnant's date/tz, USE_OS_TZDB). Public: the window operators shift TIMESTAMP_LTZ time attributes
+/// into the session zone with it, the SQL client prints TIMESTAMP_LTZ values with it. Immutable after
+/// construction; safe to share between threads.
 
 #include <cstdint>
 #include <string>
@@ -11,7 +13,7 @@ namespace date {
 class time_zone;
 }
 
-namespace sluice::table::internal {
+namespace sluice::table {
 
 class ZoneRules {
  public:
@@ -38,4 +40,8 @@ class ZoneRules {
   std::string id_;
 };
 
-}  // namespace sluice::table::internal
+namespace internal {
+using table::ZoneRules;
+}  // namespace internal
+
+}  // namespace sluice::table

@@ -130,6 +130,12 @@ std::optional<LogicalType> commonOfTwo(const LogicalType& r, const LogicalType& 
   }
   if (r.id == TypeId::kTimestamp && t.id == TypeId::kTimestamp)
     return LogicalType::timestamp(std::max(r.precision, t.precision));
+  if (r.id == TypeId::kTimestampLtz && t.id == TypeId::kTimestampLtz)
+    return LogicalType::timestampLtz(std::max(r.precision, t.precision));
+  // TIMESTAMP with TIMESTAMP_LTZ (Flink: TIMESTAMP_LTZ) needs the session zone to convert: the planner
+  // casts the TIMESTAMP side first (sql_to_rel_expr.cc), so here the pair has no common type.
+  if (r.id == TypeId::kTimestampLtz && t.id == TypeId::kIntervalDayTime) return r.withNullable(true);
+  if (r.id == TypeId::kIntervalDayTime && t.id == TypeId::kTimestampLtz) return t.withNullable(true);
   // DATETIME with INTERVAL keeps the DATETIME (findCommonTypePattern).
   if (r.id == TypeId::kTimestamp && t.id == TypeId::kIntervalDayTime) return r.withNullable(true);
   if (r.id == TypeId::kIntervalDayTime && t.id == TypeId::kTimestamp) return t.withNullable(true);
@@ -157,6 +163,11 @@ std::optional<LogicalType> findCommonType(const std::vector<LogicalType>& types)
   return result->withNullable(any_nullable);
 }
 
+bool castNeedsTimeZone(const LogicalType& from, const LogicalType& to) {
+  if (from.id == TypeId::kNull || to.id == TypeId::kNull) return false;
+  return (from.id == TypeId::kTimestampLtz) != (to.id == TypeId::kTimestampLtz);
+}
+
 bool supportsExplicitCast(const LogicalType& from, const LogicalType& to) {
   if (from.id == TypeId::kNull) return to.id != TypeId::kNull;
   if (to.id == TypeId::kNull) return false;
@@ -173,12 +184,14 @@ bool supportsExplicitCast(const LogicalType& from, const LogicalType& to) {
     case TypeId::kDouble:
     case TypeId::kDecimal:
       return from.id == TypeId::kBoolean || from.isNumeric();
+    // LogicalTypeCasts: TIMESTAMP and TIMESTAMP_LTZ from the DATETIME family (numerics are not castable here).
     case TypeId::kTimestamp:
-      return from.id == TypeId::kTimestamp || from.id == TypeId::kDate || from.id == TypeId::kTime;
+    case TypeId::kTimestampLtz:
+      return from.isTimestampFamily() || from.id == TypeId::kDate || from.id == TypeId::kTime;
     case TypeId::kDate:
-      return from.id == TypeId::kDate || from.id == TypeId::kTimestamp;
+      return from.id == TypeId::kDate || from.isTimestampFamily();
     case TypeId::kTime:
-      return from.id == TypeId::kTime || from.id == TypeId::kTimestamp;
+      return from.id == TypeId::kTime || from.isTimestampFamily();
     case TypeId::kIntervalDayTime:
       return from.id == TypeId::kIntervalDayTime;
     default:

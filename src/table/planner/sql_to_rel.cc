@@ -181,7 +181,7 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
     if (out.rowtime < 0)
       fail(wm.pos, fmt::format("The rowtime attribute field '{}' is not defined in the table schema", wm.column));
     const LogicalType& rt_type = out.projections[static_cast<size_t>(out.rowtime)]->type;
-    if (rt_type.id != TypeId::kTimestamp || rt_type.precision > 3)
+    if (!rt_type.isTimestampFamily() || rt_type.precision > 3)
       fail(wm.pos, fmt::format("Invalid data type of time field for watermark definition. The field must be of type "
                                "TIMESTAMP(p) or TIMESTAMP_LTZ(p), the supported precision 'p' is from 0 to 3, but "
                                "the time field type is {}",
@@ -189,7 +189,7 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
     Scope table_scope;
     table_scope.columns = out.scope;
     out.watermark = convert(*wm.expr, table_scope);
-    if (out.watermark->type.id != TypeId::kTimestamp)
+    if (!out.watermark->type.isTimestampFamily())
       fail(wm.expr->pos, fmt::format("Watermark strategy {} must be of type TIMESTAMP but is of type '{}'",
                                      wm.expr->toString(), out.watermark->type.toString()));
   }
@@ -779,7 +779,7 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
                          "not match.\nCause: Incompatible types for sink column '{}' at position {}.\n\n"
                          "Query schema: {}\nSink schema:  {}",
                          table->name, sink_type.names[i], i, schemaText(input->row_type), schemaText(sink_type)));
-      ref = makeCast(ref, target.withNullable(from.nullable));
+      ref = makeCast(ref, target.withNullable(from.nullable), config.get(options::kLocalTimeZone));
       identity = false;
     }
     projections.push_back(ref);

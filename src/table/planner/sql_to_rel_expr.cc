@@ -1,6 +1,7 @@
 #include "table/planner/sql_to_rel.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,7 +20,7 @@ namespace {
 /// Flink built-ins the engine does not have yet: named as such rather than as unknown functions.
 bool isFlinkBuiltinFunction(const std::string& name) {
   static const char* const kNames[] = {
-      "TO_TIMESTAMP_LTZ", "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "STR_TO_MAP",
+      "ROW", "ARRAY", "MAP", "CARDINALITY", "ELEMENT", "STR_TO_MAP",
       "COLLECT", "ROW_NUMBER",
       "RANK", "DENSE_RANK", "LAG", "LEAD", "PROCTIME", "CURRENT_WATERMARK", "SOURCE_WATERMARK"};
   for (const char* n : kNames)
@@ -181,8 +182,87 @@ bool SqlToRelConverter::Impl::parseTimestampLiteral(const std::string& s, int64_
   return true;
 }
 
+namespace {
+
+bool isLtz(const ExprPtr& e) { return e->type.id == TypeId::kTimestampLtz; }
+
+/// The functions that read calendar or clock fields: on a TIMESTAMP_LTZ they read the session zone's
+/// wall clock (Flink converts with the session zone), so their argument `index` is cast to TIMESTAMP.
+std::optional<size_t> fieldArgument(ScalarOp op, size_t num_args) {
+  switch (op) {
+    case ScalarOp::kExtract: return 1;
+    case ScalarOp::kHour: case ScalarOp::kMinute: case ScalarOp::kSecond: case ScalarOp::kYear: case ScalarOp::kMonth:
+    case ScalarOp::kDayOfMonth: case ScalarOp::kDayOfWeek: case ScalarOp::kDayOfYear: case ScalarOp::kWeek:
+    case ScalarOp::kQuarter: case ScalarOp::kDateFormat:
+      return 0;
+    case ScalarOp::kFloor: case ScalarOp::kCeil:
+      if (num_args == 2) return 0;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+/// Operators whose arguments must share a type: a TIMESTAMP among TIMESTAMP_LTZ values is cast to
+/// TIMESTAMP_LTZ (Flink's implicit cast, LogicalTypeMerging's common type). Returns the positions to
+/// unify (CASE: its values, not its conditions).
+std::vector<size_t> unifiedArguments(ScalarOp op, size_t n) {
+  std::vector<size_t> out;
+  switch (op) {
+    case ScalarOp::kEquals: case ScalarOp::kNotEquals: case ScalarOp::kLessThan: case ScalarOp::kLessThanOrEqual:
+    case ScalarOp::kGreaterThan: case ScalarOp::kGreaterThanOrEqual: case ScalarOp::kBetween:
+    case ScalarOp::kNotBetween: case ScalarOp::kIn: case ScalarOp::kNotIn: case ScalarOp::kCoalesce:
+    case ScalarOp::kGreatest: case ScalarOp::kLeast: case ScalarOp::kIsDistinctFrom:
+    case ScalarOp::kIsNotDistinctFrom: case ScalarOp::kNullIf: case ScalarOp::kIfNull:
+      for (size_t i = 0; i < n; ++i) out.push_back(i);
+      break;
+    case ScalarOp::kCase:
+      for (size_t i = 1; i < n; i += 2) out.push_back(i);
+      if (n % 2 == 1) out.push_back(n - 1);
+      break;
+    case ScalarOp::kIf:
+      if (n == 3) out = {1, 2};
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
 ExprPtr SqlToRelConverter::Impl::call(const sql::Expr& at, ScalarOp op, std::vector<ExprPtr> args) const {
   try {
+    const std::string zone = config.get(options::kLocalTimeZone);
+    if (auto k = fieldArgument(op, args.size()); k && *k < args.size() && isLtz(args[*k])) {
+      const int32_t p = args[*k]->type.precision;
+      args[*k] = makeCast(args[*k], LogicalType::timestamp(p, args[*k]->type.nullable), zone);
+      ExprPtr r = makeCall(op, std::move(args));
+      // FLOOR / CEIL of a TIMESTAMP_LTZ is a TIMESTAMP_LTZ: the local boundary as an instant again.
+      if (op == ScalarOp::kFloor || op == ScalarOp::kCeil) r = makeCast(r, LogicalType::timestampLtz(p, r->type.nullable), zone);
+      return r;
+    }
+    if (op == ScalarOp::kTimestampAdd && args.size() == 3 && isLtz(args[2]) && args[0]->kind == ExprKind::kLiteral &&
+        std::holds_alternative<std::string>(args[0]->literal)) {
+      // Adding months moves the wall clock of the session zone (the day clamped), then back to an instant;
+      // smaller units add their milliseconds to the instant.
+      const std::string& u = std::get<std::string>(args[0]->literal);
+      const bool months = u == "MONTH" || u == "QUARTER" || u == "YEAR" || u == "SQL_TSI_MONTH" ||
+                          u == "SQL_TSI_QUARTER" || u == "SQL_TSI_YEAR" || u == "DECADE" || u == "CENTURY" ||
+                          u == "MILLENNIUM";
+      if (months) {
+        const LogicalType t = args[2]->type;
+        args[2] = makeCast(args[2], LogicalType::timestamp(t.precision, t.nullable), zone);
+        ExprPtr r = makeCall(op, std::move(args));
+        return makeCast(r, LogicalType::timestampLtz(t.precision, r->type.nullable), zone);
+      }
+    }
+    const std::vector<size_t> unified = unifiedArguments(op, args.size());
+    const bool any_ltz = std::any_of(unified.begin(), unified.end(), [&](size_t i) { return isLtz(args[i]); });
+    if (any_ltz) {
+      for (size_t i : unified)
+        if (args[i]->type.id == TypeId::kTimestamp)
+          args[i] = makeCast(args[i], LogicalType::timestampLtz(args[i]->type.precision, args[i]->type.nullable), zone);
+    }
     return makeCall(op, std::move(args));
   } catch (const SqlError&) {
     throw;
@@ -243,7 +323,7 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
         if (right || left) {
           const sql::Expr& iv = *e.children[right ? 1 : 0];
           ExprPtr x = sub(right ? 0 : 1);
-          if (x->type.id != TypeId::kDate && x->type.id != TypeId::kTimestamp)
+          if (x->type.id != TypeId::kDate && !x->type.isTimestampFamily())
             fail(e.pos, fmt::format("Cannot apply '{}' to arguments of type '<{}> {} <INTERVAL {}>'. A year-month "
                                     "interval can be added to or subtracted from a DATE or TIMESTAMP",
                                     sql::binaryOpToString(e.binary_op), x->type.withNullable(true).toString(),
@@ -305,7 +385,8 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       try {
         LogicalType target =
             e.cast_type.withNullable(e.cast_type.nullable && v->type.nullable ? true : e.cast_type.nullable);
-        return e.try_cast ? makeTryCast(v, target) : makeCast(v, target);
+        const std::string zone = config.get(options::kLocalTimeZone);
+        return e.try_cast ? makeTryCast(v, target, zone) : makeCast(v, target, zone);
       } catch (const SqlError&) {
         throw;
       } catch (const UserError& err) {

@@ -42,6 +42,8 @@ std::optional<LogicalType> leastRestrictive(const LogicalType& a, const LogicalT
   }
   if (a.id == TypeId::kTimestamp && b.id == TypeId::kTimestamp)
     return LogicalType::timestamp(std::max(a.precision, b.precision), nullable);
+  if (a.id == TypeId::kTimestampLtz && b.id == TypeId::kTimestampLtz)
+    return LogicalType::timestampLtz(std::max(a.precision, b.precision), nullable);
   int ra = numericRank(a.id), rb = numericRank(b.id);
   if (ra && rb) {
     if (a.id == TypeId::kDouble || b.id == TypeId::kDouble) return LogicalType::doubleType(nullable);
@@ -64,7 +66,9 @@ bool canAssign(const LogicalType& from, const LogicalType& to) {
   if (from.id == TypeId::kNull) return true;
   if (from.sameRoot(to)) return true;
   if (from.isString() && to.isString()) return true;
-  if (from.id == TypeId::kTimestamp && to.id == TypeId::kTimestamp) return true;
+  // LogicalTypeCasts: TIMESTAMP and TIMESTAMP_LTZ cast implicitly into each other (through the
+  // session zone: the caller passes it to makeCast).
+  if (from.isTimestampFamily() && to.isTimestampFamily()) return true;
   int rf = numericRank(from.id), rt = numericRank(to.id);
   if (rf && rt) {
     // Flink's LogicalTypeCasts: everything numeric casts implicitly to DOUBLE, all but DOUBLE to FLOAT,

@@ -48,7 +48,7 @@ DeduplicateOperator::DeduplicateOperator(RowType input_type, RankSpec spec) {
     SLUICE_USER_CHECK(impl_->spec.order.size() == 1, "row-time deduplication needs one ORDER BY column");
     const int c = impl_->spec.order[0].column;
     SLUICE_USER_CHECK(c >= 0 && static_cast<size_t>(c) < input_type.size(), "row-time column {} out of range", c);
-    SLUICE_USER_CHECK(input_type.types[static_cast<size_t>(c)].id == types::TypeId::kTimestamp,
+    SLUICE_USER_CHECK(input_type.types[static_cast<size_t>(c)].isTimestampFamily(),
                       "row-time column {} is not a TIMESTAMP", c);
     impl_->rowtime_column = c;
   }

@@ -123,7 +123,7 @@ void checkSpec(const RowType& left, const RowType& right, const JoinSpec& spec, 
       SLUICE_USER_CHECK(c >= 0 && static_cast<size_t>(c) < t.size(), "{} time column {} out of range (row of {})",
                         what, c, t.size());
       const auto id = t.types[static_cast<size_t>(c)].id;
-      SLUICE_USER_CHECK(id == types::TypeId::kTimestamp || id == types::TypeId::kBigInt,
+      SLUICE_USER_CHECK(id == types::TypeId::kTimestamp || id == types::TypeId::kTimestampLtz || id == types::TypeId::kBigInt,
                         "{} time column {} must be a TIMESTAMP, but is {}", what, c,
                         t.types[static_cast<size_t>(c)].toString());
     };

@@ -79,7 +79,7 @@ void validate(const RowType& input, const OverSpec& s) {
   SLUICE_USER_CHECK(s.time_column >= 0 && static_cast<size_t>(s.time_column) < input.size(),
                     "OVER time column {} out of range (input has {} columns)", s.time_column, input.size());
   const auto id = input.types[static_cast<size_t>(s.time_column)].id;
-  SLUICE_USER_CHECK(id == types::TypeId::kTimestamp || id == types::TypeId::kBigInt,
+  SLUICE_USER_CHECK(id == types::TypeId::kTimestamp || id == types::TypeId::kTimestampLtz || id == types::TypeId::kBigInt,
                     "OVER time column {} must be a TIMESTAMP, but is {}", s.time_column,
                     input.types[static_cast<size_t>(s.time_column)].toString());
   SLUICE_USER_CHECK(s.unbounded || s.preceding >= 0, "OVER frame offset must be >= 0, but is {}", s.preceding);

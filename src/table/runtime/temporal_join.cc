@@ -59,8 +59,8 @@ void checkSpec(const RowType& left, const RowType& right, const TemporalJoinSpec
   for (int c : spec.right_keys) inRange(c, right, "right join key");
   inRange(spec.left_time, left, "left time");
   inRange(spec.right_time, right, "right time");
-  SLUICE_USER_CHECK(left.types[static_cast<size_t>(spec.left_time)].id == types::TypeId::kTimestamp &&
-                        right.types[static_cast<size_t>(spec.right_time)].id == types::TypeId::kTimestamp,
+  SLUICE_USER_CHECK(left.types[static_cast<size_t>(spec.left_time)].isTimestampFamily() &&
+                        right.types[static_cast<size_t>(spec.right_time)].isTimestampFamily(),
                     "temporal join time columns must be TIMESTAMP");
   if (spec.non_equi_condition)
     SLUICE_USER_CHECK(spec.non_equi_condition->type.id == types::TypeId::kBoolean,

@@ -618,19 +618,29 @@ types::LogicalType Parser::parseType() {
       p = static_cast<int32_t>(expectInteger("TIMESTAMP precision", 0, 9));
       expectSymbol(")");
     }
+    bool local_zone = false;
     if (peek().isWord("WITH")) {
       next();
-      if (peek().isWord("LOCAL")) unsupported(t, "type TIMESTAMP WITH LOCAL TIME ZONE");
-      unsupported(t, "type TIMESTAMP WITH TIME ZONE");
-    }
-    if (acceptWord("WITHOUT")) {
+      if (!peek().isWord("LOCAL")) unsupported(t, "type TIMESTAMP WITH TIME ZONE");
+      next();
+      expectWord("TIME");
+      expectWord("ZONE");
+      local_zone = true;
+    } else if (acceptWord("WITHOUT")) {
       expectWord("TIME");
       expectWord("ZONE");
     }
-    type = LogicalType::timestamp(p);
+    type = local_zone ? LogicalType::timestampLtz(p) : LogicalType::timestamp(p);
+  } else if (u == "TIMESTAMP_LTZ") {
+    int32_t p = 6;  // Flink's TIMESTAMP_LTZ = TIMESTAMP_LTZ(6)
+    if (acceptSymbol("(")) {
+      p = static_cast<int32_t>(expectInteger("TIMESTAMP_LTZ precision", 0, 9));
+      expectSymbol(")");
+    }
+    type = LogicalType::timestampLtz(p);
   } else if (u == "ROW") {
     type = parseRowFields();
-  } else if (u == "TIMESTAMP_LTZ" || u == "BYTES" || u == "BINARY" ||
+  } else if (u == "BYTES" || u == "BINARY" ||
              u == "VARBINARY" || u == "ARRAY" || u == "MAP" || u == "MULTISET" || u == "RAW" ||
              u == "INTERVAL" || u == "NULL") {
     unsupported(t, "type " + u);
