@@ -719,8 +719,9 @@ void KafkaTableSource::applyReadableMetadata(const std::vector<table::MetadataCo
       m = KafkaMetadata::kOffset;
       ok = id == TypeId::kBigInt;
     } else if (c.key == "timestamp") {
+      // Flink's type is TIMESTAMP_LTZ(3); a TIMESTAMP(3) column gets the UTC wall clock of the instant.
       m = KafkaMetadata::kTimestamp;
-      ok = id == TypeId::kTimestamp;
+      ok = id == TypeId::kTimestampLtz || id == TypeId::kTimestamp;
     }
     if (!ok)
       throw UserError(fmt::format("Metadata column '{}' of table '{}' cannot hold Kafka's '{}' metadata: the type is {} "

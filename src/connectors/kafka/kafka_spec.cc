@@ -124,7 +124,7 @@ std::map<std::string, types::LogicalType> readableKafkaMetadata() {
   return {{"topic", types::LogicalType::string(false)},
           {"partition", types::LogicalType::integer(false)},
           {"offset", types::LogicalType::bigint(false)},
-          {"timestamp", types::LogicalType::timestamp(3, false)},
+          {"timestamp", types::LogicalType::timestampLtz(3, false)},
           {"timestamp-type", types::LogicalType::string(false)}};
 }
 

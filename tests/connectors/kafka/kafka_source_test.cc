@@ -183,22 +183,29 @@ TEST(KafkaSourceTest, MetadataColumns) {
   for (int p = 0; p < 2; ++p)
     for (int o = 0; o < 3; ++o) records.push_back(valueRecord(std::to_string(p * 10 + o), p, 5000 + 100 * p + o));
   c.produce("m", records);
-  auto lines = runSql(fmt::format(
-      "CREATE TABLE t (v INT, part INT METADATA FROM 'partition' VIRTUAL, `offset` BIGINT METADATA VIRTUAL, "
-      "ts TIMESTAMP(3) METADATA FROM 'timestamp', tp STRING METADATA FROM 'topic' VIRTUAL) WITH ("
-      "'connector' = 'kafka', 'topic' = 'm', 'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
-      "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset');\n"
-      "SELECT v, part, `offset`, ts, tp, v - 10 * part - `offset` AS zero FROM t;",
-      c.bootstrapServers()));
-  std::sort(lines.begin(), lines.end());
-  std::vector<std::string> want;
-  for (int p = 0; p < 2; ++p)
-    for (int o = 0; o < 3; ++o)
-      // 5000 + 100 p + o ms after the epoch, printed as Flink prints a TIMESTAMP (no fraction when whole).
-      want.push_back(fmt::format("+I[{}, {}, {}, 1970-01-01T00:00:05{}, m, 0]", p * 10 + o, p, o,
-                                 p == 0 && o == 0 ? "" : fmt::format(".{}{:02d}", p, o)));
-  std::sort(want.begin(), want.end());
-  EXPECT_EQ(lines, want);
+  // Flink's type of 'timestamp' is TIMESTAMP_LTZ(3), printed as the UTC instant; a TIMESTAMP(3) column
+  // holds the instant's UTC wall clock.
+  for (const bool ltz : {true, false}) {
+    auto lines = runSql(fmt::format(
+        "CREATE TABLE t (v INT, part INT METADATA FROM 'partition' VIRTUAL, `offset` BIGINT METADATA VIRTUAL, "
+        "ts {} METADATA FROM 'timestamp', tp STRING METADATA FROM 'topic' VIRTUAL) WITH ("
+        "'connector' = 'kafka', 'topic' = 'm', 'properties.bootstrap.servers' = '{}', 'format' = 'csv', "
+        "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset');\n"
+        "SELECT v, part, `offset`, ts, tp, v - 10 * part - `offset` AS zero FROM t;",
+        ltz ? "TIMESTAMP_LTZ(3)" : "TIMESTAMP(3)", c.bootstrapServers()));
+    std::sort(lines.begin(), lines.end());
+    std::vector<std::string> want;
+    for (int p = 0; p < 2; ++p)
+      for (int o = 0; o < 3; ++o) {
+        // 5000 + 100 p + o ms after the epoch: a TIMESTAMP prints no fraction when whole, an instant
+        // always has its seconds and a 'Z'.
+        const std::string frac = p == 0 && o == 0 ? "" : fmt::format(".{}{:02d}", p, o);
+        want.push_back(fmt::format("+I[{}, {}, {}, 1970-01-01T00:00:05{}{}, m, 0]", p * 10 + o, p, o, frac,
+                                   ltz ? "Z" : ""));
+      }
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(lines, want) << (ltz ? "TIMESTAMP_LTZ(3)" : "TIMESTAMP(3)");
+  }
 }
 
 TEST(KafkaSourceTest, UnknownMetadataKeyAndBadTypeAreErrors) {
