@@ -176,19 +176,26 @@ std::string triggerId(const std::string& body, const rest::RestClient& client, c
   return t["request-id"].get<std::string>();
 }
 
+/// POSTs a savepoint-taking operation (savepoint or stop) and waits for its location; any failure is
+/// rethrown as UserError prefixed with `failure` (the wording of Flink's CLI for that command).
+std::string runSavepointOperation(rest::RestClient& client, const std::string& id, const std::string& path,
+                                  const json& body, std::chrono::milliseconds timeout, const std::string& failure) {
+  try {
+    return awaitSavepoint(client, id, triggerId(client.post(path, body.dump()), client, "POST " + path), timeout);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("{}: {}", failure, e.what()));
+  }
+}
+
 int savepointJob(rest::RestClient& client, const std::string& id, const std::string& dir,
                  std::chrono::milliseconds timeout) {
   std::printf("Triggering savepoint for job %s.\n", id.c_str());
   std::printf("Waiting for response...\n");
   std::fflush(stdout);
-  std::string location;
-  try {
-    const json body{{"target-directory", dir.empty() ? json() : json(dir)}, {"cancel-job", false}};
-    const std::string path = fmt::format("/jobs/{}/savepoints", id);
-    location = awaitSavepoint(client, id, triggerId(client.post(path, body.dump()), client, "POST " + path), timeout);
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("Failed to trigger a savepoint for the job {}: {}", id, e.what()));
-  }
+  const json body{{"target-directory", dir.empty() ? json() : json(dir)}, {"cancel-job", false}};
+  const std::string location =
+      runSavepointOperation(client, id, fmt::format("/jobs/{}/savepoints", id), body, timeout,
+                            fmt::format("Failed to trigger a savepoint for the job {}", id));
   std::printf("Savepoint completed. Path: %s\n", location.c_str());
   std::printf("You can resume your program from this savepoint with the run command.\n");
   return 0;
@@ -198,14 +205,10 @@ int stopJob(rest::RestClient& client, const std::string& id, const std::string& 
             std::chrono::milliseconds timeout) {
   std::printf("%s job \"%s\" with a CANONICAL savepoint.\n", drain ? "Draining" : "Suspending", id.c_str());
   std::fflush(stdout);
-  std::string location;
-  try {
-    const json body{{"targetDirectory", dir.empty() ? json() : json(dir)}, {"drain", drain}};
-    const std::string path = fmt::format("/jobs/{}/stop", id);
-    location = awaitSavepoint(client, id, triggerId(client.post(path, body.dump()), client, "POST " + path), timeout);
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("Could not stop with a savepoint job \"{}\": {}", id, e.what()));
-  }
+  const json body{{"targetDirectory", dir.empty() ? json() : json(dir)}, {"drain", drain}};
+  const std::string location =
+      runSavepointOperation(client, id, fmt::format("/jobs/{}/stop", id), body, timeout,
+                            fmt::format("Could not stop with a savepoint job \"{}\"", id));
   std::printf("Savepoint completed. Path: %s\n", location.c_str());
   return 0;
 }

@@ -453,7 +453,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // CLI11 gives each kind of usage error its own status (105, 109, ...); Flink's CLI exits 1 for every
     // failure, so scripts only need to test for non-zero. --help and --version still exit 0.
-    return app.exit(e) == 0 ? 0 : 1;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "Error: %s\nRun with --help for more information.\n", e.what());
+    return 1;
   }
   try {
     if (*run) return runCommand(run_opts, metrics_path);

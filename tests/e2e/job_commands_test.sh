@@ -103,7 +103,7 @@ def expect_error(args, needle):
     r = cli(*args, rc=1)
     if needle not in r.stderr:
         fail(f"sluice {' '.join(args)}: stderr lacks {needle!r}:\n{r.stderr}")
-expect_error(["list", "--bogus", *m], "--bogus")
+expect_error(["list", "--bogus", *m], "Error: The following argument was not expected: --bogus")
 expect_error(["cancel", *m], "Missing JobID")
 expect_error(["savepoint", *m, "not-a-job-id"], 'Cannot parse JobID from "not-a-job-id"')
 unknown = "0123456789abcdef0123456789abcdef"
