@@ -339,15 +339,6 @@ class JobHandle::State {
                                     options::kCheckpointingIntervalDuringBacklog.key(), *cc.interval_during_backlog_ms,
                                     options::kCheckpointingInterval.key(), cc.interval_ms));
     }
-    // Not yet: a source whose input ends in backlog waits for a final checkpoint (FLIP-147) that no backlog
-    // lets start, and the lag-based status only ends with the lag. Refused rather than left to hang.
-    if (cc.interval_during_backlog_ms == 0 && config.getOptional(options::kBacklogWatermarkLagThreshold)) {
-      throw ConfigError(fmt::format(
-          "Configuration key '{}' with '{}' = 0 is not supported yet while checkpointing is on ('{}'): a source "
-          "that ends its input in backlog would wait for a final checkpoint forever. Unset one of them.",
-          options::kBacklogWatermarkLagThreshold.key(), options::kCheckpointingIntervalDuringBacklog.key(),
-          options::kCheckpointingInterval.key()));
-    }
     cc.timeout_ms = config.get(options::kCheckpointingTimeout);
     cc.min_pause_ms = config.get(options::kMinPauseBetweenCheckpoints);
     cc.max_concurrent = config.get(options::kMaxConcurrentCheckpoints);

@@ -249,6 +249,25 @@ TEST(BacklogStatusTest, AFailureDuringBacklogRestartsFromTheLastCheckpointBefore
   EXPECT_EQ(std::vector<int64_t>(got.begin(), got.begin() + 30), tagged(1, 30, false));
 }
 
+// Before the fix this job never ended: the enumerator reports backlog to the end, so its source subtasks
+// waited for a final checkpoint (FLIP-147) that no checkpoint during backlog (interval 0) let start. A
+// source whose subtasks all reached their end of input processes no backlog.
+TEST(BacklogStatusTest, ASourceWhoseEnumeratorStaysInBacklogToTheEndFinishesWhileCheckpointing) {
+  Configuration config;
+  config.set("parallelism.default", "2");
+  config.set("execution.checkpointing.interval", "20ms");
+  config.set("execution.checkpointing.interval-during-backlog", "0");
+  StreamExecutionEnvironment env(std::move(config));
+  // live_from 0: no split starts there, the backlog never ends.
+  auto source = std::make_shared<TaggedNumbers>(
+      std::vector<std::pair<int, RangeSplit>>{{0, {1, 20, std::nullopt}}, {1, {21, 40, std::nullopt}}}, 0);
+  auto values = env.fromSource(source, WatermarkStrategy<int64_t>::noWatermarks(), "tagged").collect();
+  env.execute();
+  std::vector<int64_t> got = values->values();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, tagged(1, 40, true));
+}
+
 // A history of three elements, then two lines of a file.
 std::shared_ptr<const HybridSource<std::string, RangeSplit>> historyThenFile(const std::string& path) {
   {

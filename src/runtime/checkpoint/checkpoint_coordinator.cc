@@ -39,6 +39,7 @@ CheckpointCoordinator::CheckpointCoordinator(const graph::JobGraph& job, std::st
     num_tasks_ += v.parallelism;
   }
   final_states_.resize(static_cast<size_t>(num_tasks_));
+  input_ended_.assign(static_cast<size_t>(num_tasks_), 0);
   for (size_t v = 0; v < job_.vertices.size(); ++v) {
     for (const graph::ChainedOperator& op : job_.vertices[v].operators) {
       vertex_of_uid_[op.uid.empty() ? op.name : op.uid] = static_cast<int>(v);
@@ -91,7 +92,10 @@ void CheckpointCoordinator::restartTasks(const std::vector<int>& vertices) {
     for (int64_t id : ids) abortLocked(id, "the job is failing over", false);
     completed_ready_.clear();
     for (int v : vertices) {
-      for (int s = 0; s < job_.vertices[static_cast<size_t>(v)].parallelism; ++s) final_states_[taskIndex(v, s)].reset();
+      for (int s = 0; s < job_.vertices[static_cast<size_t>(v)].parallelism; ++s) {
+        final_states_[taskIndex(v, s)].reset();
+        input_ended_[taskIndex(v, s)] = 0;
+      }
     }
     suspended_ = false;
     scheduleFromLocked(now(), currentIntervalLocked());
@@ -251,27 +255,7 @@ void CheckpointCoordinator::reportFinalState(int vertex, int subtask, TaskStateS
       ackLocked(*p, vertex, subtask, state);
     }
     final_states_[idx] = std::move(state);
-    // A finished source processes no backlog: its last report no longer holds checkpoints back (its
-    // tasks wait for a final checkpoint).
-    const int v = vertex;
-    const int parallelism = job_.vertices[static_cast<size_t>(v)].parallelism;
-    bool all_finished = true;
-    for (int s = 0; s < parallelism && all_finished; ++s) all_finished = final_states_[taskIndex(v, s)].has_value();
-    if (all_finished && !backlog_sources_.empty()) {
-      for (const graph::ChainedOperator& op : job_.vertices[static_cast<size_t>(v)].operators) {
-        const std::string uid = op.uid.empty() ? op.name : op.uid;
-        size_t erased = backlog_sources_.erase(uid);
-        // The per-subtask reports of the operator ("<uid>#<subtask>", FLIP-328) go too.
-        for (auto it = backlog_sources_.lower_bound(uid + "#"); it != backlog_sources_.end() && it->rfind(uid + "#", 0) == 0;) {
-          it = backlog_sources_.erase(it);
-          ++erased;
-        }
-        if (erased > 0 && backlog_sources_.empty() && config_.interval_during_backlog_ms) {
-          next_trigger_ = now();
-          poked_ = true;
-        }
-      }
-    }
+    endInputLocked(vertex, subtask);
     // A pending checkpoint started while this task ran; its consumers that now have no running producer
     // will never see its barrier from it: trigger them (FLIP-147), or the checkpoint would wait for them
     // until it expires.
@@ -298,6 +282,38 @@ bool CheckpointCoordinator::inputsFinishedLocked(int vertex) const {
     }
   }
   return true;
+}
+
+void CheckpointCoordinator::reportEndOfInput(int vertex, int subtask) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    endInputLocked(vertex, subtask);
+  }
+  cv_.notify_all();
+}
+
+void CheckpointCoordinator::endInputLocked(int vertex, int subtask) {
+  input_ended_[taskIndex(vertex, subtask)] = 1;
+  // A finished source processes no backlog: its last report no longer holds checkpoints back (its
+  // tasks wait for a final checkpoint, which may start now).
+  const graph::JobVertex& v = job_.vertices[static_cast<size_t>(vertex)];
+  for (int s = 0; s < v.parallelism; ++s) {
+    if (!input_ended_[taskIndex(vertex, s)]) return;
+  }
+  if (backlog_sources_.empty()) return;
+  for (const graph::ChainedOperator& op : v.operators) {
+    const std::string uid = op.uid.empty() ? op.name : op.uid;
+    size_t erased = backlog_sources_.erase(uid);
+    // The per-subtask reports of the operator ("<uid>#<subtask>", FLIP-328) go too.
+    for (auto it = backlog_sources_.lower_bound(uid + "#"); it != backlog_sources_.end() && it->rfind(uid + "#", 0) == 0;) {
+      it = backlog_sources_.erase(it);
+      ++erased;
+    }
+    if (erased > 0 && backlog_sources_.empty() && config_.interval_during_backlog_ms) {
+      next_trigger_ = now();
+      poked_ = true;
+    }
+  }
 }
 
 void CheckpointCoordinator::requestCheckpoint() {

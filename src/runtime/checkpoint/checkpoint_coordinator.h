@@ -20,7 +20,8 @@
 /// counted from the last periodic trigger; with 0 no checkpoint or savepoint starts at all, also not one
 /// already scheduled or requested before backlog began (FLINK-39108). When the last source leaves backlog
 /// the next checkpoint is triggered at once, then the regular interval applies. A source whose subtasks
-/// have all finished no longer counts as backlog. Reports survive a failover: the restarted sources'
+/// have all reached the end of their input (reportEndOfInput) no longer counts as backlog, so a bounded
+/// source that ends in backlog gets its final checkpoint (FLIP-147). Reports survive a failover: the restarted sources'
 /// enumerators report again.
 ///
 /// Threading: thread-safe. Acknowledgements come from task threads; finalization, storage and
@@ -164,6 +165,7 @@ class CheckpointCoordinator final : public CheckpointResponder {
   void reportFinalState(int vertex, int subtask, TaskStateSnapshot state,
                         const CheckpointMetrics& metrics = {}) override;
   void requestCheckpoint() override;
+  void reportEndOfInput(int vertex, int subtask) override;
 
  private:
   struct Pending;
@@ -173,6 +175,9 @@ class CheckpointCoordinator final : public CheckpointResponder {
   Clock::time_point now() const { return hooks_.clock ? hooks_.clock() : Clock::now(); }
   /// Caller holds mu_. The periodic interval in force (ms; <= 0: no periodic checkpoints now).
   int64_t currentIntervalLocked() const;
+  /// Caller holds mu_. Task (`vertex`, `subtask`) ended its input: once every subtask of `vertex` has,
+  /// the backlog reports of its operators go (a finished source processes no backlog).
+  void endInputLocked(int vertex, int subtask);
   /// Caller holds mu_. True while no checkpoint may start (backlog with interval-during-backlog 0).
   bool backlogBlocksLocked() const;
   /// Caller holds mu_. The next periodic trigger comes `interval_ms` after `from`.
@@ -208,6 +213,7 @@ class CheckpointCoordinator final : public CheckpointResponder {
   int64_t next_id_ = 1;
   std::map<int64_t, std::unique_ptr<Pending>> pending_;
   std::vector<std::optional<TaskStateSnapshot>> final_states_;  ///< by task index; set once finished
+  std::vector<char> input_ended_;  ///< by task index; 1 once the task reached its end of input
   std::vector<int64_t> completed_ready_;  ///< ids fully acknowledged, to be finalized
   std::map<int64_t, std::string> outcomes_;  ///< id -> "ok:<path>" or "failed:<reason>", for awaitCheckpoint
   std::shared_ptr<const CompletedCheckpoint> latest_;

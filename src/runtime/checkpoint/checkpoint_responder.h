@@ -55,6 +55,13 @@ class CheckpointResponder : public BacklogStatusListener {
   /// The subtask reached the end of its input and waits for a checkpoint to complete (its final one): a
   /// checkpoint should start as soon as min-pause and the concurrency limit allow. Default: none.
   virtual void requestCheckpoint() {}
+  /// The subtask (`vertex`, `subtask`) reached the end of its input, before its final checkpoint: a
+  /// source whose subtasks have all ended processes no backlog, so its backlog reports (FLIP-309) no
+  /// longer hold checkpoints back, and its final checkpoint can start. Default: nothing.
+  virtual void reportEndOfInput(int vertex, int subtask) {
+    (void)vertex;
+    (void)subtask;
+  }
 };
 
 }  // namespace sluice::runtime::checkpoint

@@ -425,8 +425,13 @@ class TimestampsAndWatermarksOperator final : public ObjectOperator {
       status_.markActive(output_);
     }
     generator_.onBatch(batch->as<T>());
+    const std::optional<int64_t> wm = batch_mode_ ? std::nullopt : generator_.nextWatermark();
+    if (wm) {
+      // Records before the first watermark are backlog when that watermark lags (FLIP-328).
+      if (auto a = backlog_.beforeFirstRecords(*wm, ctx_.processing_time_service)) output_->emitRecordAttributes(*a);
+    }
     emit(std::move(batch));
-    if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) {
+    if (wm) {
       output_->emitWatermark(Watermark{*wm});
       if (auto a = backlog_.onWatermark(*wm, ctx_.processing_time_service)) output_->emitRecordAttributes(*a);
     }
@@ -435,7 +440,9 @@ class TimestampsAndWatermarksOperator final : public ObjectOperator {
     if (mark.timestamp != Watermark::kMaxTimestamp) return;
     status_.markActive(output_);
     output_->emitWatermark(mark);
+    endBacklog();
   }
+  void endInput() override { endBacklog(); }
   void processWatermarkStatus(WatermarkStatus) override {}
   void close() override {
     closed_ = true;
@@ -443,6 +450,10 @@ class TimestampsAndWatermarksOperator final : public ObjectOperator {
   }
 
  private:
+  // The final watermark or the end of input: the lag ends (FLIP-328).
+  void endBacklog() {
+    if (auto a = backlog_.endOfInput()) output_->emitRecordAttributes(*a);
+  }
   void scheduleIdleCheck(int64_t now_ms) {
     ProcessingTimeService* timers = ctx_.processing_time_service;
     timers->registerTimer(now_ms + IdlenessTimer::checkIntervalMs(idleness_.timeoutMs()), [this, timers](int64_t) {

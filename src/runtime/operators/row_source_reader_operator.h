@@ -114,6 +114,10 @@ class RowSourceReaderOperator : public SourceOperator {
   void snapshotState(int64_t checkpoint_id) override { split_state_.snapshot(checkpoint_id, *reader_); }
   /// Forwarded to the reader (Kafka commits its offsets there).
   void notifyCheckpointComplete(int64_t checkpoint_id) override { reader_->notifyCheckpointComplete(checkpoint_id); }
+  /// A finished source processes no backlog: RecordAttributes(not backlog) when it last announced backlog.
+  void endInput() override {
+    if (auto attributes = backlog_status_.endOfInput()) output_->emitRecordAttributes(*attributes);
+  }
 
   /// Hands a backlog status the enumerator reported since the last call to the reader (FLIP-309).
   void pickUpBacklogStatus() {
@@ -156,7 +160,17 @@ class RowSourceReaderOperator : public SourceOperator {
   }
 
   void emit(const std::string& split_id, types::RowBatch batch) {
-    if (generator_) split_watermarks_.onBatch(split_id, generator_->evaluate(batch), activityMs());
+    if (generator_) {
+      const std::optional<int64_t> candidate = generator_->evaluate(batch);
+      split_watermarks_.onBatch(split_id, candidate, activityMs());
+      // Before the first watermark: rows whose own watermark lags are backlog (the subtask's watermark,
+      // the minimum over its splits, lags at least as much).
+      if (candidate) {
+        if (auto a = backlog_status_.beforeFirstRecords(*candidate, ctx_.processing_time_service)) {
+          downstream([&] { output_->emitRecordAttributes(*a); });
+        }
+      }
+    }
     markActive();
     downstream([&] { output_->collect(std::move(batch)); });
   }

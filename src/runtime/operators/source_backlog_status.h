@@ -7,7 +7,11 @@
 ///    to backlog: once the lag has fallen to the threshold it decides nothing any more.
 /// The owner emits RecordAttributes when a call returns a change. Once the threshold is set, the first
 /// watermark always yields a status (backlog or not), so a consumer's RecordAttributesCombiner hears from
-/// every channel and can leave backlog. Threading: the task thread only.
+/// every channel and can leave backlog. Records that go out before the first watermark are backlog when
+/// the watermark they yield lags (beforeFirstRecords), so a source that starts in backlog is sorted from
+/// its first record. A source whose input ended (or whose final watermark came) processes no backlog
+/// any more (endOfInput): its gauge drops to 0 and the coordinator stops holding checkpoints back for it.
+/// Threading: the task thread only.
 
 #include <atomic>
 #include <cstdint>
@@ -58,6 +62,7 @@ class SourceBacklogStatus {
   /// when the status changed (or was first defined).
   std::optional<RecordAttributes> onWatermark(int64_t watermark, int64_t now_ms) {
     if (!lag_threshold_ms_ || lag_done_) return std::nullopt;
+    lag_seen_ = true;
     const bool behind = now_ms - watermark > *lag_threshold_ms_;
     if (!behind) lag_done_ = true;
     lag_backlog_ = behind;
@@ -67,6 +72,29 @@ class SourceBacklogStatus {
   std::optional<RecordAttributes> onWatermark(int64_t watermark, const ProcessingTimeService* timers) {
     if (!lag_threshold_ms_ || lag_done_ || timers == nullptr) return std::nullopt;
     return onWatermark(watermark, timers->currentProcessingTime());
+  }
+  /// Records are about to go out whose watermark will be `candidate` (or not below it) at processing time
+  /// `now_ms`. Before the first watermark only (the lag is undefined until then): when the candidate lags
+  /// by more than the threshold the records are backlog, and the attributes to emit before them are
+  /// returned; otherwise the first watermark decides as usual.
+  std::optional<RecordAttributes> beforeFirstRecords(int64_t candidate, int64_t now_ms) {
+    if (!lag_threshold_ms_ || lag_done_ || lag_seen_ || now_ms - candidate <= *lag_threshold_ms_) return std::nullopt;
+    lag_backlog_ = true;
+    return publish();
+  }
+  /// beforeFirstRecords at the current time of `timers`.
+  std::optional<RecordAttributes> beforeFirstRecords(int64_t candidate, const ProcessingTimeService* timers) {
+    if (!lag_threshold_ms_ || lag_done_ || lag_seen_ || timers == nullptr) return std::nullopt;
+    return beforeFirstRecords(candidate, timers->currentProcessingTime());
+  }
+  /// The input ended, or its final watermark (Long.MAX_VALUE, lag below any threshold) came: nothing more
+  /// is backlog. Returns RecordAttributes(not backlog) when the last status emitted was backlog.
+  std::optional<RecordAttributes> endOfInput() {
+    enumerator_backlog_ = false;
+    lag_backlog_ = false;
+    lag_done_ = true;
+    if (emitted_ != true) return std::nullopt;
+    return publish();
   }
   /// The last status emitted (nullopt: none yet).
   std::optional<bool> emitted() const { return emitted_; }
@@ -85,6 +113,7 @@ class SourceBacklogStatus {
   bool enumerator_backlog_ = false;
   bool lag_backlog_ = false;
   bool lag_done_ = false;
+  bool lag_seen_ = false;  ///< a watermark came: the lag is defined
   std::optional<bool> emitted_;
   checkpoint::BacklogStatusListener* listener_ = nullptr;
   std::string key_;

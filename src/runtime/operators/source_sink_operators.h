@@ -465,8 +465,15 @@ class SourceReaderOperator final : public SourceOperator {
       idleness_.activity();
       status_.markActive(output_);
       generator_.onBatch(*batch);
+      const std::optional<int64_t> wm = batch_mode_ ? std::nullopt : generator_.nextWatermark();
+      if (wm) {
+        // Records before the first watermark are backlog when that watermark lags (FLIP-328).
+        if (auto a = backlog_status_.beforeFirstRecords(*wm, ctx_.processing_time_service)) {
+          output_->emitRecordAttributes(*a);
+        }
+      }
       output_->collectObjects(std::move(batch));
-      if (auto wm = generator_.nextWatermark(); wm && !batch_mode_) {
+      if (wm) {
         output_->emitWatermark(Watermark{*wm});
         if (auto a = backlog_status_.onWatermark(*wm, ctx_.processing_time_service)) output_->emitRecordAttributes(*a);
       }
@@ -488,6 +495,10 @@ class SourceReaderOperator final : public SourceOperator {
       reader_->setIsProcessingBacklog(backlog_);
       if (auto attributes = backlog_status_.setProcessingBacklog(backlog_)) output_->emitRecordAttributes(*attributes);
     }
+  }
+  /// A finished source processes no backlog: RecordAttributes(not backlog) when it last announced backlog.
+  void endInput() override {
+    if (auto attributes = backlog_status_.endOfInput()) output_->emitRecordAttributes(*attributes);
   }
 
   void close() override {

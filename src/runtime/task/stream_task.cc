@@ -499,6 +499,7 @@ void StreamTask::endOfInput() {
     // notification, and a restore never starts from before output this task already committed.
     flushAll();
     const int64_t before_end = last_checkpoint_id_;
+    setup_.checkpoint_responder->reportEndOfInput(setup_.vertex_index, setup_.subtask_index);
     setup_.checkpoint_responder->requestCheckpoint();
     while (last_completed_checkpoint_id_ <= before_end) {
       mailbox_.waitForMail(std::chrono::milliseconds(100));

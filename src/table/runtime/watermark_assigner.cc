@@ -74,6 +74,12 @@ void WatermarkAssignerOperator::processBatch(RowBatch&& batch) {
                "watermark assigner: row-time {} and watermark {} columns must hold ms values",
                rowtime.type().toString(), wm.type().toString());
   current_watermark_ = maxWatermarkOf(rowtime, wm, current_watermark_, &batch);
+  if (current_watermark_ > last_watermark_) {
+    // Rows before the first watermark are backlog when that watermark lags (FLIP-328).
+    if (auto a = backlog_.beforeFirstRecords(current_watermark_, ctx_.processing_time_service)) {
+      output_->emitRecordAttributes(*a);
+    }
+  }
 
   if (output_columns_.empty()) {
     output_->collect(std::move(batch));
@@ -114,11 +120,14 @@ void WatermarkAssignerOperator::processWatermark(runtime::Watermark mark) {
 void WatermarkAssignerOperator::endInput() { emitMax(); }
 
 void WatermarkAssignerOperator::emitMax() {
-  if (current_watermark_ == runtime::Watermark::kMaxTimestamp) return;
-  if (status_ == runtime::WatermarkStatus::kIdle) emitStatus(runtime::WatermarkStatus::kActive);
-  current_watermark_ = runtime::Watermark::kMaxTimestamp;
-  last_watermark_ = current_watermark_;
-  output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
+  if (current_watermark_ != runtime::Watermark::kMaxTimestamp) {
+    if (status_ == runtime::WatermarkStatus::kIdle) emitStatus(runtime::WatermarkStatus::kActive);
+    current_watermark_ = runtime::Watermark::kMaxTimestamp;
+    last_watermark_ = current_watermark_;
+    output_->emitWatermark(runtime::Watermark{runtime::Watermark::kMaxTimestamp});
+  }
+  // The final watermark ends the lag (FLIP-328): a finished input processes no backlog.
+  if (auto a = backlog_.endOfInput()) output_->emitRecordAttributes(*a);
 }
 
 int64_t maxWatermarkOf(const types::Column& rowtime, const types::Column& watermark, int64_t current,

@@ -208,6 +208,30 @@ TEST(CheckpointBacklogTest, AFinishedSourceNoLongerHoldsCheckpointsBack) {
   c.stop();
 }
 
+// A bounded source that ends in backlog waits for its final checkpoint (FLIP-147): the end of input of
+// its subtasks (before any final state) must let that checkpoint start, or the job never ends.
+TEST(CheckpointBacklogTest, ASourceWhoseSubtasksAllEndedTheirInputNoLongerHoldsCheckpointsBack) {
+  const graph::JobGraph g = job();
+  Cluster cluster;
+  CheckpointCoordinator c(g, g.job_id, configWith(100, 0), cluster.hooks());
+  c.start();
+  c.setIsProcessingBacklog("src", true);
+  c.setIsProcessingBacklog("src#1", true);  // subtask 1's watermark lag (FLIP-328)
+  c.reportEndOfInput(0, 0);
+  c.requestCheckpoint();
+  tickThrough(cluster, c, {100, 200});
+  EXPECT_TRUE(cluster.startedSoFar().empty());  // subtask 1 still reads its backlog
+  EXPECT_TRUE(c.isProcessingBacklog());
+  cluster.now_ms = 250;
+  c.reportEndOfInput(0, 1);
+  c.requestCheckpoint();
+  c.awaitClockTick();
+  EXPECT_FALSE(c.isProcessingBacklog());
+  ASSERT_EQ(cluster.startedSoFar(), (std::vector<std::pair<int64_t, int64_t>>{{1, 250}}));
+  acknowledgeAll(c, 1);
+  c.stop();
+}
+
 // The enumerator side: the context reports a change once, to the coordinator and to every reader, and
 // a reader that registers later gets the current status (SourceCoordinatorTest#testSetIsProcessingBacklog).
 TEST(CheckpointBacklogTest, TheEnumeratorContextReportsToTheCoordinatorAndToEveryReader) {
