@@ -1,6 +1,8 @@
 #include "cli/cli_common.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,8 +54,13 @@ std::shared_ptr<table::FactoryRegistry> builtinFactories() {
 std::string readScript(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw UserError(fmt::format("'{}' is a directory, not a SQL file", path));
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("Cannot read SQL file '{}'", path));
+  if (!in) {
+    const int err = errno;
+    throw UserError(err != 0 ? fmt::format("Cannot read SQL file '{}': {}", path, std::strerror(err))
+                             : fmt::format("Cannot read SQL file '{}'", path));
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

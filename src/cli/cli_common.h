@@ -37,7 +37,7 @@ struct CommonOptions {
 /// A registry with every built-in connector and format.
 std::shared_ptr<table::FactoryRegistry> builtinFactories();
 
-/// The whole text of a SQL file. Throws UserError naming the path when it cannot be read.
+/// The whole text of a SQL file. Throws UserError naming the path and the reason (strerror) when it cannot be read.
 std::string readScript(const std::string& path);
 
 }  // namespace sluice::cli

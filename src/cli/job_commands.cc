@@ -249,7 +249,10 @@ int runJobCommand(const JobCommands& cmds, const JobCommandOptions& opts) {
   common.dynamic = opts.dynamic;
   common.conf_dir = opts.conf_dir;
   const Configuration config = common.build();
-  const rest::RestClientOptions client_options = rest::restClientOptions(config, opts.jobmanager);
+  CLI::App* given = *cmds.list ? cmds.list : *cmds.cancel ? cmds.cancel : *cmds.savepoint ? cmds.savepoint : cmds.stop;
+  // -m '' is a mistake (an unset shell variable), not a request for the configured address.
+  const rest::RestClientOptions client_options = rest::restClientOptions(
+      config, given->count("--jobmanager") > 0 ? std::optional<std::string>(opts.jobmanager) : std::nullopt);
   const std::chrono::milliseconds timeout(config.get(rest::kClientTimeout));
   if (*cmds.list) {
     rest::RestClient client(client_options);

@@ -37,6 +37,7 @@
 #include "rest/job_registry.h"
 #include "rest/rest_options.h"
 #include "rest/rest_server_endpoint.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "table/api/table_environment.h"
 #include "table/catalog/table_factory.h"
 #include "types/row_batch.h"
@@ -235,8 +236,10 @@ class InterruptWatcher {
 
   void takeSavepoint(sluice::table::TableEnvironment& env) {
     try {
-      const std::string path = env.savepoint("", std::chrono::minutes(10));
-      console_.write(stderr, fmt::format("Savepoint completed. Path: {}\n", path));
+      // The savepoint's directory (the one holding _metadata), as `sluice savepoint` and the REST API name it.
+      const std::string dir =
+          sluice::runtime::checkpoint::withoutMetadataFile(env.savepoint("", std::chrono::minutes(10)));
+      console_.write(stderr, fmt::format("Savepoint completed. Path: {}\n", dir));
     } catch (const std::exception& e) {
       console_.write(stderr, fmt::format("Savepoint failed: {}\n", e.what()));
     }
@@ -328,7 +331,7 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
         fault_tolerance += fmt::format(" (last: {}, {} bytes, {} ms{}{}{})", c.last_checkpoint_id,
                                        c.last_checkpoint_size, c.last_checkpoint_duration_ms, unaligned,
                                        c.last_checkpoint_external_path.empty() ? "" : ", ",
-                                       c.last_checkpoint_external_path);
+                                       sluice::runtime::checkpoint::withoutMetadataFile(c.last_checkpoint_external_path));
       }
     }
     if (job.late_rows_dropped > 0) fault_tolerance += fmt::format(", {} late rows dropped", job.late_rows_dropped);
@@ -446,6 +449,21 @@ int main(int argc, char** argv) {
         args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
         break;
       }
+    }
+  }
+  // CLI11 would say "A subcommand is required" of a misspelt command; name it and list the commands.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::vector<CLI::App*> commands = app.get_subcommands([](CLI::App*) { return true; });
+    std::string names;
+    bool known = false;
+    for (const CLI::App* c : commands) {
+      known = known || c->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + c->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "Error: unknown command '%s'; the commands are: %s\nRun with --help for more information.\n",
+                   argv[1], names.c_str());
+      return 1;
     }
   }
   try {

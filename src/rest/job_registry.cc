@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "graph/job_graph.h"
 #include "graph/plan.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "rest/messages.h"
 
 namespace sluice::rest {
@@ -247,7 +248,7 @@ std::optional<std::string> JobRegistry::startSavepoint(
       SavepointOperation done;
       try {
         // The handle names the _metadata file; Flink's location is the savepoint's directory.
-        done.location = withoutMetadataFile(take(*handle, r->savepoint_timeout));
+        done.location = runtime::checkpoint::withoutMetadataFile(take(*handle, r->savepoint_timeout));
         done.status = SavepointOperation::Status::kCompleted;
       } catch (const std::exception& e) {
         done.status = SavepointOperation::Status::kFailed;

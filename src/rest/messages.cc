@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/checkpoint/checkpoint_storage.h"
+
 namespace sluice::rest {
 
 namespace {
@@ -160,14 +162,6 @@ json statistics(int64_t v) {
 }
 
 }  // namespace
-
-std::string withoutMetadataFile(std::string path) {
-  const std::string suffix = "/_metadata";
-  if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    path.resize(path.size() - suffix.size());
-  }
-  return path;
-}
 
 std::string subtaskStatus(const JobSnapshot& job, const cluster::VertexProgress& vertex,
                           const cluster::SubtaskProgress& subtask) {
@@ -350,7 +344,7 @@ std::string checkpointingStatisticsJson(const JobSnapshot& job) {
                      {"tasks", json::object()},
                      {"external_path", c.last_checkpoint_external_path.empty()
                                            ? json("<checkpoint-not-externally-addressable>")
-                                           : json(withoutMetadataFile(c.last_checkpoint_external_path))},
+                                           : json(runtime::checkpoint::withoutMetadataFile(c.last_checkpoint_external_path))},
                      {"discarded", false}};
     history.push_back(completed);
   }

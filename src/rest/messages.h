@@ -89,10 +89,6 @@ std::string triggerResponseJson(const std::string& trigger_id);
 /// {"status": {"id": "IN_PROGRESS"|"COMPLETED"}, "operation": {"location"} | {"failure-cause": {...}}}.
 std::string savepointStatusJson(const SavepointOperation& op);
 
-/// A checkpoint's or savepoint's directory from the path of its `_metadata` file (Flink's external path
-/// and savepoint location name the directory); other paths unchanged.
-std::string withoutMetadataFile(std::string path);
-
 /// ExecutionState of one subtask: RUNNING (CANCELING once its job is cancelling), FINISHED when it
 /// ended in a job that is running or finished and every subtask of the vertex finished, SCHEDULED when
 /// it has not started in a running job (a later region), else the job's end state (CANCELED, FAILED).

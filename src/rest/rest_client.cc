@@ -1,5 +1,8 @@
 #include "rest/rest_client.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -31,9 +34,21 @@ int parsePort(const std::string& text, const std::string& address) {
   return std::stoi(text);
 }
 
+/// Why `host` does not resolve (getaddrinfo's reason), or empty when it does.
+std::string resolveFailure(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (found != nullptr) ::freeaddrinfo(found);
+  if (rc == 0) return "";
+  return rc == EAI_SYSTEM ? std::string(std::strerror(errno)) : std::string(::gai_strerror(rc));
+}
+
 }  // namespace
 
-RestClientOptions restClientOptions(const Configuration& config, const std::string& address) {
+RestClientOptions restClientOptions(const Configuration& config, const std::optional<std::string>& address) {
   RestClientOptions o;
   o.host = config.getOptional(kRestAddress).value_or("");
   if (o.host.empty()) o.host = "localhost";
@@ -44,19 +59,19 @@ RestClientOptions restClientOptions(const Configuration& config, const std::stri
   }
   o.connection_timeout_ms = config.get(kRestConnectionTimeout);
   o.idleness_timeout_ms = config.get(kRestIdlenessTimeout);
-  if (address.empty()) return o;
-  std::string a = address;
+  if (!address) return o;
+  std::string a = *address;
   if (a.rfind("http://", 0) == 0) a = a.substr(7);
   if (!a.empty() && a.back() == '/') a.pop_back();
   const size_t colon = a.rfind(':');
   if (a.empty() || a.find_first_of("/ ") != std::string::npos || colon == 0) {
-    throw UserError(fmt::format("Invalid JobManager address '{}': expected HOST:PORT", address));
+    throw UserError(fmt::format("Invalid JobManager address '{}': expected HOST:PORT", *address));
   }
   if (colon == std::string::npos) {
     o.host = a;  // Flink's -m HOST keeps the configured port
   } else {
     o.host = a.substr(0, colon);
-    o.port = parsePort(a.substr(colon + 1), address);
+    o.port = parsePort(a.substr(colon + 1), *address);
   }
   return o;
 }
@@ -87,6 +102,11 @@ std::string RestClient::send(const std::string& method, const std::string& path,
     const int err = errno;
     switch (res.error()) {
       case httplib::Error::Connection:
+        // httplib reports a name that does not resolve as any failed connection.
+        if (const std::string why = resolveFailure(options_.host); !why.empty()) {
+          throw RestClientError(fmt::format("Could not resolve the host '{}' of {}: {}", options_.host, peer(), why),
+                                0, {});
+        }
         throw RestClientError(fmt::format("Could not connect to {}: {}", peer(),
                                           // httplib's non-blocking connect leaves EINPROGRESS behind.
                                           err == 0 || err == EINPROGRESS

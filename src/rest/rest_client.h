@@ -3,11 +3,13 @@
 /// `flink cancel`, `flink savepoint` and `flink stop` use it), on cpp-httplib's client (kept in the .cc).
 ///
 /// Every call opens one HTTP/1.1 connection to `host:port`, sends the request and reads the whole answer.
-/// Errors are RestClientError (a UserError) naming the peer: "Could not connect to 127.0.0.1:8081: ..."
-/// when nothing answers, "... timed out" after the connection or read timeout, and for a non-2xx answer
+/// Errors are RestClientError (a UserError) naming the peer: "Could not resolve the host 'h' of h:8081: ..."
+/// when the name does not resolve, "Could not connect to 127.0.0.1:8081: ..." when nothing answers,
+/// "... timed out" after the connection or read timeout, and for a non-2xx answer
 /// the status with the text of Flink's {"errors": [...]} body. Not thread-safe: one client per thread.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +41,10 @@ struct RestClientOptions {
 };
 
 /// The options from `config`: rest.address (unset: localhost, as Flink's CLI) and rest.port, and the
-/// timeouts. `address` ("HOST:PORT", "HOST" or "http://HOST:PORT", the -m / --jobmanager value; empty:
-/// from `config`) overrides them. Throws UserError naming the value when it does not parse, ConfigError
-/// for a bad key.
-RestClientOptions restClientOptions(const Configuration& config, const std::string& address);
+/// timeouts. `address` ("HOST:PORT", "HOST" or "http://HOST:PORT", the -m / --jobmanager value; nullopt:
+/// not given, from `config`) overrides them. Throws UserError naming the value when it does not parse
+/// (also an empty one), ConfigError for a bad key.
+RestClientOptions restClientOptions(const Configuration& config, const std::optional<std::string>& address);
 
 class RestClient {
  public:

@@ -121,8 +121,23 @@ SQL
     expect_user_error 3 "pipeline.max-paralelism" "pipeline.max-parallelism" "line 2"
     ;;
   missing_sql_file)
+    # The OS's reason comes with the path (ENOENT's strerror).
     run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run "$E2E_TMP/absent.sql"
-    expect_user_error 1 "$E2E_TMP/absent.sql"
+    expect_user_error 1 "Cannot read SQL file '$E2E_TMP/absent.sql': No such file or directory"
+    ;;
+  unresolvable_host)
+    # RFC 2606: a .invalid name never resolves; the error says so and names the host.
+    run_sluice "$E2E_TMP/out" "$E2E_TMP/err" list -m nohost.invalid:8081
+    expect_user_error 1 "Could not resolve the host 'nohost.invalid'"
+    ;;
+  empty_jobmanager)
+    # -m '' (an unset shell variable) is an error, not the configured default address.
+    run_sluice "$E2E_TMP/out" "$E2E_TMP/err" cancel -m '' 0123456789abcdef0123456789abcdef
+    expect_user_error 1 "Invalid JobManager address ''"
+    ;;
+  unknown_command)
+    run_sluice "$E2E_TMP/out" "$E2E_TMP/err" frobnicate
+    expect_user_error 2 "unknown command 'frobnicate'" "run, explain, sql, list, cancel, savepoint, stop"
     ;;
   *)
     fail "unknown case '$CASE'"

@@ -23,7 +23,7 @@ INSERT INTO sink SELECT COUNT(*), SUM(id) FROM gen;
 SQL
 
 python3 - "$SLUICE" "$E2E_TMP" <<'PY'
-import os, re, subprocess, sys, threading
+import os, re, signal, subprocess, sys, threading
 
 sluice, tmp = sys.argv[1], sys.argv[2]
 sql = os.path.join(tmp, "job.sql")
@@ -149,9 +149,19 @@ if rows_b[0] != rows_a[-1]:
 
 # --- Run C: restore the first savepoint with the REST API; cancelled from the command line.
 c = Run("-s", savepoint1, "-D", "rest.port=0", "-D", "execution.checkpointing.interval=1 h",
-        "-D", f"execution.checkpointing.dir={tmp}/ck")
+        "-D", f"execution.checkpointing.dir={tmp}/ck", "-D", f"execution.checkpointing.savepoint-dir={tmp}/sp-usr1")
 port_c = c.wait_line(c.err, r"REST API at http://127\.0\.0\.1:(\d+)", "REST API line of run C").group(1)
 c.wait_line(c.out, ROW.pattern, "first row of run C")
+# SIGUSR1 (Flink's `flink savepoint` from the job's own process): the line names the savepoint's directory,
+# the one holding _metadata, as `sluice savepoint` does. The signal goes to sluice, the child of `timeout`.
+with open(f"/proc/{c.p.pid}/task/{c.p.pid}/children") as f:
+    sluice_pid = int(f.read().split()[0])
+os.kill(sluice_pid, signal.SIGUSR1)
+hit = c.wait_line(c.err, r"^Savepoint (completed\. Path: (.+)|failed: .*)$", "SIGUSR1 savepoint line")
+if not hit.group(2) or os.path.dirname(hit.group(2)) != f"{tmp}/sp-usr1" \
+        or not os.path.isfile(os.path.join(hit.group(2), "_metadata")):
+    fail("SIGUSR1 printed: " + hit.group(0))
+
 mc = ["-m", f"127.0.0.1:{port_c}"]
 job_c = re.search(r" : ([0-9a-f]{32}) : cli-e2e \(RUNNING\)", cli("list", *mc).stdout).group(1)
 cancel = cli("cancel", *mc, job_c).stdout.splitlines()

@@ -169,16 +169,31 @@ TEST_F(RestClientTest, DeadPeerIsNamed) {
   handle->cancel();
 }
 
+TEST(RestClientHostTest, UnresolvableHostIsNamed) {
+  RestClientOptions o;
+  o.host = "nohost.invalid";  // RFC 2606: .invalid never resolves
+  o.port = 8081;
+  RestClient client(o);
+  try {
+    client.get("/jobs/overview");
+    FAIL() << "no error for a host that does not resolve";
+  } catch (const RestClientError& e) {
+    EXPECT_EQ(e.status(), 0);
+    EXPECT_EQ(std::string(e.what()).rfind("Could not resolve the host 'nohost.invalid' of nohost.invalid:8081: ", 0), 0u)
+        << e.what();
+  }
+}
+
 TEST(RestClientOptionsTest, AddressFromTheConfigurationOrTheFlag) {
   Configuration conf;
-  RestClientOptions o = restClientOptions(conf, "");
+  RestClientOptions o = restClientOptions(conf, std::nullopt);
   EXPECT_EQ(o.host, "localhost");  // Flink's CLI default
   EXPECT_EQ(o.port, 8081);
   EXPECT_EQ(o.connection_timeout_ms, 15000);
   EXPECT_EQ(o.idleness_timeout_ms, 300000);
   conf.set("rest.address", "example.org");
   conf.set("rest.port", "9000");
-  o = restClientOptions(conf, "");
+  o = restClientOptions(conf, std::nullopt);
   EXPECT_EQ(o.host, "example.org");
   EXPECT_EQ(o.port, 9000);
   o = restClientOptions(conf, "10.0.0.1:1234");
@@ -193,8 +208,9 @@ TEST(RestClientOptionsTest, AddressFromTheConfigurationOrTheFlag) {
   EXPECT_THROW(restClientOptions(conf, "h:http"), UserError);
   EXPECT_THROW(restClientOptions(conf, "h:70000"), UserError);
   EXPECT_THROW(restClientOptions(conf, ":80"), UserError);
+  EXPECT_THROW(restClientOptions(conf, ""), UserError);  // -m '' is no address, not the default
   conf.set("rest.port", "0");
-  EXPECT_THROW(restClientOptions(conf, ""), ConfigError);
+  EXPECT_THROW(restClientOptions(conf, std::nullopt), ConfigError);
 }
 
 }  // namespace

@@ -135,6 +135,14 @@ std::string localFileSystemPath(std::string path) {
   return path;
 }
 
+std::string withoutMetadataFile(std::string path) {
+  const std::string suffix = std::string("/") + kMetadataFileName;
+  if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    path.resize(path.size() - suffix.size());
+  }
+  return path;
+}
+
 FsCheckpointStorage::FsCheckpointStorage(std::string root_dir, std::string job_id, int32_t num_retained,
                                          std::string savepoint_dir)
     : root_dir_(localFileSystemPath(std::move(root_dir))),

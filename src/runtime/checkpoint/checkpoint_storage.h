@@ -40,6 +40,10 @@ inline constexpr const char* kMetadataFileName = "_metadata";
 /// `path` without a leading `file://` (Flink's scheme of the local file system); other paths unchanged.
 std::string localFileSystemPath(std::string path);
 
+/// A checkpoint's or savepoint's directory from the path of its `_metadata` file (Flink's external path
+/// and savepoint location name the directory, as every savepoint report does); other paths unchanged.
+std::string withoutMetadataFile(std::string path);
+
 /// The checkpoint directories of one job under a root directory, with retention of completed checkpoints.
 /// Paths may start with `file://`.
 class FsCheckpointStorage {
