@@ -98,6 +98,7 @@ void CheckpointCoordinator::restartTasks(const std::vector<int>& vertices) {
       }
     }
     suspended_ = false;
+    requested_ = false;  // the restarted tasks ask again when they finish
     scheduleFromLocked(now(), currentIntervalLocked());
     poked_ = true;  // the run loop may be waiting without a deadline while suspended
   }
@@ -151,8 +152,12 @@ std::optional<int64_t> CheckpointCoordinator::startLocked(CheckpointKind kind, c
       if (inputs_finished) to_trigger.emplace_back(static_cast<int>(v), s);
     }
   }
-  if (p->remaining == 0) return std::nullopt;  // every task finished: nothing to checkpoint
+  if (p->remaining == 0) {
+    requested_ = false;  // every task finished: nothing to checkpoint
+    return std::nullopt;
+  }
   const int64_t id = next_id_++;
+  if (kind == CheckpointKind::kCheckpoint) requested_ = false;  // a savepoint notifies no task: not the one asked for
   barrier = CheckpointBarrier{id, wallClockMs(), kind,
                               isSavepoint(kind) ? AlignmentType::kAligned : config_.alignment};
   // Savepoints stay aligned (Flink's CheckpointOptions.forConfig): only checkpoints go unaligned.
@@ -320,8 +325,11 @@ void CheckpointCoordinator::requestCheckpoint() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The periodic trigger comes forward (a bounded job need not wait a whole interval for its final
-    // checkpoint, FLINK-28386); min-pause and max-concurrent-checkpoints still apply.
+    // checkpoint, FLINK-28386); min-pause and max-concurrent-checkpoints still apply. The request stays
+    // queued until a checkpoint starts: behind a pending one it starts once that completed or was aborted
+    // (Flink's CheckpointRequestDecider keeps it queued), never an interval later.
     next_trigger_ = std::min(next_trigger_, now());
+    requested_ = true;
     poked_ = true;
   }
   cv_.notify_all();
@@ -544,7 +552,8 @@ void CheckpointCoordinator::run() {
       const auto pause_end = last_completion_ ? *last_completion_ + std::chrono::milliseconds(config_.min_pause_ms)
                                               : now;
       if (static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) {
-        scheduleFromLocked(now, interval);
+        // A periodic trigger is skipped; a requested checkpoint waits for a completion or an abort.
+        if (!requested_) scheduleFromLocked(now, interval);
       } else if (now < pause_end) {
         next_trigger_ = pause_end;
       } else {
@@ -566,7 +575,9 @@ void CheckpointCoordinator::run() {
       }
     }
     auto wake = next_expiry;
-    if (interval > 0 && !suspended_ && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
+    // A request queued behind pending checkpoints has no deadline: their completion or abort wakes the loop.
+    const bool queued = requested_ && static_cast<int32_t>(pending_.size()) >= config_.max_concurrent;
+    if (interval > 0 && !suspended_ && !queued && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
     // While suspended, completed checkpoints wait (not finalized): they must not keep the loop spinning.
     auto ready = [&] {
       return !running_ || poked_ || (!completed_ready_.empty() && !suspended_) || !to_notify_aborted_.empty();

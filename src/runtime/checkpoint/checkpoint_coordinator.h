@@ -15,6 +15,11 @@
 /// task (Flink 1.15+: intermediate savepoints do not commit), except the synchronous savepoint of
 /// stop-with-savepoint (kSavepointSuspend / kSavepointTerminate), whose completion every task is told.
 ///
+/// A task that ended its input asks for its final checkpoint (requestCheckpoint, FLIP-147): the periodic
+/// trigger comes forward; behind `max_concurrent` pending checkpoints the request stays queued and starts
+/// once one of them completes, is declined or expires (min-pause still applies); only a checkpoint, not a
+/// savepoint, serves it.
+///
 /// Backlog (FLIP-309, flink-seed-spec.md §5): sources report through setIsProcessingBacklog. While any
 /// source reports backlog and `interval_during_backlog_ms` is set, checkpoints follow that interval,
 /// counted from the last periodic trigger; with 0 no checkpoint or savepoint starts at all, also not one
@@ -210,6 +215,8 @@ class CheckpointCoordinator final : public CheckpointResponder {
   bool suspended_ = false;
   bool poked_ = false;  ///< wakes the run loop to recompute its deadlines
   bool finalizing_ = false;  ///< a completed checkpoint is being stored and notified (lock released)
+  /// requestCheckpoint was called and no checkpoint has started since (FLIP-147's final checkpoint).
+  bool requested_ = false;
   int64_t next_id_ = 1;
   std::map<int64_t, std::unique_ptr<Pending>> pending_;
   std::vector<std::optional<TaskStateSnapshot>> final_states_;  ///< by task index; set once finished
