@@ -107,4 +107,14 @@ int64_t ZoneRules::toUtc(int64_t local_ms) const {
   return local_ms;
 }
 
+bool ZoneRules::useDaylightTime() const {
+  if (!tz_) return false;
+  using namespace std::chrono;
+  const auto now = time_point_cast<seconds>(system_clock::now());
+  // Two instants half a year apart: one of them is in summer time wherever summer time is kept.
+  for (const auto t : {now, now + hours(24 * 183)})
+    if (tz_->get_info(t).save != minutes(0)) return true;
+  return false;
+}
+
 }  // namespace sluice::table

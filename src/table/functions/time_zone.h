@@ -32,6 +32,10 @@ class ZoneRules {
   /// The instant of the wall-clock time `local_ms`: the earlier one when the clock was set back, and
   /// shifted by the gap when it was set forward (java.util.Calendar's lenient rule).
   int64_t toUtc(int64_t local_ms) const;
+  /// Whether the zone observes daylight saving time in its current rules (java.util.TimeZone's
+  /// useDaylightTime: America/Los_Angeles yes; Asia/Shanghai, which last did in 1991, and fixed offsets
+  /// no). Judged on the rules in force within a year from now.
+  bool useDaylightTime() const;
   const std::string& id() const { return id_; }
 
  private:

@@ -241,7 +241,8 @@ class Translator {
         const bool dedup = rel.kind == RelKind::kWindowDeduplicate;
         auto t = make(graph::TransformationKind::kOneInput, dedup ? "WindowDeduplicate" : "WindowRank", rel, {ex},
                       global ? 1 : -1);
-        t->factory = makeWindowRankFactory(rel.inputs[0]->row_type, rel.rank, rel.window_rank_cols[1], dedup);
+        t->factory = makeWindowRankFactory(rel.inputs[0]->row_type, rel.rank, rel.window_rank_cols[1], dedup,
+                                           rel.window.time_zone);
         return t;
       }
       case RelKind::kOverAggregate: {
@@ -319,7 +320,8 @@ class Translator {
         auto right = exchange(1, rel.join.right_keys);
         auto t = make(graph::TransformationKind::kOneInput, "WindowJoin", rel, {left, right}, single ? 1 : -1);
         t->factory = makeWindowJoinFactory(rel.inputs[0]->row_type, rel.inputs[1]->row_type, rel.join,
-                                           rel.window_join_cols[1], rel.window_join_cols[3], countProducers(left));
+                                           rel.window_join_cols[1], rel.window_join_cols[3], countProducers(left),
+                                           rel.window.time_zone);
         return t;
       }
       case RelKind::kLookupJoin: {

@@ -476,6 +476,8 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   out.window_pos = c.pos;
   out.window.time_index = tc->index;
   out.window.proctime = proctime;
+  // FLIP-162: windows over a TIMESTAMP_LTZ time attribute align on the session zone's wall clock.
+  if (tc->type.id == TypeId::kTimestampLtz) out.window.time_zone = config.get(options::kLocalTimeZone);
   if (session) {
     // SESSION(TABLE t [PARTITION BY k], DESCRIPTOR(ts), gap): SessionWindowSpec.
     out.window.kind = WindowSpec::Kind::kSession;
@@ -507,8 +509,12 @@ FromResult SqlToRelConverter::Impl::convertWindowTvf(const sql::TableRef& ref) {
   }
   std::string q = ref.alias ? *ref.alias : table_arg.subquery ? "" : table_arg.names.back();
   for (auto& sc : out.scope.columns) sc.qualifier = q;
-  for (const char* n : {"window_start", "window_end", "window_time"})
-    out.scope.columns.push_back({q, n, -1, LogicalType::timestamp(3, false), false, true});
+  for (const char* n : {"window_start", "window_end", "window_time"}) {
+    // window_time of an LTZ window is the instant of its last wall-clock millisecond (TIMESTAMP_LTZ(3)).
+    const bool ltz = std::string_view(n) == "window_time" && !out.window.time_zone.empty();
+    out.scope.columns.push_back(
+        {q, n, -1, ltz ? LogicalType::timestampLtz(3, false) : LogicalType::timestamp(3, false), false, true});
+  }
   return out;
 }
 
@@ -528,7 +534,7 @@ FromResult SqlToRelConverter::Impl::windowTableFunction(const FromResult& from) 
   tvf->kind = RelKind::kWindowTableFunction;
   tvf->inputs = {from.rel};
   tvf->window = from.window;
-  tvf->row_type = WindowTableFunctionOperator::outputType(from.rel->row_type);
+  tvf->row_type = WindowTableFunctionOperator::outputType(from.rel->row_type, from.window);
   tvf->rowtime = from.rel->rowtime;
   tvf->rowtime.insert(tvf->rowtime.end(), {false, false, true});  // window_time is the output's row time
   tvf->changelog = ChangelogMode::kInsertOnly;

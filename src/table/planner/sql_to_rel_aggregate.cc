@@ -106,6 +106,15 @@ ExprPtr proctimeCall(const Configuration& config) {
                   {makeLiteral(zone, LogicalType::charType(static_cast<int32_t>(std::max<size_t>(1, zone.size())), false))});
 }
 
+// window_time / *_ROWTIME from the window_end column: end - 1 ms, and over a TIMESTAMP_LTZ time attribute
+// the instant of that wall-clock time in the window's zone (AggsHandlerCodeGenerator's
+// TimeWindowUtil.toEpochMills, the same rule as CAST(TIMESTAMP AS TIMESTAMP_LTZ)).
+ExprPtr windowTimeOf(ExprPtr end_ref, const WindowSpec& window) {
+  ExprPtr last = makeCall(ScalarOp::kMinus, {std::move(end_ref), makeIntervalLiteral(1)});
+  if (window.time_zone.empty()) return last;
+  return makeCast(last, LogicalType::timestampLtz(3, false), window.time_zone);
+}
+
 }  // namespace
 
 WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const FromResult& from) const {
@@ -135,6 +144,8 @@ WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const Fr
   WindowSpec w;
   w.time_index = ref->input_index;
   w.proctime = proctime;
+  // FLIP-162: a TIMESTAMP_LTZ time attribute aligns the windows on the session zone's wall clock.
+  if (ref->type.id == TypeId::kTimestampLtz) w.time_zone = config.get(options::kLocalTimeZone);
   if (c.name == "TUMBLE") {
     w.kind = WindowSpec::Kind::kTumble;
     w.size_ms = w.slide_ms = interval(1);
@@ -412,7 +423,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
         ExprPtr end_ref = makeInputRef(end, LogicalType::timestamp(3, false));
         if (prop == "END") return end_ref;
         // *_ROWTIME: the window's last millisecond (end - 1 ms), a row time attribute of the output.
-        return makeCall(ScalarOp::kMinus, {end_ref, makeIntervalLiteral(1)});
+        return windowTimeOf(end_ref, window);
       }
     }
     if (e.kind == sql::ExprKind::kIdentifier) {
@@ -421,9 +432,8 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
         // Flink's window_time: the window's last millisecond, a row time attribute of the output, so a
         // window TVF can follow (cascading windows); the clock when the row leaves on processing time.
         if (window.proctime) return proctimeCall(config);
-        return makeCall(ScalarOp::kMinus, {makeInputRef(static_cast<int>(agg->row_type.size()) - 1,
-                                                        LogicalType::timestamp(3, false)),
-                                           makeIntervalLiteral(1)});
+        return windowTimeOf(makeInputRef(static_cast<int>(agg->row_type.size()) - 1, LogicalType::timestamp(3, false)),
+                            window);
       }
       if (from.windowed && (n == "window_start" || n == "window_end")) {
         int idx = static_cast<int>(agg->row_type.size()) - (n == "window_start" ? 2 : 1);

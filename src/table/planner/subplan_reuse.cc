@@ -122,6 +122,8 @@ class SubplanReuser {
                        i < n.rowtime.size() && n.rowtime[i] ? "*" : "");
       appendType(d, n.row_type.types[i]);
     }
+    // The window's shift time zone (FLIP-162): one query in two zones aligns its windows differently.
+    d += fmt::format("|tz{}", n.window.time_zone);
     d += "|in";
     for (const auto& in : n.inputs) d += fmt::format("#{}", ids_.at(in.get()));
     d += '|';

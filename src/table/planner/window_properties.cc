@@ -1,6 +1,7 @@
 // Flink's FlinkRelMdWindowProperties: which columns of a plan node are the window_start, window_end and
 // window_time of one window (a window TVF's, a window aggregation's), followed through Calcs (plain column
-// references; window_time also as window_end - 1 ms, how a window aggregation's Calc computes it), window
+// references; window_time also as window_end - 1 ms, how a window aggregation's Calc computes it, cast to
+// TIMESTAMP_LTZ over an LTZ time attribute), window
 // joins (both sides' columns) and window Top-N / deduplication (the input's columns). The window Top-N,
 // deduplication and join rules read them (WindowUtil.groupingContainsWindowStartEnd,
 // WindowJoinUtil.excludeWindowStartEqualityAndEndEqualityFromJoinCondition).
@@ -58,9 +59,13 @@ std::optional<WindowProperties> windowPropertiesOf(const RelNode& rel) {
           if (contains(in->starts, p.input_index)) out.starts.push_back(c);
           if (contains(in->ends, p.input_index)) out.ends.push_back(c);
           if (contains(in->times, p.input_index)) out.times.push_back(c);
-        } else if (rel.rowtime[i] && p.kind == ExprKind::kCall && p.op == ScalarOp::kMinus &&
-                   p.args[0]->kind == ExprKind::kInputRef && contains(in->ends, p.args[0]->input_index)) {
-          out.times.push_back(c);
+        } else if (rel.rowtime[i] && p.kind == ExprKind::kCall) {
+          // window_end - 1 ms, for an LTZ window cast to TIMESTAMP_LTZ in its zone.
+          const Expr* e = &p;
+          if (e->op == ScalarOp::kCast && !e->args.empty()) e = e->args[0].get();
+          if (e->kind == ExprKind::kCall && e->op == ScalarOp::kMinus && e->args[0]->kind == ExprKind::kInputRef &&
+              contains(in->ends, e->args[0]->input_index))
+            out.times.push_back(c);
         }
       }
       if (out.starts.empty() && out.ends.empty() && out.times.empty()) return std::nullopt;

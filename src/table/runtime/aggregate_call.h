@@ -49,6 +49,12 @@ struct WindowSpec {
   /// SESSION's PARTITION BY columns (input columns, as written; EXPLAIN prints them). The operator
   /// keeps sessions per group key, which the planner makes equal to these.
   std::vector<int> partition_keys;
+  /// The shift time zone (Flink's TimeWindowUtil.getShiftTimeZone, FLIP-162): `table.local-time-zone`
+  /// when the time attribute is a TIMESTAMP_LTZ, empty (UTC, no shift) when it is a TIMESTAMP. Windows
+  /// are then aligned on the zone's wall clock: window_start / window_end are TIMESTAMP(3) wall-clock
+  /// values, window_time a TIMESTAMP_LTZ(3) instant, and a window fires at the instant of its last
+  /// wall-clock millisecond (ShiftTimeZone in time_window_util.h).
+  std::string time_zone;
 };
 
 }  // namespace sluice::table

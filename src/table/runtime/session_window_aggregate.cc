@@ -127,14 +127,17 @@ struct SessionWindowAggregateOperator::Impl {
 SessionWindowAggregateOperator::SessionWindowAggregateOperator(RowType input_type, WindowSpec window,
                                                                std::vector<int> group_keys,
                                                                std::vector<AggregateCall> calls)
-    : output_type_(WindowAggregateOperator::outputType(input_type, group_keys, calls)), window_(window) {
+    : output_type_(WindowAggregateOperator::outputType(input_type, group_keys, calls)),
+      window_(window),
+      shift_(window.time_zone) {
   SLUICE_CHECK(window_.kind == WindowSpec::Kind::kSession, "SessionWindowAggregateOperator needs a SESSION window");
   SLUICE_USER_CHECK(window_.time_index >= 0 && static_cast<size_t>(window_.time_index) < input_type.size(),
                     "window time column {} out of range (input has {} columns)", window_.time_index,
                     input_type.size());
   const LogicalType& time_type = input_type.types[static_cast<size_t>(window_.time_index)];
-  SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kBigInt,
-                    "window time column {} must be TIMESTAMP(3), but is {}", window_.time_index,
+  SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kTimestampLtz ||
+                        time_type.id == types::TypeId::kBigInt,
+                    "window time column {} must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), but is {}", window_.time_index,
                     time_type.toString());
   // SessionWindowAssigner's check.
   SLUICE_USER_CHECK(window_.size_ms > 0, "SESSION window parameters must satisfy gap > 0, but got gap {}ms",
@@ -213,7 +216,8 @@ void SessionWindowAggregateOperator::processBatch(RowBatch&& batch) {
       // SessionUnsliceAssigner.getUtcTimestamp fails the job on a NULL row time.
       throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
     }
-    const int64_t t = time_col.getLong(row);
+    // SessionUnsliceAssigner: sessions live on the shift time zone's wall clock.
+    const int64_t t = shift_.toUtcTimestampMills(time_col.getLong(row));
     const int64_t end = sessionEnd(t, window_.size_ms);
     s.keys.encode(batch, row, s.key_buf);
     s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
@@ -229,7 +233,7 @@ void SessionWindowAggregateOperator::processBatch(RowBatch&& batch) {
     }
     if (first == last) {
       // A window of its own: late when it has fired already (MergingWindowProcessFunction.isWindowLate).
-      if (end - 1 <= current_watermark_) {
+      if (shift_.isWindowFired(end, current_watermark_)) {
         ++num_late_records_dropped_;
         if (ctx_.metrics != nullptr) ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
         continue;
@@ -243,7 +247,7 @@ void SessionWindowAggregateOperator::processBatch(RowBatch&& batch) {
       s.handler.accumulate(fresh.acc, batch, row);
       set->sessions.insert(set->sessions.begin() + static_cast<std::ptrdiff_t>(first), std::move(fresh));
       encodeEnd(end, s.ns_buf);
-      s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+      s.timers->registerEventTimeTimer(s.ns_buf, shift_.toEpochMillsForTimer(end - 1));
       continue;
     }
     // Merge [first, last) and the row's window into the first session (the earliest in time).
@@ -253,7 +257,7 @@ void SessionWindowAggregateOperator::processBatch(RowBatch&& batch) {
     for (size_t i = first; i < last; ++i) {
       if (v[i].end == merged_end) continue;  // its timer stays the merged session's
       encodeEnd(v[i].end, s.ns_buf);
-      s.timers->deleteEventTimeTimer(s.ns_buf, v[i].end - 1);
+      s.timers->deleteEventTimeTimer(s.ns_buf, shift_.toEpochMillsForTimer(v[i].end - 1));
     }
     for (size_t i = first + 1; i < last; ++i) {
       s.handler.merge(into.acc, v[i].acc);
@@ -263,7 +267,7 @@ void SessionWindowAggregateOperator::processBatch(RowBatch&& batch) {
     into.end = merged_end;
     v.erase(v.begin() + static_cast<std::ptrdiff_t>(first) + 1, v.begin() + static_cast<std::ptrdiff_t>(last));
     encodeEnd(merged_end, s.ns_buf);
-    s.timers->registerEventTimeTimer(s.ns_buf, merged_end - 1);
+    s.timers->registerEventTimeTimer(s.ns_buf, shift_.toEpochMillsForTimer(merged_end - 1));
     s.handler.accumulate(into.acc, batch, row);
   }
 }

@@ -8,6 +8,7 @@
 
 #include "runtime/operators/stream_operator.h"
 #include "table/runtime/aggregate_call.h"
+#include "table/runtime/time_window_util.h"
 
 namespace sluice::table {
 
@@ -75,6 +76,7 @@ class SessionWindowAggregateOperator : public runtime::StreamOperator {
   struct Impl;  // accumulators and state handles (accumulators_internal.h stays out of this header)
   types::RowType output_type_;
   WindowSpec window_;
+  ShiftTimeZone shift_;  ///< FLIP-162: sessions on the wall clock of window_.time_zone
   std::unique_ptr<Impl> impl_;
   int64_t current_watermark_ = runtime::Watermark::kMinTimestamp;
   int64_t num_late_records_dropped_ = 0;

@@ -81,8 +81,10 @@ void validateWindow(const RowType& input, const WindowSpec& w) {
     SLUICE_USER_CHECK(w.time_index >= 0 && static_cast<size_t>(w.time_index) < input.size(),
                       "window time column {} out of range (input has {} columns)", w.time_index, input.size());
     const LogicalType& time_type = input.types[static_cast<size_t>(w.time_index)];
-    SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kBigInt,
-                      "window time column {} must be TIMESTAMP(3), but is {}", w.time_index, time_type.toString());
+    SLUICE_USER_CHECK(time_type.id == types::TypeId::kTimestamp || time_type.id == types::TypeId::kTimestampLtz ||
+                          time_type.id == types::TypeId::kBigInt,
+                      "window time column {} must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), but is {}", w.time_index,
+                      time_type.toString());
   }
   SLUICE_CHECK(w.kind != WindowSpec::Kind::kSession, "SESSION windows run in SessionWindowAggregateOperator");
   if (w.kind == WindowSpec::Kind::kTumble) {
@@ -122,11 +124,14 @@ using window_internal::windowStart;
 using window_internal::windowStartOf;
 
 struct WindowAggregateOperator::Impl {
-  Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls)
-      : keys(input_type, std::move(group_keys)), handler(input_type, calls, /*with_retraction=*/false) {}
+  Impl(const RowType& input_type, std::vector<int> group_keys, const std::vector<AggregateCall>& calls,
+       const std::string& time_zone)
+      : keys(input_type, std::move(group_keys)), handler(input_type, calls, /*with_retraction=*/false),
+        shift(time_zone) {}
 
   /// A fired (key, window), held until every key of its window has fired so they leave in arrival order.
   struct Fired {
+    int64_t end;
     uint64_t seq;
     std::string key;
     agg::Accumulators acc;
@@ -134,6 +139,7 @@ struct WindowAggregateOperator::Impl {
 
   agg::KeyCodec keys;
   agg::AggsHandler handler;
+  ShiftTimeZone shift;
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state;  ///< when ctx.state is null
   runtime::state::KeyedStateBackend* backend = nullptr;
   WindowState* aggs = nullptr;
@@ -166,7 +172,7 @@ WindowAggregateOperator::WindowAggregateOperator(RowType input_type, WindowSpec 
     : output_type_(outputType(input_type, group_keys, calls)), window_(window) {
   validateWindow(input_type, window_);
   if (window_.kind == WindowSpec::Kind::kTumble) window_.slide_ms = window_.size_ms;
-  impl_ = std::make_unique<Impl>(input_type, std::move(group_keys), calls);
+  impl_ = std::make_unique<Impl>(input_type, std::move(group_keys), calls, window_.time_zone);
 }
 
 WindowAggregateOperator::~WindowAggregateOperator() = default;
@@ -252,11 +258,12 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
       // AbstractSliceAssigner.assignSliceEnd fails the job on a NULL row time.
       throw UserError("RowTime field should not be null, please convert it to a non-null long value.");
     }
-    const int64_t t = window_.proctime ? now : time_col->getLong(row);
+    // SliceAssigner.assignSliceEnd: windows are assigned on the shift time zone's wall clock.
+    const int64_t t = s.shift.toUtcTimestampMills(window_.proctime ? now : time_col->getLong(row));
     bool assigned = false;
     forEachWindowEnd(window_, t, [&](int64_t end) {
       cancellation.tick();
-      if (end - 1 <= fired_until) return;  // TimeWindowUtil.isWindowFired
+      if (s.shift.isWindowFired(end, fired_until)) return;
       if (!assigned) {
         s.keys.encode(batch, row, s.key_buf);
         s.backend->setCurrentKey(s.key_buf, internal::keyGroupOf(s.hashes[row], *s.backend));
@@ -270,10 +277,11 @@ void WindowAggregateOperator::processBatch(RowBatch&& batch) {
         w->seq = s.next_seq++;
         s.handler.init(w->acc);
         // WindowAggOperator registers the window's timer at its end - 1 (TimeWindowUtil.toEpochMillsForTimer).
+        const int64_t timer = s.shift.toEpochMillsForTimer(end - 1);
         if (window_.proctime) {
-          s.timers->registerProcessingTimeTimer(s.ns_buf, end - 1);
+          s.timers->registerProcessingTimeTimer(s.ns_buf, timer);
         } else {
-          s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+          s.timers->registerEventTimeTimer(s.ns_buf, timer);
         }
       }
       s.handler.accumulate(w->acc, batch, row);
@@ -303,17 +311,19 @@ void WindowAggregateOperator::fireWindows(bool event_time, int64_t time) {
     const size_t num_keys = s.keys.keyColumns().size();
     const size_t agg_first = num_keys;
     const size_t start_col = num_keys + s.handler.numAggs();
-    int64_t fired_end = 0;
-    // Timers fire in time order (one time per window end) and, within a time, by key bytes; the keys
-    // of one window leave in their arrival order instead, as they always have.
+    // Timers fire in time order and, within a time, by key bytes (several windows share a time when a
+    // daylight-saving gap maps their ends to one instant); the windows leave in end order and the keys of
+    // one window in their arrival order instead, as they always have.
     auto flush = [&] {
-      std::sort(s.fired.begin(), s.fired.end(), [](const Impl::Fired& a, const Impl::Fired& b) { return a.seq < b.seq; });
+      std::sort(s.fired.begin(), s.fired.end(), [](const Impl::Fired& a, const Impl::Fired& b) {
+        return a.end != b.end ? a.end < b.end : a.seq < b.seq;
+      });
       for (const Impl::Fired& f : s.fired) {
         s.keys.decodeAppend(f.key, out, 0);
         s.handler.getValue(f.acc, s.values);
         s.handler.appendValues(s.values, out, agg_first);
-        out.column(start_col).appendLong(windowStartOf(window_, fired_end));
-        out.column(start_col + 1).appendLong(fired_end);
+        out.column(start_col).appendLong(windowStartOf(window_, f.end));
+        out.column(start_col + 1).appendLong(f.end);
         out.kinds().push_back(RowKind::kInsert);
       }
       s.fired.clear();
@@ -327,12 +337,10 @@ void WindowAggregateOperator::fireWindows(bool event_time, int64_t time) {
         throw InputError(fmt::format("operator '{}': restored timer of '{}' with a {}-byte window namespace",
                                      ctx_.uid, kTimerServiceName, ns.size()));
       }
-      if (!s.fired.empty() && end != fired_end) flush();
-      fired_end = end;
       s.aggs->setCurrentNamespace(ns);
       WindowAcc* w = s.aggs->value();
       if (w == nullptr) return;
-      s.fired.push_back(Impl::Fired{w->seq, std::string(key), std::move(w->acc)});
+      s.fired.push_back(Impl::Fired{end, w->seq, std::string(key), std::move(w->acc)});
       s.aggs->clear();
     };
     if (event_time) {

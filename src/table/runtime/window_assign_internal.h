@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "table/runtime/aggregate_call.h"
+#include "table/runtime/time_window_util.h"
 #include "types/row_batch.h"
 
 namespace sluice::table::window_internal {

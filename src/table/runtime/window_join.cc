@@ -124,7 +124,8 @@ struct WindowJoinOperator::Impl {
 };
 
 WindowJoinOperator::WindowJoinOperator(RowType left_type, RowType right_type, JoinSpec spec, int left_window_end,
-                                       int right_window_end) {
+                                       int right_window_end, const std::string& time_zone)
+    : shift_(time_zone) {
   checkSpec(left_type, right_type, spec, left_window_end, right_window_end);
   impl_ = std::make_unique<Impl>(left_type, right_type, std::move(spec), left_window_end, right_window_end);
 }
@@ -180,7 +181,7 @@ void WindowJoinOperator::processInput(const RowBatch& batch, bool input_is_left)
                                   input_is_left ? "left" : "right", types::shortString(batch.kind(row))));
     SLUICE_CHECK(!end_col.isNull(row), "WindowJoin: NULL window_end");
     const int64_t end = end_col.getLong(row);
-    if (end - 1 <= s.watermark) {  // TimeWindowUtil.isWindowFired: the window has been joined already
+    if (shift_.isWindowFired(end, s.watermark)) {  // the window has been joined already
       ++num_late_records_dropped_;
       if (ctx_.metrics != nullptr) ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
       continue;
@@ -196,7 +197,7 @@ void WindowJoinOperator::processInput(const RowBatch& batch, bool input_is_left)
     }
     self.rows.encode(batch, row, s.row_buf);
     rows.rows.push_back(s.row_buf);
-    s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+    s.timers->registerEventTimeTimer(s.ns_buf, shift_.toEpochMillsForTimer(end - 1));
   }
 }
 
@@ -279,15 +280,17 @@ namespace {
 
 class WindowJoinFactory : public runtime::StreamOperatorFactory {
  public:
-  WindowJoinFactory(RowType left, RowType right, JoinSpec spec, int left_end, int right_end, int first_edges)
+  WindowJoinFactory(RowType left, RowType right, JoinSpec spec, int left_end, int right_end, int first_edges,
+                    std::string time_zone)
       : left_(std::move(left)),
         right_(std::move(right)),
         spec_(std::move(spec)),
         left_end_(left_end),
         right_end_(right_end),
-        first_edges_(first_edges) {}
+        first_edges_(first_edges),
+        time_zone_(std::move(time_zone)) {}
   std::unique_ptr<runtime::StreamOperator> createOperator() const override {
-    return std::make_unique<WindowJoinOperator>(left_, right_, spec_, left_end_, right_end_);
+    return std::make_unique<WindowJoinOperator>(left_, right_, spec_, left_end_, right_end_, time_zone_);
   }
   int numFirstInputEdges() const override { return first_edges_; }
 
@@ -298,6 +301,7 @@ class WindowJoinFactory : public runtime::StreamOperatorFactory {
   int left_end_;
   int right_end_;
   int first_edges_;
+  std::string time_zone_;
 };
 
 }  // namespace
@@ -305,10 +309,11 @@ class WindowJoinFactory : public runtime::StreamOperatorFactory {
 std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowJoinFactory(RowType left_type, RowType right_type,
                                                                             JoinSpec spec, int left_window_end,
                                                                             int right_window_end,
-                                                                            int num_first_input_edges) {
-  WindowJoinOperator probe(left_type, right_type, spec, left_window_end, right_window_end);
+                                                                            int num_first_input_edges,
+                                                                            const std::string& time_zone) {
+  WindowJoinOperator probe(left_type, right_type, spec, left_window_end, right_window_end, time_zone);
   return std::make_shared<WindowJoinFactory>(std::move(left_type), std::move(right_type), std::move(spec),
-                                             left_window_end, right_window_end, num_first_input_edges);
+                                             left_window_end, right_window_end, num_first_input_edges, time_zone);
 }
 
 }  // namespace sluice::table

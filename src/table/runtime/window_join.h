@@ -10,6 +10,7 @@
 #include "runtime/operators/stream_operator.h"
 #include "runtime/operators/two_input_row_operator.h"
 #include "table/runtime/join_spec.h"
+#include "table/runtime/time_window_util.h"
 
 namespace sluice::table {
 
@@ -23,7 +24,9 @@ namespace sluice::table {
 /// accepts (NULL keys match nothing), emitting +I[left ++ right]; an outer side's rows without a match
 /// are emitted padded with NULLs; SEMI / ANTI emit +I[left] for left rows with / without a match. Output:
 /// insert-only, in the window's left arrival order (then the right side's unmatched rows); the watermark
-/// is forwarded after the windows it fires.
+/// is forwarded after the windows it fires. `time_zone` is the windows' shift time zone (WindowSpec::time_zone):
+/// window ends are then wall-clock values and "fired" is ShiftTimeZone::isWindowFired, the timers at
+/// toEpochMillsForTimer(e - 1).
 ///
 /// State (flink-checkpointing.md §6), keyed by the KeyCodec bytes of the join key in the key group of
 /// runtime::hashKey over the key columns: per side a ValueState `left-records` / `right-records` whose
@@ -37,7 +40,7 @@ class WindowJoinOperator : public runtime::StreamOperator, public runtime::TwoIn
   /// Throws UserError when the key lists differ in length or an index is out of range, a window end
   /// column is not TIMESTAMP / BIGINT, or the condition is not BOOLEAN.
   WindowJoinOperator(types::RowType left_type, types::RowType right_type, JoinSpec spec, int left_window_end,
-                     int right_window_end);
+                     int right_window_end, const std::string& time_zone = {});
   ~WindowJoinOperator() override;
 
   /// Registers the states in `ctx.state` (or a private context when null). Throws InputError naming the
@@ -58,6 +61,7 @@ class WindowJoinOperator : public runtime::StreamOperator, public runtime::TwoIn
   struct Impl;
   void processInput(const types::RowBatch& batch, bool left);
   std::unique_ptr<Impl> impl_;
+  ShiftTimeZone shift_;
   int64_t num_late_records_dropped_ = 0;
 };
 
@@ -67,6 +71,7 @@ std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowJoinFactory(type
                                                                             types::RowType right_type, JoinSpec spec,
                                                                             int left_window_end,
                                                                             int right_window_end,
-                                                                            int num_first_input_edges);
+                                                                            int num_first_input_edges,
+                                                                            const std::string& time_zone = {});
 
 }  // namespace sluice::table

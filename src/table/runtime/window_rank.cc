@@ -133,7 +133,9 @@ RowType WindowRankOperator::outputType(const RowType& input, const RankSpec& spe
   return out;
 }
 
-WindowRankOperator::WindowRankOperator(RowType input_type, RankSpec spec, int window_end, bool deduplicate) {
+WindowRankOperator::WindowRankOperator(RowType input_type, RankSpec spec, int window_end, bool deduplicate,
+                                       const std::string& time_zone)
+    : shift_(time_zone) {
   checkArguments(input_type, spec, window_end, deduplicate);
   impl_ = std::make_unique<Impl>(input_type, std::move(spec), window_end, deduplicate);
 }
@@ -180,7 +182,7 @@ void WindowRankOperator::processBatch(RowBatch&& batch) {
                                   types::shortString(batch.kind(row))));
     SLUICE_CHECK(!end_col.isNull(row), "WindowRank: NULL window_end");
     const int64_t end = end_col.getLong(row);
-    if (end - 1 <= s.watermark) {  // TimeWindowUtil.isWindowFired
+    if (shift_.isWindowFired(end, s.watermark)) {
       ++num_late_records_dropped_;
       if (ctx_.metrics != nullptr) ctx_.metrics->num_late_records_dropped.fetch_add(1, std::memory_order_relaxed);
       continue;
@@ -192,7 +194,7 @@ void WindowRankOperator::processBatch(RowBatch&& batch) {
     s.sort.encode(batch, row, s.sort_buf);
     s.rows.encode(batch, row, s.row_buf);
     s.add(s.state->valueOrInsert(), s.sort_buf, s.row_buf);
-    s.timers->registerEventTimeTimer(s.ns_buf, end - 1);
+    s.timers->registerEventTimeTimer(s.ns_buf, shift_.toEpochMillsForTimer(end - 1));
   }
 }
 
@@ -214,11 +216,12 @@ void WindowRankOperator::snapshotState(int64_t checkpoint_id) {
 }
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowRankFactory(RowType input_type, RankSpec spec,
-                                                                            int window_end, bool deduplicate) {
-  WindowRankOperator probe(input_type, spec, window_end, deduplicate);
+                                                                            int window_end, bool deduplicate,
+                                                                            const std::string& time_zone) {
+  WindowRankOperator probe(input_type, spec, window_end, deduplicate, time_zone);
   return runtime::makeOperatorFactory(
-      [input_type = std::move(input_type), spec = std::move(spec), window_end, deduplicate] {
-        return std::make_unique<WindowRankOperator>(input_type, spec, window_end, deduplicate);
+      [input_type = std::move(input_type), spec = std::move(spec), window_end, deduplicate, time_zone] {
+        return std::make_unique<WindowRankOperator>(input_type, spec, window_end, deduplicate, time_zone);
       });
 }
 

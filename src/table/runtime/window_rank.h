@@ -38,6 +38,7 @@
 
 #include "runtime/operators/stream_operator.h"
 #include "table/runtime/rank_spec.h"
+#include "table/runtime/time_window_util.h"
 #include "types/row_batch.h"
 
 namespace sluice::table {
@@ -48,7 +49,10 @@ class WindowRankOperator : public runtime::StreamOperator {
   /// Throws UserError when a column is out of range, window_end is not a TIMESTAMP / BIGINT, the range is
   /// not 1 <= start <= end (a deduplication must be 1..1 on one ORDER BY column), or the rank type is not
   /// ROW_NUMBER ("RANK() function is not supported on Window TopN currently, ...", as Flink).
-  WindowRankOperator(types::RowType input_type, RankSpec spec, int window_end, bool deduplicate);
+  /// `time_zone`: the windows' shift time zone (WindowSpec::time_zone); window ends are then wall-clock
+  /// values, fired by ShiftTimeZone::isWindowFired.
+  WindowRankOperator(types::RowType input_type, RankSpec spec, int window_end, bool deduplicate,
+                     const std::string& time_zone = {});
   ~WindowRankOperator() override;
 
   /// Registers the states in `ctx.state` (a private context when null) and restores the watermark. Throws
@@ -71,11 +75,13 @@ class WindowRankOperator : public runtime::StreamOperator {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  ShiftTimeZone shift_;
   int64_t num_late_records_dropped_ = 0;
 };
 
 /// Factory for WindowRankOperator; validates the arguments now (UserError).
 std::shared_ptr<const runtime::StreamOperatorFactory> makeWindowRankFactory(types::RowType input_type, RankSpec spec,
-                                                                            int window_end, bool deduplicate);
+                                                                            int window_end, bool deduplicate,
+                                                                            const std::string& time_zone = {});
 
 }  // namespace sluice::table

@@ -8,17 +8,20 @@
 
 namespace sluice::table {
 
-types::RowType WindowTableFunctionOperator::outputType(const types::RowType& input_type) {
+types::RowType WindowTableFunctionOperator::outputType(const types::RowType& input_type, const WindowSpec& window) {
   types::RowType out = input_type;
-  for (const char* name : {"window_start", "window_end", "window_time"}) {
+  for (const char* name : {"window_start", "window_end"}) {
     out.names.emplace_back(name);
     out.types.push_back(types::LogicalType::timestamp(3, false));
   }
+  out.names.emplace_back("window_time");
+  out.types.push_back(window.time_zone.empty() ? types::LogicalType::timestamp(3, false)
+                                               : types::LogicalType::timestampLtz(3, false));
   return out;
 }
 
 WindowTableFunctionOperator::WindowTableFunctionOperator(types::RowType input_type, WindowSpec window)
-    : output_type_(outputType(input_type)), window_(window) {
+    : output_type_(outputType(input_type, window)), window_(window), shift_(window.time_zone) {
   SLUICE_USER_CHECK(window_.kind != WindowSpec::Kind::kSession,
                     "A SESSION window table function is only supported with a window aggregation");
   window_internal::validateWindow(input_type, window_);
@@ -40,12 +43,12 @@ void WindowTableFunctionOperator::processBatch(types::RowBatch&& batch) {
       ++num_null_rowtime_dropped_;
       continue;
     }
-    window_internal::forEachWindowEnd(window_, time_col.getLong(row), [&](int64_t end) {
+    window_internal::forEachWindowEnd(window_, shift_.toUtcTimestampMills(time_col.getLong(row)), [&](int64_t end) {
       cancellation.tick();
       for (size_t c = 0; c < width; ++c) out.column(c).appendFrom(batch.column(c), row);
       out.column(width).appendLong(window_internal::windowStartOf(window_, end));
       out.column(width + 1).appendLong(end);
-      out.column(width + 2).appendLong(end - 1);
+      out.column(width + 2).appendLong(shift_.toEpochMills(end - 1));
       out.kinds().push_back(types::RowKind::kInsert);
     });
   }
