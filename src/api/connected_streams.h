@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "api/data_stream.h"
+#include "runtime/operators/keyed_input_sorter.h"
 
 namespace sluice::api {
 
@@ -47,17 +48,30 @@ class KeyedConnectedStreams {
   KeyedConnectedStreams(DataStream<A> a, DataStream<B> b, KS1 ks1, KS2 ks2)
       : first_(std::move(a)), second_(std::move(b)), ks1_(std::move(ks1)), ks2_(std::move(ks2)) {}
 
-  /// A KeyedCoProcessFunction<K, A, B, O> subclass: keyed state and timers shared by both inputs.
+  /// A KeyedCoProcessFunction<K, A, B, O> subclass: keyed state and timers shared by both inputs. In BATCH
+  /// mode and during backlog (FLIP-327 mixed mode) both inputs are sorted by key and merged, so the
+  /// function sees each key's records of both inputs together (Flink's MultiInputSortingDataInput; ties
+  /// of a key by timestamp, then the first input first).
   template <typename F>
   DataStream<typename F::OutputType> process(F fn) const {
     static_assert(std::is_base_of_v<KeyedCoProcessFunction<K, A, B, typename F::OutputType>, F>,
                   "keyed connected streams take a KeyedCoProcessFunction<K, A, B, O>");
     auto& env = first_.getExecutionEnvironment();
-    return detail::twoInput<typename F::OutputType>(
-        "Co-Keyed-Process",
-        detail::makeFactory<runtime::KeyedCoProcessOperator<KS1, KS2, F>>(false, graph::ChainingStrategy::kAlways, ks1_,
-                                                                          ks2_, fn, env.scopeSlot()),
-        first_, second_);
+    auto factory = detail::makeFactory<runtime::KeyedCoProcessOperator<KS1, KS2, F>>(
+        false, graph::ChainingStrategy::kAlways, ks1_, ks2_, fn, env.scopeSlot());
+    factory->setKeyedInputSorter(
+        [ks = ks1_](const runtime::sort::SorterOptions& options, int32_t max_parallelism) {
+          return std::unique_ptr<runtime::KeyedInputSorter>(
+              std::make_unique<runtime::ObjectKeyedInputSorter<A, K, KS1>>(ks, options, max_parallelism));
+        },
+        0);
+    factory->setKeyedInputSorter(
+        [ks = ks2_](const runtime::sort::SorterOptions& options, int32_t max_parallelism) {
+          return std::unique_ptr<runtime::KeyedInputSorter>(
+              std::make_unique<runtime::ObjectKeyedInputSorter<B, K, KS2>>(ks, options, max_parallelism));
+        },
+        1);
+    return detail::twoInput<typename F::OutputType>("Co-Keyed-Process", std::move(factory), first_, second_);
   }
   /// A CoMapFunction over the key-partitioned inputs.
   template <typename F>

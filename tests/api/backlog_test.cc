@@ -15,118 +15,15 @@
 #include "api/hybrid_source.h"
 #include "api/sources.h"
 #include "harness.h"
+#include "tagged_numbers.h"
 #include "test_util.h"
 
 namespace sluice::api {
 namespace {
 
 using runtime::InputStatus;
-
-// The numbers of `splits` (inclusive ranges, each for one subtask, handed out in order); the enumerator
-// reports backlog at start and no backlog when it hands out the split starting at `live_from`. Each record is emitted as
-// value * 2 + (1 if the reader had heard "backlog" when it emitted it, else 0).
-class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
- public:
-  TaggedNumbers(std::vector<std::pair<int, RangeSplit>> splits, int64_t live_from) : splits_(std::move(splits)), live_from_(live_from) {}
-  /// Variant for recovery: no backlog at start, backlog from the split starting at `backlog_from`; the
-  /// reader finishes the split starting at 1 only once a checkpoint has completed (so one precedes the
-  /// backlog). Every split a reader is given is logged by its next value.
-  TaggedNumbers(std::vector<std::pair<int, RangeSplit>> splits, int64_t backlog_from, int64_t live_from)
-      : splits_(std::move(splits)), live_from_(live_from), backlog_from_(backlog_from), hold_(true) {}
-  std::vector<int64_t> splitStarts() const {
-    std::lock_guard<std::mutex> lock(log_->mu);
-    return log_->starts;
-  }
-  struct Log {
-    std::mutex mu;
-    std::vector<int64_t> starts;
-  };
-
-  class Enumerator final : public runtime::SplitEnumerator<RangeSplit> {
-   public:
-    Enumerator(std::vector<std::pair<int, RangeSplit>> splits, int64_t live_from, std::optional<int64_t> backlog_from)
-        : splits_(std::move(splits)), live_from_(live_from), backlog_from_(backlog_from) {}
-    void start(runtime::SplitEnumeratorContext& context) override {
-      context_ = &context;
-      context_->setIsProcessingBacklog(!backlog_from_.has_value());
-    }
-    std::optional<RangeSplit> handleSplitRequest(int subtask) override {
-      for (auto& [owner, split] : splits_) {
-        if (owner != subtask || handed_.count(split.from) > 0) continue;
-        handed_.insert(split.from);
-        if (split.from == live_from_) context_->setIsProcessingBacklog(false);
-        if (split.from == backlog_from_) context_->setIsProcessingBacklog(true);
-        return split;
-      }
-      return std::nullopt;
-    }
-
-   private:
-    std::vector<std::pair<int, RangeSplit>> splits_;
-    int64_t live_from_;
-    std::optional<int64_t> backlog_from_;
-    std::set<int64_t> handed_;
-    runtime::SplitEnumeratorContext* context_ = nullptr;
-  };
-
-  class Reader final : public runtime::SourceReader<int64_t, RangeSplit> {
-   public:
-    Reader(std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> inner, bool hold, std::shared_ptr<Log> log)
-        : inner_(std::move(inner)), hold_(hold), log_(std::move(log)) {}
-    void addSplit(RangeSplit split) override {
-      {
-        std::lock_guard<std::mutex> lock(log_->mu);
-        log_->starts.push_back(split.next.value_or(split.from));
-      }
-      holding_ = hold_ && split.from == 1;
-      inner_->addSplit(std::move(split));
-    }
-    void notifyCheckpointComplete(int64_t) override { holding_ = false; }
-    std::vector<RangeSplit> snapshotState(int64_t id) override { return inner_->snapshotState(id); }
-    void setIsProcessingBacklog(bool backlog) override { backlog_ = backlog; }
-    InputStatus pollNext(runtime::ReaderOutput<int64_t>& output) override {
-      struct Tagging final : runtime::ReaderOutput<int64_t> {
-        runtime::ReaderOutput<int64_t>* out;
-        bool backlog;
-        void collect(int64_t v) override { out->collect(v * 2 + (backlog ? 1 : 0)); }
-        void collect(int64_t v, int64_t ts) override { out->collect(v * 2 + (backlog ? 1 : 0), ts); }
-      } tagging;
-      tagging.out = &output;
-      tagging.backlog = backlog_;
-      const InputStatus status = inner_->pollNext(tagging);
-      return status == InputStatus::kEndOfInput && holding_ ? InputStatus::kNothingAvailable : status;
-    }
-
-   private:
-    std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> inner_;
-    bool hold_;
-    std::shared_ptr<Log> log_;
-    bool holding_ = false;
-    bool backlog_ = false;
-  };
-
-  std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> createEnumerator(int) const override {
-    return std::make_unique<Enumerator>(splits_, live_from_, backlog_from_);
-  }
-  std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> createReader(
-      const runtime::SourceReaderContext& ctx) const override {
-    return std::make_unique<Reader>(NumberSequenceSource(1, 1).createReader(ctx), hold_, log_);
-  }
-
- private:
-  std::vector<std::pair<int, RangeSplit>> splits_;
-  int64_t live_from_;
-  std::optional<int64_t> backlog_from_;
-  bool hold_ = false;
-  std::shared_ptr<Log> log_ = std::make_shared<Log>();
-};
-
-// Tags by hand: 2v + 1 for v in [from, to] of a backlog split, 2v for a live one.
-std::vector<int64_t> tagged(int64_t from, int64_t to, bool backlog) {
-  std::vector<int64_t> out;
-  for (int64_t v = from; v <= to; ++v) out.push_back(v * 2 + (backlog ? 1 : 0));
-  return out;
-}
+using test_sources::TaggedNumbers;
+using test_sources::tagged;
 
 TEST(BacklogStatusTest, EveryReaderHearsTheStatusAlsoOneThatOpensAfterItWasReported) {
   Configuration conf;

@@ -16,9 +16,9 @@ void RowKeyedInputSorter::addRows(const types::RowBatch& batch) {
   sorter_.add(batch, groups_.data());
 }
 
-bool RowKeyedInputSorter::next(size_t max_records, StreamElement& out) {
+bool RowKeyedInputSorter::next(size_t max_records, StreamElement& out, const sort::SortBound* bound) {
   types::RowBatch rows;
-  if (!sorter_.next(rows, max_records)) return false;
+  if (!sorter_.next(rows, max_records, bound)) return false;
   out = std::move(rows);
   return true;
 }

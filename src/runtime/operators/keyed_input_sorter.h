@@ -48,13 +48,14 @@ class ObjectKeyedInputSorter final : public KeyedInputSorter {
     }
   }
   void finish() override { sorter_.finish(); }
-  bool next(size_t max_records, StreamElement& out) override {
+  bool next(size_t max_records, StreamElement& out, const sort::SortBound* bound = nullptr) override {
     auto batch = makeObjectBatch<T>();
     batch->reserve(max_records);
-    if (!sorter_.next(batch->values(), batch->timestamps(), max_records)) return false;
+    if (!sorter_.next(batch->values(), batch->timestamps(), max_records, bound)) return false;
     out = ObjectBatchPtr(std::move(batch));
     return true;
   }
+  bool peek(std::string_view& key, int64_t& timestamp) override { return sorter_.peek(key, timestamp); }
   void reset() override { sorter_.reset(); }
   const sort::ExternalSorter& sorter() const override { return sorter_.sorter(); }
 
@@ -80,7 +81,11 @@ class RowKeyedInputSorter final : public KeyedInputSorter {
                       int32_t max_parallelism);
   void addRows(const types::RowBatch& batch) override;
   void finish() override { sorter_.finish(); }
-  bool next(size_t max_records, StreamElement& out) override;
+  bool next(size_t max_records, StreamElement& out, const sort::SortBound* bound = nullptr) override;
+  bool peek(std::string_view& key, int64_t& timestamp) override {
+    timestamp = kNoTimestamp;
+    return sorter_.peek(key);
+  }
   void reset() override { sorter_.reset(); }
   const sort::ExternalSorter& sorter() const override { return sorter_.sorter(); }
 
@@ -102,15 +107,41 @@ class KeyedRowOperatorFactory final : public LambdaOperatorFactory<Fn> {
       : LambdaOperatorFactory<Fn>(std::move(fn), false), input_type_(std::move(input_type)),
         key_columns_(std::move(key_columns)) {}
   bool sortsKeyedInput() const override { return !key_columns_.empty(); }
-  std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options,
-                                                           int32_t max_parallelism) const override {
-    if (key_columns_.empty()) return nullptr;
+  std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options, int32_t max_parallelism,
+                                                           int input = 0) const override {
+    if (key_columns_.empty() || input != 0) return nullptr;
     return std::make_unique<RowKeyedInputSorter>(input_type_, key_columns_, options, max_parallelism);
   }
 
  private:
   types::RowType input_type_;
   std::vector<int> key_columns_;
+};
+
+/// The base of the factory of a keyed two-input SQL operator (a join): input 1 (`left_type`) hash-
+/// partitioned on `left_keys`, input 2 on `right_keys`, key by key of equal types, so equal keys get equal
+/// sort keys on both sides. Both inputs are sorted in BATCH mode and during backlog unless `sorted` is
+/// false (an operator on processing time) or there are no keys (one global group).
+class KeyedTwoInputRowOperatorFactory : public StreamOperatorFactory {
+ public:
+  KeyedTwoInputRowOperatorFactory(types::RowType left_type, types::RowType right_type, std::vector<int> left_keys,
+                                  std::vector<int> right_keys, int num_first_input_edges, bool sorted = true)
+      : types_{std::move(left_type), std::move(right_type)}, keys_{std::move(left_keys), std::move(right_keys)},
+        first_edges_(num_first_input_edges), sorted_(sorted) {}
+  int numFirstInputEdges() const override { return first_edges_; }
+  bool sortsKeyedInput() const override { return sorted_ && !keys_[0].empty() && keys_[0].size() == keys_[1].size(); }
+  std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options, int32_t max_parallelism,
+                                                           int input = 0) const override {
+    if (!sortsKeyedInput() || input < 0 || input > 1) return nullptr;
+    const auto i = static_cast<size_t>(input);
+    return std::make_unique<RowKeyedInputSorter>(types_[i], keys_[i], options, max_parallelism);
+  }
+
+ private:
+  types::RowType types_[2];
+  std::vector<int> keys_[2];
+  int first_edges_;
+  bool sorted_;
 };
 
 /// makeOperatorFactory for a keyed one-input SQL operator (see KeyedRowOperatorFactory).

@@ -50,12 +50,19 @@ class ObjectOperatorFactory final : public StreamOperatorFactory {
   /// threads at once.
   using SorterFactory =
       std::function<std::unique_ptr<KeyedInputSorter>(const sort::SorterOptions& options, int32_t max_parallelism)>;
-  /// Build time only: the operator's input is sorted by key in BATCH mode and during backlog (FLIP-327).
-  void setKeyedInputSorter(SorterFactory factory) { sorter_factory_ = std::move(factory); }
-  bool sortsKeyedInput() const override { return sorter_factory_ != nullptr; }
-  std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options,
-                                                           int32_t max_parallelism) const override {
-    return sorter_factory_ ? sorter_factory_(options, max_parallelism) : nullptr;
+  /// Build time only: the operator's input `input` (0: the only or first, 1: the second) is sorted by key
+  /// in BATCH mode and during backlog (FLIP-327); a two-input operator needs both.
+  void setKeyedInputSorter(SorterFactory factory, int input = 0) {
+    SLUICE_CHECK(input == 0 || input == 1, "a sorter for input {}", input);
+    sorter_factories_[static_cast<size_t>(input)] = std::move(factory);
+  }
+  bool sortsKeyedInput() const override {
+    return sorter_factories_[0] != nullptr && (first_input_edges_ < 0 || sorter_factories_[1] != nullptr);
+  }
+  std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options, int32_t max_parallelism,
+                                                           int input = 0) const override {
+    if (input < 0 || input > 1 || !sorter_factories_[static_cast<size_t>(input)]) return nullptr;
+    return sorter_factories_[static_cast<size_t>(input)](options, max_parallelism);
   }
 
  private:
@@ -65,7 +72,7 @@ class ObjectOperatorFactory final : public StreamOperatorFactory {
   std::map<int, int> input_tags_;
   int first_input_edges_ = -1;
   std::map<int, std::shared_ptr<const ObjectBatchSerializer>> output_serializers_;
-  SorterFactory sorter_factory_;
+  SorterFactory sorter_factories_[2];
 };
 
 }  // namespace sluice::runtime

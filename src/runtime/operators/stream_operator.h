@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/error.h"
 #include "graph/transformation.h"
@@ -23,6 +24,7 @@ namespace sluice::runtime {
 class ObjectBatchSerializer;
 namespace sort {
 class ExternalSorter;
+struct SortBound;
 struct SorterOptions;
 }
 namespace state {
@@ -198,10 +200,12 @@ class SourceOperator : public StreamOperator {
   virtual InputStatus emitNext() = 0;
 };
 
-/// The records of a keyed one-input operator sorted by key before the operator sees them (Flink's sorted
-/// inputs: SortingDataInput in BATCH mode, SortingBacklogDataInput during backlog, FLIP-327): the task
-/// adds the records that arrive and, later, hands them to the operator grouped by (key group, key), one
-/// key's records in arrival order; records of one kind only (SQL rows or DataStream records).
+/// The records of one input of a keyed operator sorted by key before the operator sees them (Flink's
+/// sorted inputs: SortingDataInput / MultiInputSortingDataInput in BATCH mode, SortingBacklogDataInput
+/// during backlog, FLIP-327): the task adds the records that arrive and, later, hands them to the operator
+/// grouped by (key group, key), one key's records in arrival order; records of one kind only (SQL rows or
+/// DataStream records). The two inputs of a two-input operator have a sorter each, with equal key bytes
+/// for equal keys, so the task merges them by key (peek, next with a bound).
 /// Implementations: keyed_input_sorter.h. Threading: the task thread only.
 class KeyedInputSorter {
  public:
@@ -219,8 +223,11 @@ class KeyedInputSorter {
   /// No more records for this phase (ExternalSorter::finish).
   virtual void finish() = 0;
   /// The next up to `max_records` sorted records as one batch into `out` (a RowBatch or an
-  /// ObjectBatchPtr, as added); false when none were left.
-  virtual bool next(size_t max_records, StreamElement& out) = 0;
+  /// ObjectBatchPtr, as added), with `bound` only those it admits; false when none were taken.
+  virtual bool next(size_t max_records, StreamElement& out, const sort::SortBound* bound = nullptr) = 0;
+  /// The sort key and timestamp (ms; kNoTimestamp for SQL rows) of the record next() returns next, without
+  /// taking it (the key valid until next() or reset()); false when none is left. After finish() only.
+  virtual bool peek(std::string_view& key, int64_t& timestamp) = 0;
   /// Drops what is left and the spill files; the sorter takes records of a new phase.
   virtual void reset() = 0;
   /// The sorter underneath (records, bytes spilled).
@@ -246,12 +253,15 @@ class StreamOperatorFactory : public graph::OperatorFactory {
     (void)tag;
     return nullptr;
   }
-  /// A keyed one-input operator: the sorter its input goes through in BATCH mode and during backlog
-  /// (keyed_input_sorter.h), with `max_parallelism` key groups. nullptr (the default): never sorted.
+  /// A keyed operator: the sorter its input `input` (0: the only or the first, 1: the second of a
+  /// two-input operator) goes through in BATCH mode and during backlog (keyed_input_sorter.h), with
+  /// `max_parallelism` key groups. nullptr (the default): never sorted; a two-input operator is sorted
+  /// only when both of its inputs have a sorter.
   virtual std::unique_ptr<KeyedInputSorter> createKeyedInputSorter(const sort::SorterOptions& options,
-                                                                   int32_t max_parallelism) const {
+                                                                   int32_t max_parallelism, int input = 0) const {
     (void)options;
     (void)max_parallelism;
+    (void)input;
     return nullptr;
   }
 };

@@ -202,7 +202,9 @@ class RunReader {
   bool done_ = false;
 };
 
-int compareKeys(std::string_view a, std::string_view b) {
+}  // namespace
+
+int compareSortKeys(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
   if (n > 0) {
     const int c = std::memcmp(a.data(), b.data(), n);
@@ -210,8 +212,6 @@ int compareKeys(std::string_view a, std::string_view b) {
   }
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }
-
-}  // namespace
 
 SorterOptions SorterOptions::fromConfiguration(const Configuration& config) {
   SorterOptions o;
@@ -282,7 +282,7 @@ struct ExternalSorter::Impl {
         // Equal padded prefixes of short keys: the shorter key is the smaller one.
         if (a.key_length != b.key_length) return a.key_length < b.key_length;
       } else {
-        const int c = compareKeys(keyAt(a.offset), keyAt(b.offset));
+        const int c = compareSortKeys(keyAt(a.offset), keyAt(b.offset));
         if (c != 0) return c < 0;
       }
       return a.offset < b.offset;
@@ -333,7 +333,7 @@ struct ExternalSorter::Impl {
   }
 
   bool sourceLess(uint32_t a, uint32_t b) const {
-    const int c = compareKeys(sources[a].key, sources[b].key);
+    const int c = compareSortKeys(sources[a].key, sources[b].key);
     return c != 0 ? c < 0 : a < b;  // the earlier run first: arrival order across runs
   }
   bool advanceSource(Source& s) {
@@ -479,9 +479,25 @@ void ExternalSorter::finish() {
   m.startMerge(m.runs, !m.index.empty());
 }
 
+bool ExternalSorter::peek(std::string_view& key, std::string_view& value) {
+  if (!peeked_) {
+    if (!next(peeked_key_, peeked_value_)) return false;
+    peeked_ = true;
+  }
+  key = peeked_key_;
+  value = peeked_value_;
+  return true;
+}
+
 bool ExternalSorter::next(std::string_view& key, std::string_view& value) {
   Impl& m = *impl_;
   SLUICE_CHECK(m.finished, "sorter '{}': next before finish", options_.owner);
+  if (peeked_) {
+    peeked_ = false;
+    key = peeked_key_;
+    value = peeked_value_;
+    return true;
+  }
   if (m.runs.empty()) {
     if (m.memory_cursor >= m.index.size()) return false;
     const uint32_t off = m.index[m.memory_cursor++].offset;
@@ -501,6 +517,7 @@ void ExternalSorter::reset() {
   m.finished = false;
   m.memory_cursor = 0;
   num_records_ = 0;
+  peeked_ = false;
 }
 
 void ExternalSorter::close() {

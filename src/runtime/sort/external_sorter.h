@@ -42,6 +42,24 @@ struct SorterOptions {
   static SorterOptions fromConfiguration(const Configuration& config);
 };
 
+/// The order of sort keys: unsigned bytes, a key before a longer one it prefixes (<0, 0, >0).
+int compareSortKeys(std::string_view a, std::string_view b);
+
+/// Where a bounded read of sorted records stops (the merge of several sorted inputs, MultiInputSortingDataInput):
+/// a record is admitted while (its key, its timestamp) is before (key, timestamp), or equal to it when
+/// `inclusive`. Keys by compareSortKeys, then timestamps (ms) as signed numbers. The views belong to the
+/// caller and must stay valid during the read.
+struct SortBound {
+  std::string_view key;
+  int64_t timestamp = 0;
+  bool inclusive = false;
+  bool admits(std::string_view k, int64_t ts) const {
+    const int c = compareSortKeys(k, key);
+    if (c != 0) return c < 0;
+    return ts < timestamp || (inclusive && ts == timestamp);
+  }
+};
+
 /// The external sorter. Records are (key, value) byte strings; both are copied in.
 /// Errors: an I/O failure while spilling or reading a run is a TransientError naming the spill file and
 /// the OS error; a run file whose bytes are not what was written (truncated, changed) is an InputError
@@ -63,6 +81,9 @@ class ExternalSorter {
   /// The next record in sorted order into `key` / `value` (views valid until the next call of next(),
   /// reset() or close()); false when every record has been returned.
   bool next(std::string_view& key, std::string_view& value);
+  /// The record next() returns next, without taking it (views valid until the next call of next(),
+  /// reset() or close()); false when every record has been returned. After finish() only.
+  bool peek(std::string_view& key, std::string_view& value);
   /// Drops every record and spill file; the sorter takes records again (a new backlog phase).
   void reset();
   /// Drops every record and spill file; the sorter must not be used afterwards except for reset().
@@ -87,6 +108,10 @@ class ExternalSorter {
   int64_t num_records_ = 0;
   int64_t bytes_spilled_ = 0;
   int64_t spilled_runs_total_ = 0;
+  // The record peek() read ahead (its views stay valid: the merge has not advanced past it).
+  bool peeked_ = false;
+  std::string_view peeked_key_;
+  std::string_view peeked_value_;
 };
 
 }  // namespace sluice::runtime::sort

@@ -31,21 +31,32 @@ class ObjectSorter {
   }
   /// No more records (ExternalSorter::finish).
   void finish() { sorter_.finish(); }
-  /// Appends up to `max` next records (and their timestamps); false when none were left.
-  bool next(std::vector<T>& values, std::vector<int64_t>& timestamps, size_t max) {
+  /// Appends up to `max` next records (and their timestamps), with `bound` only those it admits; false
+  /// when none were appended.
+  bool next(std::vector<T>& values, std::vector<int64_t>& timestamps, size_t max, const SortBound* bound = nullptr) {
     std::string_view key;
     std::string_view bytes;
     size_t n = 0;
-    while (n < max && sorter_.next(key, bytes)) {
-      int64_t ts;
-      SLUICE_CHECK(bytes.size() >= sizeof(ts), "sorted record of {} bytes", bytes.size());
-      std::memcpy(&ts, bytes.data(), sizeof(ts));
+    while (n < max && (bound == nullptr ? sorter_.next(key, bytes) : sorter_.peek(key, bytes))) {
+      const int64_t ts = timestampOf(bytes);
+      if (bound != nullptr) {
+        if (!bound->admits(key, ts)) break;
+        sorter_.next(key, bytes);
+      }
       DataInputView in(bytes.substr(sizeof(ts)));
       values.push_back(TypeSerializer<T>::deserialize(in));
       timestamps.push_back(ts);
       ++n;
     }
     return n > 0;
+  }
+  /// The key and timestamp of the record next() returns next (the key valid until next() or reset());
+  /// false when none is left.
+  bool peek(std::string_view& key, int64_t& timestamp) {
+    std::string_view bytes;
+    if (!sorter_.peek(key, bytes)) return false;
+    timestamp = timestampOf(bytes);
+    return true;
   }
   /// Drops every record and spill file (ExternalSorter::reset).
   void reset() { sorter_.reset(); }
@@ -54,6 +65,13 @@ class ObjectSorter {
   const ExternalSorter& sorter() const { return sorter_; }
 
  private:
+  static int64_t timestampOf(std::string_view bytes) {
+    int64_t ts;
+    SLUICE_CHECK(bytes.size() >= sizeof(ts), "sorted record of {} bytes", bytes.size());
+    std::memcpy(&ts, bytes.data(), sizeof(ts));
+    return ts;
+  }
+
   ExternalSorter sorter_;
   std::string value_;
 };

@@ -3,12 +3,16 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 
 #include "common/error.h"
 
 namespace sluice::runtime::sort {
 
 namespace {
+
+// Rows carry no timestamp: in a bounded read they compare as runtime::kNoTimestamp, the smallest.
+constexpr int64_t kRowTimestamp = std::numeric_limits<int64_t>::min();
 
 // Order-preserving 8 bytes of a number: big endian, sign bit flipped (integers); doubles as their
 // IEEE bits flipped so that they order too (negative: all bits, positive: the sign bit).
@@ -153,12 +157,24 @@ void RowBatchSorter::add(const types::RowBatch& batch, const int32_t* key_groups
 
 void RowBatchSorter::finish() { sorter_.finish(); }
 
-bool RowBatchSorter::next(types::RowBatch& out, size_t max_rows) {
+bool RowBatchSorter::next(types::RowBatch& out, size_t max_rows, const SortBound* bound) {
   out = types::RowBatch(schema_);
   std::string_view key;
   std::string_view value;
-  while (out.numRows() < max_rows && sorter_.next(key, value)) decodeRow(value, out);
+  if (bound == nullptr) {
+    while (out.numRows() < max_rows && sorter_.next(key, value)) decodeRow(value, out);
+  } else {
+    while (out.numRows() < max_rows && sorter_.peek(key, value) && bound->admits(key, kRowTimestamp)) {
+      sorter_.next(key, value);
+      decodeRow(value, out);
+    }
+  }
   return out.numRows() > 0;
+}
+
+bool RowBatchSorter::peek(std::string_view& key) {
+  std::string_view value;
+  return sorter_.peek(key, value);
 }
 
 }  // namespace sluice::runtime::sort

@@ -28,8 +28,11 @@ class RowBatchSorter {
   void add(const types::RowBatch& batch, const int32_t* key_groups = nullptr);
   /// No more rows (ExternalSorter::finish).
   void finish();
-  /// Replaces `out` with up to `max_rows` next rows in order; false (and `out` empty) when none are left.
-  bool next(types::RowBatch& out, size_t max_rows);
+  /// Replaces `out` with up to `max_rows` next rows in order, with `bound` only those it admits (rows
+  /// have no timestamp: kNoTimestamp, the smallest); false (and `out` empty) when none were taken.
+  bool next(types::RowBatch& out, size_t max_rows, const SortBound* bound = nullptr);
+  /// The key of the row next() returns next (valid until next() or reset()); false when none is left.
+  bool peek(std::string_view& key);
   /// Drops every row and spill file (ExternalSorter::reset).
   void reset() { sorter_.reset(); }
   /// Removes the spill files (ExternalSorter::close).

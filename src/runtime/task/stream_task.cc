@@ -345,21 +345,17 @@ void StreamTask::dispatch(InputGate::Entry& entry) {
   }
   if (auto* batch = std::get_if<types::RowBatch>(&entry.element)) {
     if (!batch->empty()) {
-      if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {
-        if (sorted_input_) sorted_input_->processBatch(std::move(*batch));
-        else chain_->processBatch(std::move(*batch));
-      } else {
-        chain_->processBatch2(std::move(*batch));
-      }
+      const int input = channel_input_.empty() ? 0 : channel_input_[static_cast<size_t>(entry.channel)];
+      if (sorted_input_) sorted_input_->processBatch(std::move(*batch), input);
+      else if (input == 0) chain_->processBatch(std::move(*batch));
+      else chain_->processBatch2(std::move(*batch));
     }
   } else if (auto* objects = std::get_if<ObjectBatchPtr>(&entry.element)) {
     if (*objects && !(*objects)->empty()) {
-      if (channel_input_.empty() || channel_input_[static_cast<size_t>(entry.channel)] == 0) {
-        if (sorted_input_) sorted_input_->processObjects(std::move(*objects));
-        else chain_->processObjects(std::move(*objects));
-      } else {
-        chain_->processObjects2(std::move(*objects));
-      }
+      const int input = channel_input_.empty() ? 0 : channel_input_[static_cast<size_t>(entry.channel)];
+      if (sorted_input_) sorted_input_->processObjects(std::move(*objects), input);
+      else if (input == 0) chain_->processObjects(std::move(*objects));
+      else chain_->processObjects2(std::move(*objects));
     }
   } else if (const auto* mark = std::get_if<Watermark>(&entry.element)) {
     if (auto wm = valve_->inputWatermark(entry.channel, mark->timestamp)) headWatermark(Watermark{*wm});
@@ -438,12 +434,21 @@ void StreamTask::createSortedInput() {
   if (vertex_->sorted_input == graph::JobVertex::SortedInput::kNone) return;
   const bool batch = vertex_->sorted_input == graph::JobVertex::SortedInput::kBatch;
   const auto* factory = dynamic_cast<const StreamOperatorFactory*>(vertex_->operators[0].factory.get());
-  if (factory == nullptr || factory->numFirstInputEdges() >= 0) return;
+  if (factory == nullptr) return;
+  // A two-input head sorts both inputs or neither (MultiInputSortingDataInput); each sorter gets its
+  // share of the sort memory, as Flink divides the managed memory by the inputs.
+  const int inputs = factory->numFirstInputEdges() >= 0 ? 2 : 1;
   sort::SorterOptions options = sort::SorterOptions::fromConfiguration(*setup_.config);
-  options.owner = name_;
-  auto sorter = factory->createKeyedInputSorter(options, vertex_->max_parallelism);
-  if (!sorter) return;
-  sorted_input_ = std::make_unique<SortingBacklogDataInput>(std::move(sorter), *chain_, &metrics_[0], batch_size_, name_);
+  options.memory_bytes = std::max<int64_t>(1, options.memory_bytes / inputs);
+  std::vector<std::unique_ptr<KeyedInputSorter>> sorters;
+  for (int input = 0; input < inputs; ++input) {
+    options.owner = inputs == 1 ? name_ : fmt::format("{} input {}", name_, input + 1);
+    auto sorter = factory->createKeyedInputSorter(options, vertex_->max_parallelism, input);
+    if (!sorter) return;
+    sorters.push_back(std::move(sorter));
+  }
+  sorted_input_ =
+      std::make_unique<SortingBacklogDataInput>(std::move(sorters), *chain_, &metrics_[0], batch_size_, name_);
   if (batch) sorted_input_->startBatch();
 }
 
@@ -453,7 +458,7 @@ void StreamTask::headWatermark(Watermark mark) {
 }
 
 void StreamTask::headRecordAttributes(RecordAttributes attributes, int input) {
-  if (sorted_input_ && input == 0) sorted_input_->processRecordAttributes(attributes);
+  if (sorted_input_) sorted_input_->processRecordAttributes(attributes, input == 0 ? 0 : input - 1);
   else chain_->processRecordAttributes(attributes, input);
 }
 

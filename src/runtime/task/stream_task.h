@@ -117,8 +117,9 @@ class StreamTask {
   void dispatchInbox();
   /// Hands what the valve emitted to the chain head (ACTIVE, watermark, IDLE in that order).
   void emitValveOutput(const ValveOutput& out);
-  /// The head's keyed input sorted in BATCH mode and during backlog (FLIP-327), when its factory has a
-  /// KeyedInputSorter: sorted_input_ then sits between the channels and the head.
+  /// The head's keyed input (both inputs of a two-input head) sorted in BATCH mode and during backlog
+  /// (FLIP-327), when its factory has a KeyedInputSorter for each: sorted_input_ then sits between the
+  /// channels and the head.
   void createSortedInput();
   /// A watermark / status of the first input to the head, through sorted_input_ when there is one.
   void headWatermark(Watermark mark);

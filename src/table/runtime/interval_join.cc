@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/operators/keyed_input_sorter.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/serialization/type_serializer.h"
 #include "runtime/state/internal_timer_service.h"
@@ -417,25 +418,27 @@ void IntervalJoinOperator::Impl::process(const RowBatch& batch, bool input_is_le
 
 namespace {
 
-class IntervalJoinFactory : public runtime::StreamOperatorFactory {
+// On event time both inputs are sorted by their join keys in BATCH mode and during backlog (FLIP-327): the
+// watermark is held while sorting, so every row is still cached when the other side's rows come. Not on
+// processing time, whose rows take the time they arrive at.
+class IntervalJoinFactory : public runtime::KeyedTwoInputRowOperatorFactory {
  public:
   IntervalJoinFactory(RowType left, RowType right, JoinSpec spec, IntervalJoinBounds bounds, int first_edges)
-      : left_(std::move(left)),
+      : KeyedTwoInputRowOperatorFactory(left, right, spec.left_keys, spec.right_keys, first_edges,
+                                        bounds.is_event_time),
+        left_(std::move(left)),
         right_(std::move(right)),
         spec_(std::move(spec)),
-        bounds_(bounds),
-        first_edges_(first_edges) {}
+        bounds_(bounds) {}
   std::unique_ptr<runtime::StreamOperator> createOperator() const override {
     return std::make_unique<IntervalJoinOperator>(left_, right_, spec_, bounds_);
   }
-  int numFirstInputEdges() const override { return first_edges_; }
 
  private:
   RowType left_;
   RowType right_;
   JoinSpec spec_;
   IntervalJoinBounds bounds_;
-  int first_edges_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/network/record_writer.h"
+#include "runtime/operators/keyed_input_sorter.h"
 #include "runtime/serialization/type_serializer.h"
 #include "table/functions/evaluator.h"
 #include "table/runtime/accumulators_internal.h"
@@ -491,20 +492,20 @@ void StreamingJoinOperator::Impl::processRow(const RowBatch& batch, size_t row, 
 
 namespace {
 
-class StreamingJoinFactory : public runtime::StreamOperatorFactory {
+// Both inputs sorted by their join keys in BATCH mode and during backlog (FLIP-327).
+class StreamingJoinFactory : public runtime::KeyedTwoInputRowOperatorFactory {
  public:
   StreamingJoinFactory(RowType left, RowType right, JoinSpec spec, int first_edges)
-      : left_(std::move(left)), right_(std::move(right)), spec_(std::move(spec)), first_edges_(first_edges) {}
+      : KeyedTwoInputRowOperatorFactory(left, right, spec.left_keys, spec.right_keys, first_edges),
+        left_(std::move(left)), right_(std::move(right)), spec_(std::move(spec)) {}
   std::unique_ptr<runtime::StreamOperator> createOperator() const override {
     return std::make_unique<StreamingJoinOperator>(left_, right_, spec_);
   }
-  int numFirstInputEdges() const override { return first_edges_; }
 
  private:
   RowType left_;
   RowType right_;
   JoinSpec spec_;
-  int first_edges_;
 };
 
 }  // namespace
