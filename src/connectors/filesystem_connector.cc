@@ -7,19 +7,25 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <regex>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/config.h"
 #include "common/error.h"
 #include "connectors/connector_options.h"
+#include "connectors/filesystem_partition.h"
 #include "connectors/operator_util.h"
 
 namespace sluice::connectors {
@@ -79,7 +85,13 @@ void writeAll(int fd, const char* data, size_t n, const std::string& path) {
   }
 }
 
+bool isPartitionKey(const std::vector<int>& keys, size_t field) {
+  return std::find(keys.begin(), keys.end(), static_cast<int>(field)) != keys.end();
+}
+
 constexpr size_t kSinkFlushBytes = 1 << 20;
+/// Part files a sink subtask keeps open at once (one per partition being written).
+constexpr size_t kMaxOpenBuckets = 64;
 
 }  // namespace
 
@@ -157,14 +169,15 @@ FileSystemSourceReader::FileSystemSourceReader(std::shared_ptr<const FileSystemS
   runtime::OperatorContext octx;
   octx.config = ctx.config;
   batch_size_ = batchSizeOf(octx);
+  const types::RowType file_type = spec_->fileType();
+  const std::vector<int> file_projection = spec_->fileProjection();
   if (spec_->format != "csv") {
     json_deserializer_ = std::make_unique<JsonRowDeserializer>(
-        spec_->row_type, spec_->json, spec_->format == "json" ? JsonFlavor::kJson : JsonFlavor::kDebezium,
-        spec_->projection);
+        file_type, spec_->json, spec_->format == "json" ? JsonFlavor::kJson : JsonFlavor::kDebezium, file_projection);
   }
-  deserializer_ = spec_->projection.empty()
-                      ? std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv)
-                      : std::make_unique<CsvRowDeserializer>(spec_->row_type, spec_->csv, spec_->projection);
+  deserializer_ = file_projection.empty()
+                      ? std::make_unique<CsvRowDeserializer>(file_type, spec_->csv)
+                      : std::make_unique<CsvRowDeserializer>(file_type, spec_->csv, file_projection);
 }
 
 FileSystemSourceReader::~FileSystemSourceReader() { closeFile(); }
@@ -224,6 +237,29 @@ bool FileSystemSourceReader::openNextSplit() {
   }
   ::close(fd);
   file_open_ = true;
+  partition_values_.clear();
+  if (!spec_->partition_keys.empty()) {
+    // The partition values of this file: its `k=v` directories below the table's path.
+    std::error_code ec;
+    const std::string rel = fs::relative(u.open_path, spec_->absolute_path, ec).string();
+    const auto partition_spec = partitionSpecOf(ec ? std::string() : rel);
+    std::vector<int> fields = spec_->projection;
+    if (fields.empty())
+      for (size_t i = 0; i < spec_->row_type.size(); ++i) fields.push_back(static_cast<int>(i));
+    for (int f : fields) {
+      if (!isPartitionKey(spec_->partition_keys, static_cast<size_t>(f))) continue;
+      const std::string& name = spec_->row_type.names[static_cast<size_t>(f)];
+      std::optional<std::string> value;
+      for (const auto& [k, v] : partition_spec)
+        if (k == name) value = v;
+      if (value && *value == spec_->default_partition_name) value.reset();
+      types::Column col(spec_->row_type.types[static_cast<size_t>(f)]);
+      if (!appendPartitionValue(value, col))
+        throw UserError(fmt::format("File '{}' of table '{}': the partition value '{}' of column '{}' is not a {}",
+                                    u.display_path, spec_->table_name, *value, name, col.type().toString()));
+      partition_values_.push_back(std::move(col));
+    }
+  }
   if (u.offset >= 0) {
     // A restored split: its next line and that line's number were checkpointed.
     pos_ = std::min(static_cast<size_t>(u.offset), data_.size());
@@ -249,6 +285,8 @@ runtime::InputStatus FileSystemSourceReader::pollNext(runtime::ReaderOutput<type
   bool finished = false;
   while (rows < batch_size_) {
     if (!file_open_ || pos_ >= range_end_ || pos_ >= data_.size()) {
+      // A batch of a partitioned table holds the rows of one file (one set of partition values).
+      if (!spec_->partition_keys.empty() && rows > 0) break;
       if (!openNextSplit()) {
         finished = true;
         break;
@@ -267,7 +305,7 @@ runtime::InputStatus FileSystemSourceReader::pollNext(runtime::ReaderOutput<type
       // the job fails exactly at the bad row and a sink has seen everything before it.
       if (batch.numRows() > 0) {
         rows_emitted_.fetch_add(static_cast<int64_t>(batch.numRows()), std::memory_order_relaxed);
-        output.collect(std::move(batch));
+        output.collect(withPartitions(std::move(batch)));
       }
       throw;
     }
@@ -277,7 +315,7 @@ runtime::InputStatus FileSystemSourceReader::pollNext(runtime::ReaderOutput<type
   if (finished) closeFile();
   if (rows > 0) {
     rows_emitted_.fetch_add(static_cast<int64_t>(rows), std::memory_order_relaxed);
-    output.collect(std::move(batch));
+    output.collect(withPartitions(std::move(batch)));
   }
   return finished ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kMoreAvailable;
 }
@@ -327,6 +365,53 @@ types::RowType FileSystemSourceSpec::producedType() const {
   return projectRowType(row_type, projection);
 }
 
+types::RowType FileSystemSourceSpec::fileType() const {
+  types::RowType out;
+  for (size_t i = 0; i < row_type.size(); ++i) {
+    if (isPartitionKey(partition_keys, i)) continue;
+    out.names.push_back(row_type.names[i]);
+    out.types.push_back(row_type.types[i]);
+  }
+  return out;
+}
+
+std::vector<int> FileSystemSourceSpec::fileProjection() const {
+  if (partition_keys.empty() || projection.empty()) return projection;
+  std::vector<int> out;
+  for (int f : projection) {
+    if (isPartitionKey(partition_keys, static_cast<size_t>(f))) continue;
+    int file_index = 0;
+    for (int i = 0; i < f; ++i) file_index += isPartitionKey(partition_keys, static_cast<size_t>(i)) ? 0 : 1;
+    out.push_back(file_index);
+  }
+  // Only partition keys projected: the files are still read for their row count (every field).
+  return out;
+}
+
+types::RowBatch FileSystemSourceReader::withPartitions(types::RowBatch&& file_rows) const {
+  if (spec_->partition_keys.empty()) return std::move(file_rows);
+  const size_t n = file_rows.numRows();
+  std::vector<int> fields = spec_->projection;
+  if (fields.empty())
+    for (size_t i = 0; i < spec_->row_type.size(); ++i) fields.push_back(static_cast<int>(i));
+  types::RowBatch out;
+  size_t next_file_column = 0;
+  size_t next_partition = 0;
+  for (int f : fields) {
+    if (isPartitionKey(spec_->partition_keys, static_cast<size_t>(f))) {
+      const types::Column& value = partition_values_[next_partition++];
+      types::Column col(value.type());
+      col.reserve(n);
+      for (size_t r = 0; r < n; ++r) col.appendFrom(value, 0);
+      out.columns().push_back(std::move(col));
+    } else {
+      out.columns().push_back(std::move(file_rows.column(next_file_column++)));
+    }
+  }
+  out.kinds() = std::move(file_rows.kinds());
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sink
 
@@ -358,41 +443,88 @@ std::string notADirectoryMessage(const FileSystemSinkSpec& spec) {
 
 }  // namespace
 
+types::RowType FileSystemSinkSpec::dataType() const {
+  types::RowType out;
+  for (size_t i = 0; i < row_type.size(); ++i) {
+    if (std::find(partition_keys.begin(), partition_keys.end(), static_cast<int>(i)) != partition_keys.end()) continue;
+    out.names.push_back(row_type.names[i]);
+    out.types.push_back(row_type.types[i]);
+  }
+  return out;
+}
+
 FileSystemSinkOperator::FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec)
     : spec_(std::move(spec)) {}
 
 FileSystemSinkOperator::~FileSystemSinkOperator() { discardUncommitted(); }
 
-std::string FileSystemSinkOperator::partFilePath(int counter) const {
-  return joinPath(spec_->absolute_path,
-                  fmt::format("part-{}-{}-{}.csv", spec_->run_id, ctx_.subtask_index, counter));
+std::string FileSystemSinkOperator::relativeName(int counter, const std::string& partition, bool hidden) const {
+  // The leading '.' hides an in-progress file from the filesystem source (Flink's DefaultFileFilter).
+  std::string name = hidden ? fmt::format(".part-{}-{}-{}{}.inprogress", spec_->run_id, ctx_.subtask_index, counter,
+                                          extension_)
+                            : fmt::format("part-{}-{}-{}{}", spec_->run_id, ctx_.subtask_index, counter, extension_);
+  return partition.empty() ? name : partition + "/" + name;
 }
 
-std::string FileSystemSinkOperator::inProgressPath(int counter) const {
-  // The leading '.' hides it from the filesystem source (Flink's DefaultFileFilter).
-  return joinPath(spec_->absolute_path,
-                  fmt::format(".part-{}-{}-{}.csv.inprogress", spec_->run_id, ctx_.subtask_index, counter));
+std::string FileSystemSinkOperator::partFilePath(int counter, const std::string& partition) const {
+  return joinPath(spec_->absolute_path, relativeName(counter, partition, false));
 }
+
+std::string FileSystemSinkOperator::inProgressPath(int counter, const std::string& partition) const {
+  return joinPath(spec_->absolute_path, relativeName(counter, partition, true));
+}
+
+namespace {
+
+void createDirectories(const std::string& dir, const FileSystemSinkSpec& spec) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  // The subtasks of a job create it concurrently and a losing one may see an error although the
+  // directory now exists: only a path that is still no directory is an error.
+  if (ec && !fs::is_directory(dir)) {
+    if (dir == spec.absolute_path && fs::exists(dir)) throw UserError(notADirectoryMessage(spec));
+    throw UserError(fmt::format("Cannot create directory '{}' of table '{}': {}", dir == spec.absolute_path ? spec.path : dir,
+                                spec.table_name, ec.message()));
+  }
+}
+
+int64_t wallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::Output* output) {
   StreamOperator::open(ctx, output);
-  serializer_ = std::make_unique<CsvRowSerializer>(spec_->row_type, spec_->csv);
+  const types::RowType data_type = spec_->dataType();
+  data_columns_.clear();
+  for (size_t i = 0; i < spec_->row_type.size(); ++i)
+    if (std::find(spec_->partition_keys.begin(), spec_->partition_keys.end(), static_cast<int>(i)) ==
+        spec_->partition_keys.end())
+      data_columns_.push_back(static_cast<int>(i));
+  if (spec_->format == "json") {
+    json_serializer_ = std::make_unique<JsonRowSerializer>(data_type, spec_->json, JsonFlavor::kJson);
+    extension_ = ".json";
+  } else {
+    serializer_ = std::make_unique<CsvRowSerializer>(data_type, spec_->csv);
+    extension_ = ".csv";
+  }
   std::error_code ec;
   fs::file_status st = fs::status(spec_->absolute_path, ec);
   if (fs::exists(st) && !fs::is_directory(st)) throw UserError(notADirectoryMessage(*spec_));
-  fs::create_directories(spec_->absolute_path, ec);
-  // The subtasks of a job create it concurrently and a losing one may see an error although the
-  // directory now exists: only a path that is still no directory is an error.
-  if (ec && !fs::is_directory(spec_->absolute_path)) {
-    if (fs::exists(spec_->absolute_path)) throw UserError(notADirectoryMessage(*spec_));
-    throw UserError(fmt::format("Cannot create directory '{}' of table '{}': {}", spec_->path, spec_->table_name,
-                                ec.message()));
-  }
+  createDirectories(spec_->absolute_path, *spec_);
   counter_ = 0;
-  part_bytes_ = 0;
+  buckets_.clear();
   finished_.clear();
   committed_.clear();
   pending_.clear();
+  created_.clear();
+  visible_.clear();
+  watermarks_.clear();
+  watermark_ = INT64_MIN;
+  commit_tag_ = 0;
+  ended_ = false;
   if (ctx_.state == nullptr) {
     own_state_ = std::make_unique<runtime::state::StreamOperatorStateContext>(
         ctx_.uid, runtime::state::KeyGroupRange::of(0, ctx_.max_parallelism - 1), ctx_.max_parallelism, nullptr);
@@ -402,6 +534,10 @@ void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::
       runtime::state::ListStateDescriptor<PendingFile>{"FileSinkPendingFiles"});
   run_ids_state_ = &ctx_.state->operatorStateBackend().getUnionListState(
       runtime::state::ListStateDescriptor<std::string>{"FileSinkRunIds"});
+  partitions_state_ = &ctx_.state->operatorStateBackend().getUnionListState(
+      runtime::state::ListStateDescriptor<PartitionEntry>{"FileSinkPartitions"});
+  checkpoint_state_ = &ctx_.state->operatorStateBackend().getUnionListState(
+      runtime::state::ListStateDescriptor<int64_t>{"FileSinkCheckpoint"});
   if (ctx_.state->isRestored()) restore();
   // The part-file prefixes of every run this sink's state has seen (kept by subtask 0), so a restore in a
   // later run (sluice run -s, which plans a new prefix) still finds the leftovers of the killed one.
@@ -410,15 +546,18 @@ void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::
   run_ids_.assign(ids.begin(), ids.end());
   run_ids_state_->clear();
   if (ctx_.subtask_index == 0) run_ids_state_->update(run_ids_);
+  // Announce this subtask to the partition commit (committed through the restored checkpoint).
+  if (spec_->success_file && !spec_->partition_keys.empty()) commitPartitions(commit_tag_, false);
 }
 
 namespace {
 
-// The subtask and counter of a part file name of sink `run_id`: "part-<run>-<j>-<c>.csv" (visible) or
-// ".part-<run>-<j>-<c>.csv.inprogress" (hidden); nullopt for other names.
-std::optional<std::pair<int, int>> partNumbers(const std::string& name, const std::string& run_id, bool hidden) {
+// The subtask and counter of a part file name of sink `run_id`: "part-<run>-<j>-<c><ext>" (visible) or
+// ".part-<run>-<j>-<c><ext>.inprogress" (hidden); nullopt for other names.
+std::optional<std::pair<int, int>> partNumbers(const std::string& name, const std::string& run_id, bool hidden,
+                                               const std::string& extension) {
   const std::string prefix = (hidden ? ".part-" : "part-") + run_id + "-";
-  const std::string suffix = hidden ? ".csv.inprogress" : ".csv";
+  const std::string suffix = hidden ? extension + ".inprogress" : extension;
   if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
       name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
     return std::nullopt;
@@ -434,33 +573,66 @@ std::optional<std::pair<int, int>> partNumbers(const std::string& name, const st
   return std::make_pair(std::stoi(j), std::stoi(c));
 }
 
+// The directory part of a relative file name ("dt=1/hm=2/part-x" -> "dt=1/hm=2"; "part-x" -> "").
+std::string parentOf(const std::string& relative) {
+  const size_t slash = relative.rfind('/');
+  return slash == std::string::npos ? std::string() : relative.substr(0, slash);
+}
+
+std::string fileNameOf(const std::string& relative) {
+  const size_t slash = relative.rfind('/');
+  return slash == std::string::npos ? relative : relative.substr(slash + 1);
+}
+
 }  // namespace
 
 void FileSystemSinkOperator::restore() {
   const int me = ctx_.subtask_index;
   const int p = std::max(1, ctx_.parallelism);
+  for (int64_t id : checkpoint_state_->get()) commit_tag_ = std::max(commit_tag_, id);
   std::set<std::string> restored_hidden;
   for (const auto& [checkpoint_id, hidden, final_name] : pending_state_->get()) {
     (void)checkpoint_id;
     commit(hidden, final_name);
     restored_hidden.insert(hidden);
-    if (auto n = partNumbers(final_name, spec_->run_id, false); n && n->first == me)
+    if (auto n = partNumbers(fileNameOf(final_name), spec_->run_id, false, extension_); n && n->first == me)
       counter_ = std::max(counter_, n->second + 1);
+  }
+  // The partitions of the restored state wait for their commit here: those of old subtask j at j mod p,
+  // and the partitions of the files just committed (every subtask commits every restored file).
+  for (const PartitionEntry& e : partitions_state_->get())
+    if (std::get<0>(e) % p == me) visible_.emplace_back(me, std::get<1>(e), std::get<2>(e), std::get<3>(e));
+  if (spec_->success_file && !spec_->partition_keys.empty()) {
+    for (const auto& [checkpoint_id, hidden, final_name] : pending_state_->get()) {
+      (void)hidden;
+      auto n = partNumbers(fileNameOf(final_name), spec_->run_id, false, extension_);
+      if (n && n->first % p == me) visible_.emplace_back(me, checkpoint_id, wallClockMs(), parentOf(final_name));
+    }
   }
   // Committed: the next checkpoint records only what this attempt writes.
   pending_state_->clear();
+  partitions_state_->clear();
   std::set<std::string> run_ids(run_ids_state_->get().begin(), run_ids_state_->get().end());
   run_ids.insert(spec_->run_id);
   std::error_code ec;
-  for (fs::directory_iterator it(spec_->absolute_path, ec), end; !ec && it != end; it.increment(ec)) {
+  std::error_code entry_ec;
+  fs::recursive_directory_iterator it(spec_->absolute_path, ec);
+  for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (auto n = partNumbers(name, spec_->run_id, false); n && n->first == me) {
+    if (it->is_directory(entry_ec)) {
+      // Part files live in the table's directory and in partition directories ("k=v"), never below a
+      // hidden directory (the partition commit's).
+      if (!name.empty() && name[0] == '.') it.disable_recursion_pending();
+      continue;
+    }
+    if (auto n = partNumbers(name, spec_->run_id, false, extension_); n && n->first == me) {
       counter_ = std::max(counter_, n->second + 1);
       continue;
     }
+    const std::string rel = fs::relative(it->path(), spec_->absolute_path, entry_ec).string();
     for (const std::string& run_id : run_ids) {
-      auto n = partNumbers(name, run_id, true);
-      if (!n || restored_hidden.count(name) > 0) continue;
+      auto n = partNumbers(name, run_id, true, extension_);
+      if (!n || restored_hidden.count(rel) > 0) continue;
       // Written by a failed attempt after its last completed checkpoint: never to be committed. Every old
       // subtask's files go to exactly one new subtask (old index mod new parallelism).
       if (n->first % p == me) ::unlink(it->path().c_str());
@@ -482,14 +654,32 @@ void FileSystemSinkOperator::commit(const std::string& hidden_name, const std::s
   committed_.push_back(to);
 }
 
+void FileSystemSinkOperator::processWatermark(runtime::Watermark mark) { watermark_ = mark.timestamp; }
+
 void FileSystemSinkOperator::snapshotState(int64_t checkpoint_id) {
-  finishPart();
-  for (int c : finished_) {
-    pending_.emplace_back(checkpoint_id, fs::path(inProgressPath(c)).filename().string(),
-                          fs::path(partFilePath(c)).filename().string());
-  }
+  finishAll();
+  for (const Finished& f : finished_)
+    pending_.emplace_back(checkpoint_id, relativeName(f.counter, f.partition, true),
+                          relativeName(f.counter, f.partition, false));
   finished_.clear();
   pending_state_->update(pending_);
+  partitions_state_->update(visible_);
+  checkpoint_state_->update({checkpoint_id});
+  watermarks_[checkpoint_id] = watermark_;
+}
+
+void FileSystemSinkOperator::notePartitionVisible(const std::string& final_name, int64_t checkpoint_id) {
+  if (!spec_->success_file || spec_->partition_keys.empty()) return;
+  const std::string partition = parentOf(final_name);
+  auto c = created_.find(partition);
+  const int64_t created = c != created_.end() ? c->second : wallClockMs();
+  for (PartitionEntry& e : visible_) {
+    if (std::get<3>(e) == partition) {
+      std::get<1>(e) = std::max(std::get<1>(e), checkpoint_id);
+      return;
+    }
+  }
+  visible_.emplace_back(ctx_.subtask_index, checkpoint_id, created, partition);
 }
 
 void FileSystemSinkOperator::notifyCheckpointComplete(int64_t checkpoint_id) {
@@ -497,89 +687,309 @@ void FileSystemSinkOperator::notifyCheckpointComplete(int64_t checkpoint_id) {
   for (const PendingFile& f : pending_) {
     if (std::get<0>(f) <= checkpoint_id) {
       commit(std::get<1>(f), std::get<2>(f));
+      notePartitionVisible(std::get<2>(f), checkpoint_id);
     } else {
       keep.push_back(f);
     }
   }
   pending_ = std::move(keep);
+  if (spec_->success_file && !spec_->partition_keys.empty()) {
+    // The watermark of the completed checkpoint (Flink's PartitionTimeCommitTrigger keeps one per checkpoint).
+    commitPartitions(checkpoint_id, ended_ && pending_.empty() && finished_.empty());
+    watermarks_.erase(watermarks_.begin(), watermarks_.upper_bound(checkpoint_id - 1));
+  }
 }
 
-void FileSystemSinkOperator::openPart() {
-  const std::string path = inProgressPath(counter_);
+std::string FileSystemSinkOperator::commitDirectory() const {
+  return joinPath(spec_->absolute_path, fmt::format(".partition-commit-{}-{}", spec_->run_id, commit_tag_));
+}
+
+namespace {
+
+/// What one subtask's file in the partition commit directory says.
+struct CommitMarker {
+  int64_t committed_through = 0;
+  int64_t watermark = INT64_MIN;
+  bool ended = false;
+  std::vector<FileSystemSinkOperator::PartitionEntry> entries;
+};
+
+std::string encodeMarker(const CommitMarker& m) {
+  std::string out = fmt::format("{} {} {}\n", m.committed_through, m.watermark, m.ended ? 1 : 0);
+  // A partition directory has no '\n' (escaped as %0A), so it ends its line.
+  for (const auto& e : m.entries)
+    out += fmt::format("{} {} {} {}\n", std::get<0>(e), std::get<1>(e), std::get<2>(e), std::get<3>(e));
+  return out;
+}
+
+std::optional<CommitMarker> readMarker(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  CommitMarker m;
+  int ended = 0;
+  if (!(in >> m.committed_through >> m.watermark >> ended)) return std::nullopt;
+  m.ended = ended != 0;
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    int32_t subtask = 0;
+    int64_t checkpoint = 0, created = 0;
+    if (!(fields >> subtask >> checkpoint >> created)) return std::nullopt;
+    std::string partition;
+    fields.get();  // the blank before the partition
+    std::getline(fields, partition);
+    m.entries.emplace_back(subtask, checkpoint, created, partition);
+  }
+  return m;
+}
+
+}  // namespace
+
+void FileSystemSinkOperator::commitPartitions(int64_t committed_through, bool ended) {
+  const std::string dir = commitDirectory();
+  createDirectories(dir, *spec_);
+  CommitMarker mine;
+  // An ended subtask has nothing left to make visible: it holds back no partition of the others.
+  mine.committed_through = ended ? INT64_MAX : committed_through;
+  auto wm = watermarks_.find(committed_through);
+  mine.watermark = wm != watermarks_.end() ? wm->second : watermark_;
+  mine.ended = ended;
+  mine.entries = visible_;
+  const std::string own = joinPath(dir, std::to_string(ctx_.subtask_index));
+  // Returns false when the directory is gone (the last subtask removed it: everything is committed).
+  auto writeMine = [&]() -> bool {
+    const std::string tmp = joinPath(dir, fmt::format(".{}.tmp", ctx_.subtask_index));
+    bool ok = true;
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << encodeMarker(mine);
+      out.flush();
+      ok = static_cast<bool>(out);
+    }
+    if (ok && ::rename(tmp.c_str(), own.c_str()) == 0) return true;
+    const int err = errno;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return false;
+    throw UserError(fmt::format("Cannot write '{}' of table '{}': {}", own, spec_->table_name, std::strerror(err)));
+  };
+  writeMine();
+  // Written before read: of two subtasks finishing together, at least the later one sees both.
+  std::vector<CommitMarker> all;
+  for (int i = 0; i < std::max(1, ctx_.parallelism); ++i) {
+    auto m = readMarker(joinPath(dir, std::to_string(i)));
+    if (!m) return;  // a subtask not started yet, or everything committed already
+    all.push_back(std::move(*m));
+  }
+  int64_t through = INT64_MAX;
+  int64_t watermark = INT64_MAX;
+  bool all_ended = true;
+  for (const CommitMarker& m : all) {
+    through = std::min(through, m.committed_through);
+    if (!m.ended) watermark = std::min(watermark, m.watermark);
+    all_ended = all_ended && m.ended;
+  }
+  const int64_t now = wallClockMs();
+  auto due = [&](const PartitionEntry& e) {
+    if (std::get<1>(e) > through) return false;
+    if (all_ended) return true;  // Flink's committer commits every partition at the end of input
+    if (spec_->trigger == static_cast<int>(PartitionCommitTrigger::kProcessTime))
+      return now >= std::get<2>(e) + spec_->commit_delay_ms;
+    std::optional<int64_t> t = extractPartitionTime(spec_->timestamp_pattern, partitionSpecOf(std::get<3>(e) + "/"));
+    // A partition without a time (a default partition name) waits for the end of input.
+    return t && watermark != INT64_MIN && watermark > *t + spec_->commit_delay_ms;
+  };
+  std::set<std::string> done;
+  for (const CommitMarker& m : all) {
+    for (const PartitionEntry& e : m.entries) {
+      if (!due(e) || !done.insert(std::get<3>(e)).second) continue;
+      // Flink's SuccessFileCommitPolicy: an empty file, overwritten when the partition is committed again.
+      const std::string path = joinPath(joinPath(spec_->absolute_path, std::get<3>(e)), spec_->success_file_name);
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || ::close(fd) != 0)
+        throw UserError(fmt::format("Cannot write the success file '{}' of table '{}': {}", path, spec_->table_name,
+                                    std::strerror(errno)));
+    }
+  }
+  if (all_ended) {
+    // Every partition is committed: the directory has served (every subtask has written its last file).
+    // The others may still be reading: a missing file tells them so.
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    visible_.clear();
+    return;
+  }
+  std::vector<PartitionEntry> keep;
+  for (const PartitionEntry& e : visible_) {
+    if (done.count(std::get<3>(e)) > 0) {
+      created_.erase(std::get<3>(e));
+    } else {
+      keep.push_back(e);
+    }
+  }
+  if (keep.size() != visible_.size()) {
+    visible_ = std::move(keep);
+    mine.entries = visible_;
+    writeMine();
+  }
+}
+
+FileSystemSinkOperator::Bucket& FileSystemSinkOperator::bucketFor(const std::string& partition) {
+  auto it = buckets_.find(partition);
+  if (it != buckets_.end() && it->second.fd >= 0) return it->second;
+  // Flink keeps a bucket per partition; here at most kMaxOpenBuckets files are open at a time.
+  if (buckets_.size() >= kMaxOpenBuckets) {
+    auto oldest = std::min_element(buckets_.begin(), buckets_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.opened < b.second.opened; });
+    finishBucket(oldest->first);
+  }
+  if (!partition.empty()) {
+    createDirectories(joinPath(spec_->absolute_path, partition), *spec_);
+    if (spec_->success_file) created_.emplace(partition, wallClockMs());
+  }
+  Bucket& b = buckets_[partition];
+  b.counter = counter_++;
+  b.bytes = 0;
+  b.buffer.clear();
+  b.opened = ++opened_;
+  const std::string path = inProgressPath(b.counter, partition);
   // O_TRUNC: a restarted attempt of the same subtask of the same job starts its part over.
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0)
+  b.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (b.fd < 0) {
+    const int err = errno;
+    buckets_.erase(partition);
     throw UserError(fmt::format("Cannot open '{}' of table '{}' for writing: {}", path, spec_->table_name,
-                                std::strerror(errno)));
-  part_bytes_ = 0;
+                                std::strerror(err)));
+  }
+  return b;
+}
+
+void FileSystemSinkOperator::appendRow(const types::RowBatch& data, size_t row, std::string& out) const {
+  if (json_serializer_) {
+    json_serializer_->serialize(data, row, out);
+    out += '\n';
+  } else {
+    serializer_->appendRow(data, row, out);
+  }
+}
+
+void FileSystemSinkOperator::writeRows(const std::string& partition, const types::RowBatch& data,
+                                       const std::vector<uint32_t>* rows) {
+  const size_t n = rows ? rows->size() : data.numRows();
+  const int64_t limit = spec_->rolling_file_size;
+  Bucket* b = nullptr;
+  for (size_t k = 0; k < n; ++k) {
+    // Flink's table rolling policy: roll before a row when the part file is already past the size.
+    if (b != nullptr && b->bytes + static_cast<int64_t>(b->buffer.size()) > limit) {
+      finishBucket(partition);
+      b = nullptr;
+    }
+    if (b == nullptr) b = &bucketFor(partition);
+    appendRow(data, rows ? (*rows)[k] : k, b->buffer);
+  }
+  if (b != nullptr && b->buffer.size() >= kSinkFlushBytes) flushBucket(partition, *b);
 }
 
 void FileSystemSinkOperator::processBatch(types::RowBatch&& batch) {
   const size_t n = batch.numRows();
-  const int64_t limit = spec_->rolling_file_size;
-  for (size_t r = 0; r < n; ++r) {
+  for (size_t r = 0; r < n; ++r)
     SLUICE_CHECK(batch.kind(r) == types::RowKind::kInsert,
                  "filesystem sink of table '{}' received a {} row; it accepts only inserts", spec_->table_name,
                  types::shortString(batch.kind(r)));
-    // Flink's table rolling policy: roll before a row when the part file is already past the size.
-    if (fd_ >= 0 && part_bytes_ + static_cast<int64_t>(buffer_.size()) > limit) finishPart();
-    if (fd_ < 0) openPart();
-    serializer_->appendRow(batch, r, buffer_);
+  if (spec_->partition_keys.empty()) {
+    writeRows("", batch, nullptr);
+    return;
   }
-  if (buffer_.size() >= kSinkFlushBytes) flush();
+  // Rows by partition, each partition's rows in arrival order.
+  std::map<std::string, std::vector<uint32_t>> by_partition;
+  std::string last;
+  std::vector<uint32_t>* rows = nullptr;
+  for (size_t r = 0; r < n; ++r) {
+    std::string p = partitionPath(batch, r, spec_->partition_keys, spec_->row_type, spec_->default_partition_name);
+    if (rows == nullptr || p != last) {
+      rows = &by_partition[p];
+      last = std::move(p);
+    }
+    rows->push_back(static_cast<uint32_t>(r));
+  }
+  types::RowBatch data;
+  for (int c : data_columns_) data.columns().push_back(std::move(batch.column(static_cast<size_t>(c))));
+  data.kinds() = std::move(batch.kinds());
+  for (const auto& [partition, part_rows] : by_partition) writeRows(partition, data, &part_rows);
 }
 
-void FileSystemSinkOperator::flush() {
-  if (buffer_.empty() || fd_ < 0) return;
-  writeAll(fd_, buffer_.data(), buffer_.size(), inProgressPath(counter_));
-  part_bytes_ += static_cast<int64_t>(buffer_.size());
-  buffer_.clear();
+void FileSystemSinkOperator::flushBucket(const std::string& partition, Bucket& b) {
+  if (b.buffer.empty() || b.fd < 0) return;
+  writeAll(b.fd, b.buffer.data(), b.buffer.size(), inProgressPath(b.counter, partition));
+  b.bytes += static_cast<int64_t>(b.buffer.size());
+  b.buffer.clear();
 }
 
-void FileSystemSinkOperator::finishPart() {
-  flush();
-  if (fd_ < 0) return;
-  const int fd = fd_;
-  const int c = counter_;
-  fd_ = -1;
-  ++counter_;  // the next part file, opened on the next row
-  if (::close(fd) != 0) {
+void FileSystemSinkOperator::finishBucket(const std::string& partition_ref) {
+  // A copy: the caller may pass the key of the entry erased below.
+  const std::string partition = partition_ref;
+  auto it = buckets_.find(partition);
+  if (it == buckets_.end()) return;
+  Bucket b = std::move(it->second);
+  buckets_.erase(it);
+  if (b.fd < 0) return;
+  const std::string path = inProgressPath(b.counter, partition);
+  try {
+    flushBucket(partition, b);
+  } catch (...) {
+    ::close(b.fd);
+    ::unlink(path.c_str());
+    throw;
+  }
+  if (::close(b.fd) != 0) {
     const int err = errno;
-    ::unlink(inProgressPath(c).c_str());
-    throw UserError(fmt::format("Cannot write '{}': {}", inProgressPath(c), std::strerror(err)));
+    ::unlink(path.c_str());
+    throw UserError(fmt::format("Cannot write '{}': {}", path, std::strerror(err)));
   }
-  if (part_bytes_ > 0) {
-    finished_.push_back(c);
+  if (b.bytes > 0) {
+    finished_.push_back(Finished{partition, b.counter});
   } else {
-    ::unlink(inProgressPath(c).c_str());
+    ::unlink(path.c_str());
   }
+}
+
+void FileSystemSinkOperator::finishAll() {
+  while (!buckets_.empty()) finishBucket(buckets_.begin()->first);
 }
 
 void FileSystemSinkOperator::endInput() {
-  finishPart();
+  finishAll();
+  ended_ = true;
   // With checkpoints the task's final checkpoint commits the rest (notifyCheckpointComplete): committing
   // here could publish rows that a restore from an earlier checkpoint writes again.
   if (ctx_.checkpointing) return;
-  for (const PendingFile& f : pending_) commit(std::get<1>(f), std::get<2>(f));
+  for (const PendingFile& f : pending_) {
+    commit(std::get<1>(f), std::get<2>(f));
+    notePartitionVisible(std::get<2>(f), std::get<0>(f));
+  }
   pending_.clear();
-  for (int c : finished_) {
-    commit(fs::path(inProgressPath(c)).filename().string(), fs::path(partFilePath(c)).filename().string());
+  for (const Finished& f : finished_) {
+    commit(relativeName(f.counter, f.partition, true), relativeName(f.counter, f.partition, false));
+    notePartitionVisible(relativeName(f.counter, f.partition, false), 0);
   }
   finished_.clear();
+  if (spec_->success_file && !spec_->partition_keys.empty()) commitPartitions(INT64_MAX, true);
 }
 
 void FileSystemSinkOperator::discardUncommitted() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-    ::unlink(inProgressPath(counter_).c_str());
+  for (auto& [partition, b] : buckets_) {
+    if (b.fd < 0) continue;
+    ::close(b.fd);
+    b.fd = -1;
+    ::unlink(inProgressPath(b.counter, partition).c_str());
   }
-  for (int c : finished_) ::unlink(inProgressPath(c).c_str());
+  buckets_.clear();
+  for (const Finished& f : finished_) ::unlink(inProgressPath(f.counter, f.partition).c_str());
   finished_.clear();
-  buffer_.clear();
 }
 
 void FileSystemSinkOperator::close() { discardUncommitted(); }
+
 
 FileSystemTableSink::FileSystemTableSink(std::shared_ptr<const FileSystemSinkSpec> spec, std::optional<int> parallelism)
     : spec_(std::move(spec)), parallelism_(parallelism) {}
@@ -589,7 +999,15 @@ std::shared_ptr<const runtime::StreamOperatorFactory> FileSystemTableSink::opera
   return runtime::makeOperatorFactory([spec] { return std::make_unique<FileSystemSinkOperator>(spec); });
 }
 
-std::string FileSystemTableSink::summary() const { return fmt::format("filesystem path={}, format=csv", spec_->path); }
+std::string FileSystemTableSink::summary() const {
+  std::string out = fmt::format("filesystem path={}, format={}", spec_->path, spec_->format);
+  if (!spec_->partition_keys.empty()) {
+    std::vector<std::string> keys;
+    for (int k : spec_->partition_keys) keys.push_back(spec_->row_type.names[static_cast<size_t>(k)]);
+    out += fmt::format(", partitioned by ({})", fmt::join(keys, ", "));
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Factory
@@ -642,12 +1060,12 @@ CommonFs commonOptions(const table::ResolvedTable& table, bool source) {
   auto format = findOption(table.options, "format");
   if (!format)
     throw UserError(fmt::format("Could not find required option 'format' for the filesystem table '{}'.", table.name));
-  const bool known = *format == "csv" || (source && (*format == "json" || *format == "debezium-json"));
+  const bool known = *format == "csv" || *format == "json" || (source && *format == "debezium-json");
   if (!known)
     throw UserError(fmt::format(
         "Could not find any format factory for identifier '{}' (table '{}', option 'format'). Available format "
         "identifiers are: {}",
-        *format, table.name, source ? "csv, debezium-json, json" : "csv"));
+        *format, table.name, source ? "csv, debezium-json, json" : "csv, json"));
   // Flink's source with a monitor interval is unbounded (it keeps listing the directory for new files);
   // reading the files once instead would end the job silently, so it is refused.
   if (source && durationOption(table.options, "source.monitor-interval", 0, table.name) > 0)
@@ -661,6 +1079,123 @@ CommonFs commonOptions(const table::ResolvedTable& table, bool source) {
   c.csv = parseCsvFormatOptions(table.options, table.name);
   c.format = *format;
   return c;
+}
+
+// The partition columns of a PARTITIONED BY table: types the directory names can hold, and not every
+// column. Throws UserError naming the column.
+void checkPartitionColumns(const table::ResolvedTable& table) {
+  for (int k : table.partition_keys) {
+    const auto& type = table.physical_type.types[static_cast<size_t>(k)];
+    if (!isPartitionType(type))
+      throw UserError(fmt::format(
+          "Partition column '{}' of table '{}' has type {}; the filesystem connector keeps partition values in "
+          "directory names and supports partition columns of type CHAR, VARCHAR/STRING, BOOLEAN, TINYINT, SMALLINT, "
+          "INT, BIGINT and DATE.",
+          table.physical_type.names[static_cast<size_t>(k)], table.name, type.toString()));
+  }
+  if (!table.partition_keys.empty() && table.partition_keys.size() == table.physical_type.size())
+    throw UserError(fmt::format("Every column of table '{}' is a partition column; the filesystem connector needs at "
+                                "least one column to write into its files.",
+                                table.name));
+}
+
+[[noreturn]] void badOption(const std::string& key, const std::string& value, const std::string& table,
+                            const std::string& expected) {
+  throw UserError(fmt::format("Invalid value '{}' for option '{}' of table '{}': {}", value, key, table, expected));
+}
+
+// Flink's partition options (FileSystemConnectorOptions) for the sink. Throws UserError naming the option.
+void partitionOptions(const table::ResolvedTable& table, FileSystemSinkSpec& spec) {
+  checkPartitionColumns(table);
+  spec.partition_keys = table.partition_keys;
+  const auto& o = table.options;
+  if (auto v = findOption(o, "partition.default-name")) {
+    if (v->empty()) badOption("partition.default-name", *v, table.name, "expected a non-empty directory name.");
+    spec.default_partition_name = *v;
+  }
+  if (auto v = findOption(o, "sink.partition-commit.trigger")) {
+    if (*v == "process-time") {
+      spec.trigger = static_cast<int>(PartitionCommitTrigger::kProcessTime);
+    } else if (*v == "partition-time") {
+      spec.trigger = static_cast<int>(PartitionCommitTrigger::kPartitionTime);
+    } else {
+      badOption("sink.partition-commit.trigger", *v, table.name, "expected 'process-time' or 'partition-time'.");
+    }
+  }
+  spec.commit_delay_ms = durationOption(o, "sink.partition-commit.delay", 0, table.name);
+  if (spec.commit_delay_ms < 0)
+    badOption("sink.partition-commit.delay", *findOption(o, "sink.partition-commit.delay"), table.name,
+              "expected a duration of 0 or more.");
+  if (auto v = findOption(o, "sink.partition-commit.success-file.name")) {
+    if (v->empty() || v->find('/') != std::string::npos || *v == "." || *v == "..")
+      badOption("sink.partition-commit.success-file.name", *v, table.name, "expected a file name.");
+    spec.success_file_name = *v;
+  }
+  if (auto v = findOption(o, "sink.partition-commit.policy.kind")) {
+    std::stringstream kinds(*v);
+    std::string kind;
+    bool any = false;
+    while (std::getline(kinds, kind, ',')) {
+      kind.erase(0, kind.find_first_not_of(' '));
+      kind.erase(kind.find_last_not_of(' ') + 1);
+      any = true;
+      if (kind == "success-file") {
+        spec.success_file = true;
+      } else if (kind == "metastore") {
+        throw UserError(fmt::format(
+            "Option 'sink.partition-commit.policy.kind' of table '{}': the 'metastore' policy is not supported: a "
+            "filesystem table has no metastore to add partitions to (Flink's Hive tables do); use 'success-file'.",
+            table.name));
+      } else if (kind == "custom") {
+        throw UserError(fmt::format(
+            "Option 'sink.partition-commit.policy.kind' of table '{}': the 'custom' policy is not supported (it names "
+            "a Java class in 'sink.partition-commit.policy.class'); use 'success-file'.",
+            table.name));
+      } else {
+        badOption("sink.partition-commit.policy.kind", *v, table.name,
+                  "expected a comma-separated list of 'metastore', 'success-file' and 'custom'.");
+      }
+    }
+    if (!any) badOption("sink.partition-commit.policy.kind", *v, table.name, "expected 'success-file'.");
+  }
+  if (auto v = findOption(o, "partition.time-extractor.kind"); v && *v != "default") {
+    if (*v == "custom")
+      throw UserError(fmt::format("Option 'partition.time-extractor.kind' of table '{}': the 'custom' extractor is "
+                                  "not supported (it names a Java class); use 'default'.",
+                                  table.name));
+    badOption("partition.time-extractor.kind", *v, table.name, "expected 'default' or 'custom'.");
+  }
+  if (auto v = findOption(o, "partition.time-extractor.timestamp-formatter"); v && *v != "yyyy-MM-dd HH:mm:ss")
+    throw UserError(fmt::format("Option 'partition.time-extractor.timestamp-formatter' of table '{}': only Flink's "
+                                "default 'yyyy-MM-dd HH:mm:ss' is supported, not '{}'.",
+                                table.name, *v));
+  if (auto v = findOption(o, "sink.partition-commit.watermark-time-zone"); v && *v != "UTC")
+    throw UserError(fmt::format("Option 'sink.partition-commit.watermark-time-zone' of table '{}': only 'UTC' (the "
+                                "default) is supported, not '{}'.",
+                                table.name, *v));
+  if (auto v = findOption(o, "partition.time-extractor.timestamp-pattern")) {
+    // Every $name must be a partition column (Flink would leave it in the text, and the time never parse).
+    for (size_t at = v->find('$'); at != std::string::npos; at = v->find('$', at + 1)) {
+      size_t end = at + 1;
+      while (end < v->size() && (std::isalnum(static_cast<unsigned char>((*v)[end])) || (*v)[end] == '_')) ++end;
+      const std::string name = v->substr(at + 1, end - at - 1);
+      bool found = false;
+      for (int k : spec.partition_keys)
+        if (spec.row_type.names[static_cast<size_t>(k)] == name) found = true;
+      if (!found)
+        badOption("partition.time-extractor.timestamp-pattern", *v, table.name,
+                  fmt::format("'${}' is not a partition column.", name));
+    }
+    spec.timestamp_pattern = *v;
+  }
+  if (spec.partition_keys.empty()) {
+    // Flink commits partitions of partitioned tables only; a success file of an unpartitioned table would be
+    // silently missing.
+    if (spec.success_file)
+      throw UserError(fmt::format("Option 'sink.partition-commit.policy.kind' of table '{}' needs a partitioned table "
+                                  "(PARTITIONED BY); an unpartitioned filesystem table commits no partitions.",
+                                  table.name));
+  }
 }
 
 }  // namespace
@@ -688,13 +1223,16 @@ std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(con
     }
     spec->path_regex = *regex;
   }
+  checkPartitionColumns(table);
+  spec->partition_keys = table.partition_keys;
+  if (auto v = findOption(table.options, "partition.default-name")) spec->default_partition_name = *v;
   // Fails early on a column type the format cannot read.
   if (c.format == "csv") {
-    CsvRowDeserializer check(spec->row_type, spec->csv);
+    CsvRowDeserializer check(spec->fileType(), spec->csv);
   } else {
     const JsonFlavor flavor = c.format == "json" ? JsonFlavor::kJson : JsonFlavor::kDebezium;
     spec->json = parseJsonFormatOptions(table.options, flavor, table.name);
-    JsonRowDeserializer check(spec->row_type, spec->json, flavor);
+    JsonRowDeserializer check(spec->fileType(), spec->json, flavor);
   }
   return std::make_unique<FileSystemTableSource>(std::move(spec),
                                                  parallelismOption(table.options, "scan.parallelism", table.name));
@@ -724,6 +1262,15 @@ std::unique_ptr<table::DynamicTableSink> FileSystemTableFactory::createSink(cons
   }
   spec->row_type = table.physical_type;
   spec->csv = c.csv;
+  spec->format = c.format;
+  if (c.format == "json") spec->json = parseJsonFormatOptions(table.options, JsonFlavor::kJson, table.name);
+  partitionOptions(table, *spec);
+  // Fails early on a column type the format cannot write.
+  if (c.format == "json") {
+    JsonRowSerializer check(spec->dataType(), spec->json, JsonFlavor::kJson);
+  } else {
+    CsvRowSerializer check(spec->dataType(), spec->csv);
+  }
   std::error_code ec;
   fs::file_status st = fs::status(c.absolute, ec);
   if (fs::exists(st) && !fs::is_directory(st)) throw UserError(notADirectoryMessage(*spec));

@@ -42,6 +42,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -82,8 +83,17 @@ struct FileSystemSourceSpec {
   /// `lookup.join.cache.ttl` (ms, Flink's default 60 min): how long a lookup join uses a loaded copy of the
   /// table before it reads the files again.
   int64_t lookup_cache_ttl_ms = 60 * 60 * 1000;
+  /// PARTITIONED BY columns (indexes into row_type): not in the files; their values come from the `k=v`
+  /// directories of each file's path (unescaped; `default_partition_name`, a missing directory: NULL), as
+  /// Flink's PartitionPathUtils#extractPartitionSpecFromPath.
+  std::vector<int> partition_keys;
+  std::string default_partition_name = "__DEFAULT_PARTITION__";  ///< `partition.default-name`
   /// The emitted row type: `row_type` restricted to `projection` (`row_type` when it is empty).
   types::RowType producedType() const;
+  /// The columns of the files: row_type without the partition keys.
+  types::RowType fileType() const;
+  /// The projection over fileType() that the deserializer reads (empty: every field).
+  std::vector<int> fileProjection() const;
 };
 
 /// A piece of work of the filesystem source (Flink's FileSourceSplit): one file, or the byte range
@@ -154,6 +164,9 @@ class FileSystemSourceReader final : public runtime::SourceReader<types::RowBatc
   bool openNextSplit();
   void closeFile();
   size_t readJsonLines(types::RowBatch& batch, size_t max_rows);
+  /// The rows read from a file of the current split with the split's partition values put in (the batch
+  /// itself when the table is not partitioned).
+  types::RowBatch withPartitions(types::RowBatch&& file_rows) const;
 
   std::shared_ptr<const FileSystemSourceSpec> spec_;
   std::unique_ptr<CsvRowDeserializer> deserializer_;
@@ -167,6 +180,8 @@ class FileSystemSourceReader final : public runtime::SourceReader<types::RowBatc
   std::string_view data_;
   std::string display_path_;
   FileSplit current_;  ///< the split of the open file
+  /// The partition columns of the open file's rows: one row each (a projected partition key), in order.
+  std::vector<types::Column> partition_values_;
   bool file_open_ = false;
   size_t pos_ = 0;
   size_t range_end_ = 0;
@@ -226,8 +241,24 @@ struct FileSystemSinkSpec {
   /// `sink.rolling-policy.file-size` in bytes: a part file that has grown past it is closed before the
   /// next row, which starts the next part file.
   int64_t rolling_file_size = int64_t{128} << 20;
-  types::RowType row_type;
+  types::RowType row_type;    ///< the table's physical columns (what the sink receives)
+  /// `format`: "csv" or "json" (one object per line, Flink's json format); part files end in ".csv" / ".json".
+  std::string format = "csv";
   CsvFormatOptions csv;
+  JsonFormatOptions json;
+  /// PARTITIONED BY columns (indexes into row_type, declared order); empty = one directory. Their values
+  /// name the directories `k1=v1/k2=v2` (escapePathName) and are left out of the rows in the files.
+  std::vector<int> partition_keys;
+  /// `partition.default-name`: the directory name of a NULL or empty partition value.
+  std::string default_partition_name = "__DEFAULT_PARTITION__";
+  /// Partition commit (partitioned tables with `sink.partition-commit.policy.kind` = success-file only).
+  bool success_file = false;
+  std::string success_file_name = "_SUCCESS";  ///< `sink.partition-commit.success-file.name`
+  int trigger = 0;                             ///< PartitionCommitTrigger (0 process-time, 1 partition-time)
+  int64_t commit_delay_ms = 0;                 ///< `sink.partition-commit.delay`
+  std::string timestamp_pattern;               ///< `partition.time-extractor.timestamp-pattern` ("" = first key)
+  /// The columns written into the files: row_type without the partition keys.
+  types::RowType dataType() const;
 };
 
 /// A random (version 4) UUID in the usual 8-4-4-4-12 lowercase hex form, as Java's UUID.randomUUID()
@@ -236,6 +267,27 @@ std::string randomUuid();
 
 /// One subtask of the filesystem sink. Accepts only +I rows (throws InternalError otherwise, since the
 /// planner must have rejected an updating input).
+///
+/// Partitioned tables: each partition of a row has its own open part file (a bucket, Flink's Bucket)
+/// under `<path>/<partition>/`; the part counter is one per subtask across partitions. At most 64 part
+/// files are open at once: opening one more closes the oldest (it waits for the next commit like any
+/// closed file). Every part file moves through in-progress -> pending -> committed as in the
+/// unpartitioned case (see the file comment).
+///
+/// Partition commit with the success-file policy (Flink's PartitionCommitter, which runs as one task
+/// behind the writers): a partition is committed, i.e. `<partition>/_SUCCESS` written, once every subtask
+/// has made the files of a checkpoint visible and the trigger allows it (process-time: the partition was
+/// first written at least `delay` ago; partition-time: the watermark of that checkpoint (the minimum over
+/// the subtasks) is past the partition's time plus `delay`). The subtasks agree through small files in
+/// the hidden directory `<path>/.partition-commit-<run>-<tag>/` (tag = the restored checkpoint, 0 on a
+/// fresh start): after committing its files at a checkpoint completion, subtask i writes (rename) the file
+/// `<i>`: the checkpoint it has committed through, its watermark at that checkpoint, whether it has ended,
+/// and the partitions it made visible that have no success file yet; then it reads every subtask's file,
+/// and writes the success file of each listed partition that every subtask has committed through and
+/// that the trigger allows. Since each subtask writes before it reads, the last one sees everything. At
+/// the end of a bounded input (every subtask ended) every listed partition is committed, whatever the
+/// trigger, and the directory is removed. The partitions waiting for their commit are kept in the UNION
+/// list state "FileSinkPartitions", so a restore commits them too.
 class FileSystemSinkOperator : public runtime::StreamOperator {
  public:
   explicit FileSystemSinkOperator(std::shared_ptr<const FileSystemSinkSpec> spec);
@@ -246,52 +298,91 @@ class FileSystemSinkOperator : public runtime::StreamOperator {
   /// first row. Throws UserError naming the path when `path` is a file, the directory cannot be created,
   /// or a restored pending file is neither at its hidden nor at its final name.
   void open(const runtime::OperatorContext& ctx, runtime::Output* output) override;
-  /// Serializes the rows; rolls to the next part file when the current one exceeds the rolling size.
-  /// Throws UserError naming the file on a write error.
+  /// Serializes the rows into the part file of their partition; rolls to the next part file when the
+  /// current one exceeds the rolling size. Throws UserError naming the file on a write error.
   void processBatch(types::RowBatch&& batch) override;
-  /// Closes the open part file: it is pending for `checkpoint_id`, recorded in the operator state with
+  /// Records the watermark (for the partition-time trigger); does not forward it (a sink has no output).
+  void processWatermark(runtime::Watermark mark) override;
+  /// Closes the open part files: they are pending for `checkpoint_id`, recorded in the operator state with
   /// the ones not committed yet. Throws UserError naming the file on a write error.
   void snapshotState(int64_t checkpoint_id) override;
-  /// Commits (renames to the final name) every pending file of a checkpoint <= `checkpoint_id`. Throws
-  /// UserError naming the file when a rename fails.
+  /// Commits (renames to the final name) every pending file of a checkpoint <= `checkpoint_id`, then
+  /// commits the partitions that are due (success files). Throws UserError naming the file when a rename
+  /// or a write fails.
   void notifyCheckpointComplete(int64_t checkpoint_id) override;
-  /// Writes the buffered rows and commits every part file of this subtask, pending or not. Throws
-  /// UserError naming the file when a write or rename fails.
+  /// Writes the buffered rows and, without checkpointing, commits every part file of this subtask and
+  /// its partitions. Throws UserError naming the file when a write or rename fails.
   void endInput() override;
-  /// Closes the open file; files not committed and not pending for a checkpoint are removed.
+  /// Closes the open files; files not committed and not pending for a checkpoint are removed.
   void close() override;
-  /// Final path of this subtask's part file number `counter` (valid after open).
-  std::string partFilePath(int counter) const;
+  /// Final path of this subtask's part file number `counter` in `partition` ("k=v/..."; "" = the table's
+  /// directory) (valid after open).
+  std::string partFilePath(int counter, const std::string& partition = "") const;
   /// Hidden in-progress path of this subtask's part file number `counter` (valid after open).
-  std::string inProgressPath(int counter) const;
+  std::string inProgressPath(int counter, const std::string& partition = "") const;
   /// The final paths committed so far (by restore, notifications and endInput), in commit order.
   const std::vector<std::string>& committedFiles() const { return committed_; }
+
+  /// One partition made visible by a subtask and not yet committed: (subtask, checkpoint through which
+  /// its files are visible, processing time it was first written (ms), partition directory).
+  using PartitionEntry = std::tuple<int32_t, int64_t, int64_t, std::string>;
 
  private:
   /// (checkpoint id, hidden file name, final file name), names relative to the sink's directory.
   using PendingFile = std::tuple<int64_t, std::string, std::string>;
+  /// An open in-progress part file of one partition.
+  struct Bucket {
+    int counter = 0;
+    int fd = -1;
+    int64_t bytes = 0;      ///< written to the file (excluding `buffer`)
+    std::string buffer;     ///< serialized rows not yet written
+    uint64_t opened = 0;    ///< order of opening (the oldest is closed when too many are open)
+  };
+  /// A closed part file awaiting its checkpoint.
+  struct Finished {
+    std::string partition;
+    int counter = 0;
+  };
 
-  void openPart();
-  void flush();
-  void finishPart();
+  std::string relativeName(int counter, const std::string& partition, bool hidden) const;
+  Bucket& bucketFor(const std::string& partition);
+  void appendRow(const types::RowBatch& data, size_t row, std::string& out) const;
+  void writeRows(const std::string& partition, const types::RowBatch& data, const std::vector<uint32_t>* rows);
+  void flushBucket(const std::string& partition, Bucket& b);
+  void finishBucket(const std::string& partition);
+  void finishAll();
   void discardUncommitted();
   void commit(const std::string& hidden_name, const std::string& final_name);
+  void notePartitionVisible(const std::string& final_name, int64_t checkpoint_id);
+  void commitPartitions(int64_t committed_through, bool ended);
+  std::string commitDirectory() const;
   void restore();
 
   std::unique_ptr<runtime::state::StreamOperatorStateContext> own_state_;  ///< when ctx.state is null
   runtime::state::PartitionableListState<PendingFile>* pending_state_ = nullptr;
   runtime::state::PartitionableListState<std::string>* run_ids_state_ = nullptr;  ///< "FileSinkRunIds"
+  runtime::state::PartitionableListState<PartitionEntry>* partitions_state_ = nullptr;  ///< "FileSinkPartitions"
+  runtime::state::PartitionableListState<int64_t>* checkpoint_state_ = nullptr;  ///< "FileSinkCheckpoint"
   std::vector<std::string> run_ids_;  ///< part-file prefixes of this sink's runs, this one included
   std::vector<PendingFile> pending_;  ///< closed part files of snapshotted checkpoints, not committed yet
 
   std::shared_ptr<const FileSystemSinkSpec> spec_;
+  std::vector<int> data_columns_;  ///< the columns written into the files (not partition keys)
   std::unique_ptr<CsvRowSerializer> serializer_;
-  int counter_ = 0;            ///< part number of the open file, or of the next one when none is open
-  int fd_ = -1;
-  int64_t part_bytes_ = 0;     ///< bytes written to the open file (excluding `buffer_`)
-  std::string buffer_;         ///< serialized rows of the open file not yet written
-  std::vector<int> finished_;  ///< closed part files awaiting commit (counters)
+  std::unique_ptr<JsonRowSerializer> json_serializer_;
+  std::string extension_;          ///< ".csv" or ".json"
+  int counter_ = 0;                ///< part number of the next part file this subtask opens
+  uint64_t opened_ = 0;
+  std::map<std::string, Bucket> buckets_;  ///< open part files by partition ("" unpartitioned)
+  std::vector<Finished> finished_;         ///< closed part files awaiting a checkpoint or endInput
   std::vector<std::string> committed_;
+  // Partition commit (spec_->success_file).
+  std::map<std::string, int64_t> created_;   ///< partitions written since their last commit: first write (ms)
+  std::vector<PartitionEntry> visible_;      ///< this subtask's partitions made visible, not yet committed
+  std::map<int64_t, int64_t> watermarks_;    ///< watermark at each snapshotted checkpoint
+  int64_t watermark_ = INT64_MIN;
+  int64_t commit_tag_ = 0;                   ///< the restored checkpoint (0: a fresh start)
+  bool ended_ = false;
 };
 
 /// The sink the planner gets for a filesystem table (insert-only).
@@ -301,7 +392,10 @@ class FileSystemTableSink : public table::DynamicTableSink {
   std::shared_ptr<const runtime::StreamOperatorFactory> operatorFactory() const override;
   std::optional<int> parallelism() const override { return parallelism_; }
   bool acceptsUpdates() const override { return false; }
+  bool supportsPartitioning() const override { return true; }
   std::string summary() const override;
+  /// The spec the operators get (tests).
+  const FileSystemSinkSpec& spec() const { return *spec_; }
 
  private:
   std::shared_ptr<const FileSystemSinkSpec> spec_;

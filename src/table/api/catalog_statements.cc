@@ -83,6 +83,11 @@ std::string showCreateTable(const CatalogTable& table, const std::vector<Logical
   }
   std::string out = fmt::format("CREATE TABLE {} (\n{}\n)", fullName(table.name), fmt::join(lines, ",\n"));
   if (def.comment) out += fmt::format("\nCOMMENT '{}'", *def.comment);
+  if (!def.partition_keys.empty()) {
+    std::vector<std::string> keys;
+    for (const auto& k : def.partition_keys) keys.push_back(quoted(k));
+    out += fmt::format("\nPARTITIONED BY ({})", fmt::join(keys, ", "));
+  }
   std::vector<std::string> options;
   for (const auto& o : def.options) options.push_back(fmt::format("  '{}' = '{}'", o.key, o.value));
   out += fmt::format(" WITH (\n{}\n)\n", fmt::join(options, ",\n"));

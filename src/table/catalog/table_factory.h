@@ -33,14 +33,16 @@ struct MetadataColumn {
 };
 
 /// A table as the connector sees it: physical columns (computed columns and watermarks are the
-/// planner's), metadata columns, WITH options (keys as written), primary key column indexes into
-/// `physical_type`.
+/// planner's), metadata columns, WITH options (keys as written), primary key and PARTITIONED BY column
+/// indexes into `physical_type`.
 struct ResolvedTable {
   std::string name;                           ///< e.g. "default_catalog.default_database.flights" or "flights"
   types::RowType physical_type;
   std::map<std::string, std::string> options;
   std::vector<int> primary_key;
   std::vector<MetadataColumn> metadata;       ///< in declaration order
+  /// PARTITIONED BY columns in their declared order (indexes into `physical_type`); empty = not partitioned.
+  std::vector<int> partition_keys;
 };
 
 /// The kinds of rows a source or plan node emits (Flink's ChangelogMode): insert-only (+I), a full
@@ -128,6 +130,9 @@ class DynamicTableSink {
   virtual std::optional<int> parallelism() const { return std::nullopt; }
   /// False for insert-only sinks (filesystem): the planner rejects updating input.
   virtual bool acceptsUpdates() const = 0;
+  /// True when the sink writes a PARTITIONED BY table (Flink's SupportsPartitioning); the planner refuses
+  /// a partitioned table whose sink does not.
+  virtual bool supportsPartitioning() const { return false; }
   virtual std::string summary() const = 0;
 };
 

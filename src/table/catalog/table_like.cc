@@ -128,6 +128,20 @@ sql::CreateTableStmt mergeTableLike(const sql::CreateTableStmt& derived, const C
     out.primary_key_pos = derived.primary_key_pos;
   }
 
+  // Partitions (Flink's MergeTableLikeUtil#mergePartitions): the base's unless EXCLUDING; both having
+  // some is an error unless the base's are excluded.
+  if (!base.partition_keys.empty() && strategy[LikeFeature::kPartitions] != LikeStrategy::kExcluding) {
+    out.partition_keys = base.partition_keys;
+    out.partition_key_pos = base.partition_key_pos;
+  }
+  if (!derived.partition_keys.empty()) {
+    if (!out.partition_keys.empty())
+      fail("The base table already has partitions defined. You might want to specify EXCLUDING PARTITIONS.", script,
+           derived.partition_key_pos.front());
+    out.partition_keys = derived.partition_keys;
+    out.partition_key_pos = derived.partition_key_pos;
+  }
+
   // Options, in the base's order, the derived ones after (an overwritten key keeps its place).
   const LikeStrategy opts = strategy[LikeFeature::kOptions];
   if (opts != LikeStrategy::kExcluding) out.options = base.options;

@@ -8,7 +8,8 @@
 /// table's columns. INCLUDING fails on a duplicate (a column, a watermark on the same column, a primary
 /// key in both, an option key in both); OVERWRITING lets the derived table's entry replace the base's
 /// (a computed column only another computed column, a metadata column only another metadata column);
-/// EXCLUDING drops the base's. PARTITIONS is accepted and has nothing to merge (no PARTITIONED BY yet).
+/// EXCLUDING drops the base's. PARTITIONS: the base's PARTITIONED BY columns are kept unless EXCLUDING;
+/// a derived PARTITIONED BY next to included base partitions is an error (Flink's message).
 
 #include <string_view>
 

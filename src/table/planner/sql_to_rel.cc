@@ -1,6 +1,7 @@
 #include "table/planner/sql_to_rel.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -113,6 +114,27 @@ SqlToRelConverter::Impl::TableSchema SqlToRelConverter::Impl::resolveSchema(cons
     if (idx < 0) fail(def.primary_key_pos, fmt::format("Primary key column '{}' is not a physical column", k));
     resolved.primary_key.push_back(idx);
     resolved.physical_type.types[static_cast<size_t>(idx)].nullable = false;
+  }
+  // PARTITIONED BY (Flink's SqlCreateTableConverter#verifyPartitioningColumnsExist): every key a column of
+  // the table; here also a physical one (the filesystem connector keeps partition values in directory names).
+  for (size_t k = 0; k < def.partition_keys.size(); ++k) {
+    const std::string& key = def.partition_keys[k];
+    const sql::SourcePos at = k < def.partition_key_pos.size() ? def.partition_key_pos[k] : sql::SourcePos{};
+    for (size_t j = 0; j < k; ++j)
+      if (def.partition_keys[j] == key) fail(at, fmt::format("Partition column '{}' is listed twice", key));
+    const sql::ColumnDef* col = nullptr;
+    for (const auto& c : def.columns)
+      if (c.name == key) col = &c;
+    if (col == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& c : def.columns) names.push_back("'" + c.name + "'");
+      fail(at, fmt::format("Partition column '{}' not defined in the table schema. Available columns: [{}]", key,
+                           fmt::join(names, ", ")));
+    }
+    if (col->kind != sql::ColumnKind::kPhysical)
+      fail(at, fmt::format("Partition column '{}' is a {} column; partition columns must be physical columns", key,
+                           col->kind == sql::ColumnKind::kComputed ? "computed" : "metadata"));
+    resolved.partition_keys.push_back(resolved.physical_type.indexOf(key));
   }
   out.has_computed = physical_of_column.size() != resolved.physical_type.size();
   // The scan produces the physical fields (ROW columns flattened into their leaves, nested_fields.h),
@@ -740,6 +762,7 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
     resolved.physical_type.types.push_back(c.type);
   }
   for (const auto& k : def.primary_key) resolved.primary_key.push_back(resolved.physical_type.indexOf(k));
+  for (const auto& k : def.partition_keys) resolved.partition_keys.push_back(resolved.physical_type.indexOf(k));
   const RowType& sink_type = resolved.physical_type;
 
   // Map query columns to sink columns (explicit column list or all physical columns in order).
@@ -803,6 +826,10 @@ RelNodePtr SqlToRelConverter::Impl::makeSink(RelNodePtr input, const sql::Insert
          fmt::format("Unable to create a sink for writing table 'default_catalog.default_database.{}'.\n\n{}",
                      table->name, err.what()));
   }
+  if (!resolved.partition_keys.empty() && !sink->supportsPartitioning())
+    fail(insert.pos, fmt::format("Table 'default_catalog.default_database.{}' is a partitioned table, but the underlying "
+                                 "DynamicTableSink doesn't implement the SupportsPartitioning interface.",
+                                 table->name));
   SLUICE_CHECK(!batch() || !input->producesUpdates(), "an updating input to a sink in BATCH mode");
   if (input->producesUpdates() && !sink->acceptsUpdates()) {
     const RelNode* producer = input.get();

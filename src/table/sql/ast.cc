@@ -434,6 +434,8 @@ CreateTableStmt CreateTableStmt::clone() const {
   out.primary_key = primary_key;
   out.primary_key_pos = primary_key_pos;
   out.comment = comment;
+  out.partition_keys = partition_keys;
+  out.partition_key_pos = partition_key_pos;
   out.options = options;
   out.like = like;
   out.as_query = as_query;

@@ -405,6 +405,9 @@ struct CreateTableStmt {
   std::vector<std::string> primary_key;  ///< PRIMARY KEY (a, b) NOT ENFORCED, or inline; empty = none
   SourcePos primary_key_pos;
   std::optional<std::string> comment;
+  /// PARTITIONED BY (a, b): the partition columns in order (empty = not partitioned), each name's position.
+  std::vector<std::string> partition_keys;
+  std::vector<SourcePos> partition_key_pos;
   std::vector<TableOption> options;
   /// CREATE TABLE ... LIKE: merged into the fields above when the statement runs (then reset).
   std::optional<LikeClause> like;

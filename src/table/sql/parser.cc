@@ -670,7 +670,17 @@ void Parser::parseCreateTable(Statement& st) {
   if (has_columns) parseTableElements(*table);
   follow_ = {"COMMENT", "WITH", "LIKE", "AS"};
   if (acceptWord("COMMENT")) table->comment = expectString("a comment string").text;
-  if (peek().isWord("PARTITIONED")) unsupported(peek(), "PARTITIONED BY");
+  follow_ = {"PARTITIONED", "WITH", "LIKE", "AS"};
+  if (acceptWord("PARTITIONED")) {
+    expectWord("BY");
+    expectSymbol("(");
+    do {
+      table->partition_key_pos.push_back(peek().pos);
+      table->partition_keys.push_back(parseIdentifier("a partition column name"));
+    } while (acceptSymbol(","));
+    if (!peek().isSymbol(")")) unexpected(peek(), {",", ")"});
+    next();
+  }
   follow_ = {"WITH", "LIKE", "AS"};
   if (acceptWord("WITH")) table->options = parseOptionList(/*with_values=*/true, /*allow_empty=*/true);
   follow_ = {"LIKE", "AS"};
