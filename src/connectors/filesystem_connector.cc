@@ -525,6 +525,7 @@ void FileSystemSinkOperator::open(const runtime::OperatorContext& ctx, runtime::
   watermark_ = INT64_MIN;
   commit_tag_ = 0;
   ended_ = false;
+  final_marker_written_ = false;
   if (ctx_.state == nullptr) {
     own_state_ = std::make_unique<runtime::state::StreamOperatorStateContext>(
         ctx_.uid, runtime::state::KeyGroupRange::of(0, ctx_.max_parallelism - 1), ctx_.max_parallelism, nullptr);
@@ -616,6 +617,17 @@ void FileSystemSinkOperator::restore() {
   run_ids.insert(spec_->run_id);
   std::error_code ec;
   std::error_code entry_ec;
+  if (me == 0) {
+    // The partition commit directories of failed attempts (other tags) and of killed runs: their
+    // partitions are in the restored state.
+    const std::string current = fs::path(commitDirectory()).filename().string();
+    for (fs::directory_iterator d(spec_->absolute_path, ec), end; !ec && d != end; d.increment(ec)) {
+      const std::string name = d->path().filename().string();
+      for (const std::string& run_id : run_ids)
+        if (name != current && name.rfind(".partition-commit-" + run_id + "-", 0) == 0) fs::remove_all(d->path(), entry_ec);
+    }
+    ec.clear();
+  }
   fs::recursive_directory_iterator it(spec_->absolute_path, ec);
   for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -747,6 +759,10 @@ std::optional<CommitMarker> readMarker(const std::string& path) {
 }  // namespace
 
 void FileSystemSinkOperator::commitPartitions(int64_t committed_through, bool ended) {
+  // After its ended file this subtask has nothing to add: the last subtask to end commits the rest (and
+  // removes the directory, which a later call here would create again).
+  if (final_marker_written_) return;
+  final_marker_written_ = ended;
   const std::string dir = commitDirectory();
   createDirectories(dir, *spec_);
   CommitMarker mine;

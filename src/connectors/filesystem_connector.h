@@ -383,6 +383,7 @@ class FileSystemSinkOperator : public runtime::StreamOperator {
   int64_t watermark_ = INT64_MIN;
   int64_t commit_tag_ = 0;                   ///< the restored checkpoint (0: a fresh start)
   bool ended_ = false;
+  bool final_marker_written_ = false;        ///< the partition commit file said "ended"
 };
 
 /// The sink the planner gets for a filesystem table (insert-only).
