@@ -843,7 +843,9 @@ void FileSystemSinkOperator::commitPartitions(int64_t committed_through, bool en
       keep.push_back(e);
     }
   }
-  if (keep.size() != visible_.size()) {
+  // An ended subtask does not write again: the last one may be removing the directory. Its stale
+  // entries only make the last one write those success files once more.
+  if (keep.size() != visible_.size() && !ended) {
     visible_ = std::move(keep);
     mine.entries = visible_;
     writeMine();
@@ -981,12 +983,13 @@ void FileSystemSinkOperator::endInput() {
   if (ctx_.checkpointing) return;
   for (const PendingFile& f : pending_) {
     commit(std::get<1>(f), std::get<2>(f));
-    notePartitionVisible(std::get<2>(f), std::get<0>(f));
+    notePartitionVisible(std::get<2>(f), INT64_MAX);
   }
   pending_.clear();
   for (const Finished& f : finished_) {
     commit(relativeName(f.counter, f.partition, true), relativeName(f.counter, f.partition, false));
-    notePartitionVisible(relativeName(f.counter, f.partition, false), 0);
+    // Visible at the end of input: due once every subtask has ended (no checkpoint covers it).
+    notePartitionVisible(relativeName(f.counter, f.partition, false), INT64_MAX);
   }
   finished_.clear();
   if (spec_->success_file && !spec_->partition_keys.empty()) commitPartitions(INT64_MAX, true);
