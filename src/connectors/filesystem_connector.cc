@@ -1222,6 +1222,7 @@ void partitionOptions(const table::ResolvedTable& table, FileSystemSinkSpec& spe
 std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(const table::ResolvedTable& table,
                                                                               const Configuration&) const {
   CommonFs c = commonOptions(table, true);
+  checkPartitionColumns(table);
   std::error_code ec;
   if (!fs::exists(c.absolute, ec))
     throw UserError(fmt::format("File or directory '{}' of table '{}' does not exist.", c.path, table.name));
@@ -1242,7 +1243,6 @@ std::unique_ptr<table::ScanTableSource> FileSystemTableFactory::createSource(con
     }
     spec->path_regex = *regex;
   }
-  checkPartitionColumns(table);
   spec->partition_keys = table.partition_keys;
   if (auto v = findOption(table.options, "partition.default-name")) spec->default_partition_name = *v;
   // Fails early on a column type the format cannot read.
