@@ -5,8 +5,12 @@ them as the print sink does ("+I[a, b, c]"), sorted, so that the test can compar
 materialized output.
 
   nexmark_reference.py QUERY DUMP_DIR
+  nexmark_reference.py q10-files OUTPUT_DIR
 
 DUMP_DIR holds bid/, auction/ and person/ directories of csv part files. Only the standard library is used.
+q10 writes files partitioned by day and minute: its reference rows are "<partition directory>\t[auction, bidder,
+price, dateTime, extra]" (dateTime as the csv files write it); `q10-files` prints the rows of the part files below
+OUTPUT_DIR in the same form, the directory taken from each file's path.
 """
 
 import csv
@@ -196,15 +200,31 @@ def query(q, dump):
             return p[i] if i < len(p) else None
         out = [row(b["auction"], b["bidder"], b["price"], b["channel"], part(b["url"], 3), part(b["url"], 4),
                    part(b["url"], 5)) for b in bs]
+    elif q == "q10":
+        # PARTITIONED BY (dt, hm): dt = yyyy-MM-dd and hm = HH:mm of dateTime; ':' is escaped in a directory
+        # name as %3A (Flink's PartitionPathUtils); the files hold the other columns.
+        out = ["dt=%s/hm=%s\t%s" % (b["dateTime"][:10], b["dateTime"][11:16].replace(":", "%3A"),
+                                    row(b["auction"], b["bidder"], b["price"], b["dateTime"], b["extra"])) for b in bs]
     else:
         sys.exit("no reference for " + q)
+    return sorted(out)
+
+
+def q10_files(directory):
+    out = []
+    for path in glob.glob(os.path.join(directory, "**", "part-*"), recursive=True):
+        part = os.path.relpath(os.path.dirname(path), directory)
+        with open(path, newline="") as f:
+            for r in csv.reader(f):
+                out.append("%s\t%s" % (part, row(int(r[0]), int(r[1]), int(r[2]), r[3], r[4])))
     return sorted(out)
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    for line in query(sys.argv[1], sys.argv[2]):
+    lines = q10_files(sys.argv[2]) if sys.argv[1] == "q10-files" else query(sys.argv[1], sys.argv[2])
+    for line in lines:
         print(line)
 
 
