@@ -1,6 +1,7 @@
 #pragma once
-/// The `filesystem` connector with the `csv` format (Flink's FileSystemTableFactory, FileSource,
-/// FileSink). Source: reads a file or every file under a directory; sink: writes CSV files.
+/// The `filesystem` connector with the `csv` and `json` formats (Flink's FileSystemTableFactory, FileSource,
+/// FileSink). Source: reads a file or every file under a directory; sink: writes csv or json part files
+/// (PARTITIONED BY tables: into partition directories, see FileSystemSinkOperator).
 ///
 /// Parallel reading (deterministic, every line read exactly once):
 ///  - `path` is a directory: the regular files under it (recursively; names starting with '.' or '_'
