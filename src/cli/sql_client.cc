@@ -26,6 +26,7 @@
 
 #include "cli/result_view.h"
 #include "common/config.h"
+#include "table/functions/time_zone.h"
 #include "common/error.h"
 #include "table/api/table_environment.h"
 #include "types/row_batch.h"

@@ -195,6 +195,10 @@ std::string closestConfigKey(const std::string& key, const std::vector<std::stri
   return best;
 }
 
+void throwBadConfigValue(const std::string& key, const std::string& value, const std::string& why) {
+  badValue(key, value, why);
+}
+
 int64_t parseDurationMs(const std::string& key, const std::string& value) {
   auto [n, unit] = numberAndUnit(key, value, "duration such as '100 ms' or '1 s'");
   if (unit.empty() || unit == "ms" || unit == "milli" || unit == "millis" || unit == "millisecond" || unit == "milliseconds") return n;
@@ -266,6 +270,7 @@ void Configuration::set(const std::string& key, const std::string& value) {
                                     : fmt::format("Unknown configuration key '{}'. Did you mean '{}'?", key, close));
   }
   validate(*spec, key, value);
+  if (spec->check) spec->check(key, trim(value));
   values_[spec->key] = trim(value);
 }
 
@@ -385,8 +390,6 @@ const ConfigOption<int64_t> kSlotRequestTimeout("slot.request.timeout", ConfigTy
                                                 "How long a task waits for free slots before the job fails.");
 const ConfigOption<std::string> kRuntimeMode("execution.runtime-mode", ConfigType::kEnum, "STREAMING",
                                              "STREAMING, BATCH or AUTOMATIC.", {"STREAMING", "BATCH", "AUTOMATIC"});
-const ConfigOption<std::string> kLocalTimeZone("table.local-time-zone", ConfigType::kString, "default",
-                                               "Session time zone for TIMESTAMP_LTZ conversions.");
 const ConfigOption<int32_t> kNumberOfTaskSlots("taskmanager.numberOfTaskSlots", ConfigType::kInt, "1",
                                                "Slots per TaskManager.", 1);
 const ConfigOption<int32_t> kNumberOfTaskManagers("local.number-taskmanager", ConfigType::kInt, "1",

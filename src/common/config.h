@@ -28,6 +28,9 @@ struct ConfigOptionSpec {
   std::optional<int64_t> min_value = {};
   /// Older Flink names of the same option (Flink's `withDeprecatedKeys`): setting one sets this option.
   std::vector<std::string> deprecated_keys = {};
+  /// A further check of a value that parsed, run when the option is set; throws ConfigError naming `key`
+  /// (the key as the user wrote it). For rules the option's own module knows (a time zone id).
+  void (*check)(const std::string& key, const std::string& value) = nullptr;
 };
 
 /// Registers a spec in the process-wide registry (idempotent by key) and returns the stored copy. Its
@@ -41,6 +44,8 @@ std::vector<std::string> registeredConfigKeys();
 /// The registered key with the smallest edit distance to `key` (empty if none is close).
 std::string closestConfigKey(const std::string& key, const std::vector<std::string>& candidates);
 
+/// Throws ConfigError "Invalid value 'v' for configuration key 'k': why" (for a spec's `check`).
+[[noreturn]] void throwBadConfigValue(const std::string& key, const std::string& value, const std::string& why);
 /// Parses a Flink duration ("100 ms", "1s", "2 min", "1 h", a bare number = ms) into ms.
 /// Throws ConfigError naming `key` on a bad value.
 int64_t parseDurationMs(const std::string& key, const std::string& value);
@@ -129,7 +134,6 @@ extern const ConfigOption<bool> kOperatorChaining;          ///< pipeline.operat
 extern const ConfigOption<bool> kChainOperatorsWithDifferentMaxParallelism;
 extern const ConfigOption<int64_t> kSlotRequestTimeout;     ///< slot.request.timeout = 5 min
 extern const ConfigOption<std::string> kRuntimeMode;        ///< execution.runtime-mode = STREAMING
-extern const ConfigOption<std::string> kLocalTimeZone;      ///< table.local-time-zone = default
 extern const ConfigOption<int32_t> kNumberOfTaskSlots;      ///< taskmanager.numberOfTaskSlots = 1
 extern const ConfigOption<int32_t> kNumberOfTaskManagers;   ///< local.number-taskmanager = 1
 extern const ConfigOption<int64_t> kBufferTimeout;          ///< execution.buffer-timeout = 100 ms

@@ -139,6 +139,16 @@ SQL
     run_sluice "$E2E_TMP/out" "$E2E_TMP/err" frobnicate
     expect_user_error 2 "unknown command 'frobnicate'" "run, explain, sql, list, cancel, savepoint, stop"
     ;;
+  bad_time_zone)
+    # An offset java.util.TimeZone and java.time.ZoneId read differently (Flink's validateTimeZone):
+    # refused by -D itself, and in a script by its SET at line 2.
+    printf "CREATE TABLE g (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\n" > "$E2E_TMP/job.sql"
+    run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -D table.local-time-zone=UTC+8 "$E2E_TMP/job.sql"
+    expect_user_error 1 "'table.local-time-zone'" "Invalid time zone" "'GMT+03:00'"
+    printf "CREATE TABLE g (a INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');\nSET 'table.local-time-zone' = 'Mars/Olympus';\n" > "$E2E_TMP/job.sql"
+    run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run "$E2E_TMP/job.sql"
+    expect_user_error 3 "'table.local-time-zone'" "Mars/Olympus" "line 2"
+    ;;
   *)
     fail "unknown case '$CASE'"
     ;;

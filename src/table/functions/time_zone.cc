@@ -35,7 +35,7 @@ bool parseOffset(std::string_view s, int64_t& ms) {
   else if (n == 2) hours = digits[0] * 10 + digits[1];
   else if (n == 4) { hours = digits[0] * 10 + digits[1]; minutes = digits[2] * 10 + digits[3]; }
   else return false;
-  if (hours > 18 || minutes > 59) return false;
+  if (hours > 18 || minutes > 59 || (hours == 18 && minutes > 0)) return false;  // ZoneOffset's range
   ms = sign * (hours * 3600000LL + minutes * 60000LL);
   return true;
 }
@@ -107,6 +107,23 @@ int64_t ZoneRules::toUtc(int64_t local_ms) const {
   return local_ms;
 }
 
+bool ZoneRules::isValidSessionZone(std::string_view id) {
+  if (id == "default") return true;
+  if (id.substr(0, 4) == "GMT+" || id.substr(0, 4) == "GMT-") {
+    int64_t ms = 0;
+    // java.util.TimeZone's custom ids also take 'GMT+530', which ZoneId.of refuses; parseOffset does too.
+    return parseOffset(id.substr(3), ms);
+  }
+  // java.util.TimeZone maps these three to fixed offsets (ZoneId.SHORT_IDS), ZoneId.of to tz regions.
+  if (id == "EST" || id == "MST" || id == "HST") return false;
+  try {
+    date::locate_zone(std::string(id));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 bool ZoneRules::useDaylightTime() const {
   if (!tz_) return false;
   using namespace std::chrono;
@@ -118,3 +135,24 @@ bool ZoneRules::useDaylightTime() const {
 }
 
 }  // namespace sluice::table
+
+namespace sluice::options {
+
+namespace {
+void checkSessionZone(const std::string& key, const std::string& value) {
+  if (!table::ZoneRules::isValidSessionZone(value))
+    throwBadConfigValue(key, value,
+                        "Invalid time zone. The value should be a Time Zone Database (TZDB) ID such as "
+                        "'America/Los_Angeles' to include daylight saving time. Fixed offsets are supported "
+                        "using 'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' to indicate no offset.");
+}
+}  // namespace
+
+const ConfigOption<std::string> kLocalTimeZone(ConfigOptionSpec{
+    .key = "table.local-time-zone",
+    .type = ConfigType::kString,
+    .default_value = "default",
+    .description = "Session time zone for TIMESTAMP_LTZ conversions: a tz database id, 'UTC', or 'GMT+hh:mm'.",
+    .check = &checkSessionZone});
+
+}  // namespace sluice::options

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/config.h"
+
 namespace date {
 class time_zone;
 }
@@ -17,11 +19,16 @@ namespace sluice::table {
 
 class ZoneRules {
  public:
-  /// A zone id as Flink accepts it for `table.local-time-zone`: a tz database name
-  /// ('Europe/Berlin'), 'UTC', 'GMT', 'Z', a fixed offset ('GMT+08:00', 'UTC-3', '+05:30'), or
-  /// 'default' (the system zone: TZ, else /etc/localtime). Throws UserError naming the id when it is
-  /// none of these.
+  /// A zone id as java.time.ZoneId.of reads it (the zone arguments of functions): a tz database name
+  /// ('Europe/Berlin'), 'UTC', 'GMT', 'Z', a fixed offset ('GMT+08:00', 'UTC-3', '+05:30'; at most
+  /// 18:00), or 'default' (the system zone: TZ, else /etc/localtime). Throws UserError naming the id
+  /// when it is none of these. Every value `table.local-time-zone` accepts resolves.
   static ZoneRules resolve(std::string_view id);
+  /// Whether `id` is a session zone Flink accepts (TableConfigValidation.validateTimeZone: the id reads
+  /// the same as java.util.TimeZone and as java.time.ZoneId): 'default', a tz database name other than
+  /// EST/MST/HST (which java.util.TimeZone reads as fixed offsets), or 'GMT' with an offset ±H, ±HH,
+  /// ±HHMM or ±HH:MM up to 18:00. 'Z', '+05:30', 'UTC+8', 'UT' and short ids as 'PST' are refused.
+  static bool isValidSessionZone(std::string_view id);
   /// As java.util.TimeZone.getTimeZone: an unknown id is GMT (CONVERT_TZ's behaviour in Flink).
   static ZoneRules resolveOrGmt(std::string_view id);
 
@@ -49,3 +56,9 @@ using table::ZoneRules;
 }  // namespace internal
 
 }  // namespace sluice::table
+
+namespace sluice::options {
+/// `table.local-time-zone` (default 'default': the system zone). A value ZoneRules::isValidSessionZone
+/// refuses is a ConfigError when set (SET, -D, the config file) with Flink's message.
+extern const ConfigOption<std::string> kLocalTimeZone;
+}  // namespace sluice::options

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "common/config.h"
+#include "table/functions/time_zone.h"
 #include "common/error.h"
 #include "table/planner/nested_fields.h"
 #include "table/planner/sql_to_rel_internal.h"

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/config.h"
+#include "table/functions/time_zone.h"
 #include "common/error.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/functions/user_function.h"
