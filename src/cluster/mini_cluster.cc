@@ -106,7 +106,8 @@ class JobHandle::State {
 
   // Fault tolerance, across attempts. Declared first: destroyed after every task of the last attempt.
   std::unique_ptr<runtime::checkpoint::FsCheckpointStorage> checkpoint_storage;  // null: checkpoints in memory
-  std::unique_ptr<runtime::checkpoint::CheckpointCoordinator> coordinator;        // null: checkpointing off
+  std::unique_ptr<runtime::checkpoint::CheckpointCoordinator> coordinator;        // null: BATCH (no snapshots)
+  bool periodic_checkpointing = false;  // execution.checkpointing.interval set (STREAMING)
   std::unique_ptr<scheduler::RestartBackoffTimeStrategy> restart_strategy;
   std::vector<std::vector<runtime::checkpoint::TaskStateSnapshot>> restore;       // [vertex][subtask]; empty: none
   std::vector<std::vector<runtime::checkpoint::ChannelReplay>> replay;  // [vertex][subtask]: in-flight data to resend
@@ -309,12 +310,16 @@ class JobHandle::State {
   }
 
   /// Reads the checkpointing, restart and recovery options; creates the coordinator and the restart
-  /// strategy, and loads the checkpoint or savepoint of `execution.state-recovery.path`. Throws
+  /// strategy, and loads the checkpoint or savepoint of `execution.state-recovery.path`. Every STREAMING job
+  /// gets a coordinator, so it can take savepoints (Flink builds one for every streaming job and disables
+  /// only its periodic trigger without an interval); it triggers checkpoints periodically, and the job keeps
+  /// them in `execution.checkpointing.dir`, only with `execution.checkpointing.interval`. Throws
   /// ConfigError / InputError (a missing or corrupt checkpoint names its path).
   void configureFaultTolerance() {
     namespace ck = runtime::checkpoint;
     const bool streaming = job.runtime_mode != graph::RuntimeMode::kBatch;
     const bool checkpointing = streaming && config.getOptional(options::kCheckpointingInterval).value_or(0) > 0;
+    periodic_checkpointing = checkpointing;
     restart_strategy = scheduler::RestartBackoffTimeStrategy::fromConfiguration(config, checkpointing);
     failure_injection.operator_name = config.getOptional(options::kTestFailOperator).value_or("");
     failure_injection.after_records = config.get(options::kTestFailAfterRecords);
@@ -327,11 +332,13 @@ class JobHandle::State {
       initial_restore = std::make_shared<const ck::CompletedCheckpoint>(ck::FsCheckpointStorage::load(*path));
       assignRestore(*initial_restore);
     }
-    if (!checkpointing) return;
+    if (!streaming) return;
     ck::CheckpointCoordinatorConfiguration cc;
-    cc.interval_ms = *config.getOptional(options::kCheckpointingInterval);
-    // FLIP-309: unset = the interval; 0 = none during backlog; otherwise at least the interval.
-    cc.interval_during_backlog_ms = config.getOptional(options::kCheckpointingIntervalDuringBacklog);
+    // 0: savepoints only (the coordinator's periodic trigger stays off).
+    cc.interval_ms = checkpointing ? *config.getOptional(options::kCheckpointingInterval) : 0;
+    // FLIP-309: unset = the interval; 0 = none during backlog; otherwise at least the interval. It tunes the
+    // periodic trigger, so without an interval it is not read.
+    if (checkpointing) cc.interval_during_backlog_ms = config.getOptional(options::kCheckpointingIntervalDuringBacklog);
     if (cc.interval_during_backlog_ms && *cc.interval_during_backlog_ms != 0 &&
         *cc.interval_during_backlog_ms < cc.interval_ms) {
       throw ConfigError(fmt::format("Configuration key '{}': {} ms must be 0 (no checkpoints during backlog) or at "
@@ -357,7 +364,7 @@ class JobHandle::State {
     }
     const std::string dir = config.getOptional(options::kCheckpointsDirectory).value_or("");
     const std::string savepoint_dir = config.getOptional(options::kSavepointDirectory).value_or("");
-    if (!dir.empty()) {
+    if (checkpointing && !dir.empty()) {
       checkpoint_storage = std::make_unique<ck::FsCheckpointStorage>(dir, job.job_id,
                                                                      config.get(options::kMaxRetainedCheckpoints), savepoint_dir);
     }
@@ -380,11 +387,17 @@ class JobHandle::State {
         for (auto& t : per_vertex) t->notifyCheckpointAborted(id);
       }
     };
-    hooks.store = [this](const ck::CompletedCheckpoint& c, const std::string& target) -> std::string {
+    hooks.store = [this, savepoint_dir](const ck::CompletedCheckpoint& c, const std::string& target) -> std::string {
       if (ck::isSavepoint(c.kind)) {
         if (checkpoint_storage) return checkpoint_storage->storeSavepoint(c, target);
-        throw ConfigError(fmt::format("A savepoint needs a directory: set '{}' or '{}'", options::kCheckpointsDirectory.key(),
-                                      options::kSavepointDirectory.key()));
+        // No checkpoint storage (no interval, or checkpoints kept in memory): a savepoint needs only its
+        // target directory.
+        const std::string into = target.empty() ? savepoint_dir : target;
+        if (into.empty()) {
+          throw ConfigError(fmt::format("A savepoint needs a directory: give one or set '{}'",
+                                        options::kSavepointDirectory.key()));
+        }
+        return ck::FsCheckpointStorage::storeSavepointInto(c, job.job_id, into);
       }
       return checkpoint_storage ? checkpoint_storage->store(c) : std::string();
     };
@@ -837,7 +850,14 @@ class JobHandle::State {
       p.num_restarts = num_restarts;
       attempts = execution_attempts;
     }
-    if (coordinator) p.checkpoints = coordinator->stats();
+    if (coordinator) {
+      // Without periodic checkpoints the figures say nothing until a checkpoint was taken (savepoints are
+      // not counted in them): the summary and /jobs/:id/checkpoints leave them out, as before.
+      runtime::checkpoint::CheckpointStats stats = coordinator->stats();
+      if (periodic_checkpointing || stats.number_of_completed_checkpoints > 0 || stats.number_of_failed_checkpoints > 0) {
+        p.checkpoints = std::move(stats);
+      }
+    }
     std::lock_guard<std::mutex> attempt_lock(attempt_mu);
     for (size_t v = 0; v < job.vertices.size(); ++v) {
       const graph::JobVertex& vertex = job.vertices[v];
@@ -943,7 +963,9 @@ std::string JobHandle::stopWithSavepoint(const std::string& target_dir, bool dra
 std::string JobHandle::State::savepoint(runtime::checkpoint::CheckpointKind kind, const std::string& target_dir,
                                         std::chrono::milliseconds timeout) {
   if (!coordinator) {
-    throw UserError(fmt::format("A savepoint needs checkpointing: set '{}'", options::kCheckpointingInterval.key()));
+    // Flink's SchedulerBase: a job without a CheckpointCoordinator "is not a streaming job".
+    throw UserError(fmt::format("Job {} is not a streaming job: a BATCH job ('{}') takes no savepoints", job.job_id,
+                                options::kRuntimeMode.key()));
   }
   const std::optional<int64_t> id = coordinator->triggerCheckpoint(kind, target_dir);
   if (!id) {
@@ -1234,6 +1256,7 @@ void buildAttempt(JobHandle::State* st, const Configuration& cluster_config, con
       if (!st->restore.empty()) setup.restore = &st->restore[v][static_cast<size_t>(i)];
       if (!st->replay.empty()) setup.replay = &st->replay[v][static_cast<size_t>(i)];
       setup.checkpoint_responder = st->coordinator.get();
+      setup.periodic_checkpointing = st->periodic_checkpointing;
       if (st->execution_attempts[static_cast<size_t>(st->execution_graph->executionIndex(static_cast<int>(v), i))] <
           st->fail_attempts) {
         setup.failure = st->failure_injection;

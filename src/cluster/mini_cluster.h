@@ -111,7 +111,9 @@ struct VertexProgress {
 struct JobProgress {
   int64_t elapsed_ms = 0;
   int num_restarts = 0;  ///< `numRestarts`: restarts after a failure (of the whole job or of regions)
-  /// Checkpoint figures (Flink's names); nullopt when checkpointing is off.
+  /// Checkpoint figures (Flink's names); nullopt without periodic checkpoints (no
+  /// execution.checkpointing.interval, or BATCH) unless a checkpoint was taken anyway. Savepoints are not
+  /// counted in them.
   std::optional<runtime::checkpoint::CheckpointStats> checkpoints;
   std::vector<VertexProgress> vertices;  ///< JobGraph vertex order
 };
@@ -136,7 +138,7 @@ struct JobExecutionResult {
   int remote_channels = 0;             ///< input channels between TaskManagers (over TCP)
   std::vector<VertexProgress> vertices;
   int num_restarts = 0;  ///< `numRestarts`
-  std::optional<runtime::checkpoint::CheckpointStats> checkpoints;  ///< nullopt: checkpointing off
+  std::optional<runtime::checkpoint::CheckpointStats> checkpoints;  ///< as JobProgress::checkpoints
   /// Bytes of in-flight data (unaligned checkpoint channel state) replayed by restores, over all attempts.
   int64_t restored_in_flight_bytes = 0;
 };
@@ -181,12 +183,14 @@ class JobHandle {
   /// The data port on 127.0.0.1 of each TaskManager's TCP transport (Flink's `taskmanager.data.port`,
   /// here chosen by the OS), in TaskManager order; empty with one TaskManager.
   std::vector<uint16_t> dataPorts() const;
-  /// `<execution.checkpointing.dir>/<job-id>`, where the job's checkpoints go; empty when checkpointing is
-  /// off or keeps checkpoints in memory (no directory set).
+  /// `<execution.checkpointing.dir>/<job-id>`, where the job's checkpoints go; empty without periodic
+  /// checkpoints or when they are kept in memory (no directory set).
   std::string checkpointDirectory() const;
-  /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir,
-  /// else the checkpoint directory) and returns the path of its `_metadata`. Throws UserError when
-  /// checkpointing is off, the job has finished, or the savepoint fails or takes longer than `timeout`.
+  /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir;
+  /// ConfigError when neither names one) and returns the path of its `_metadata`. Any STREAMING job, also
+  /// without execution.checkpointing.interval or a checkpoint directory (Flink's `flink savepoint`). Throws
+  /// UserError when the job is a BATCH job ("is not a streaming job", as Flink), has finished, or the
+  /// savepoint fails or takes longer than `timeout`.
   std::string triggerSavepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
   /// Stop-with-savepoint (Flink's `flink stop`, JobClient#stopWithSavepoint): a synchronous savepoint into
   /// `target_dir` (as triggerSavepoint), after whose barrier the sources emit nothing; once it completed

@@ -234,8 +234,11 @@ std::optional<std::string> JobRegistry::startSavepoint(
     if (!r->handle || r->cancel_requested) {
       throw UserError(fmt::format("Job {} is not running: there is nothing to take a savepoint of", job_id));
     }
-    if (!r->handle->progress().checkpoints) {
-      throw UserError(fmt::format("A savepoint needs checkpointing: set '{}'", options::kCheckpointingInterval.key()));
+    if (!r->streaming) {
+      // Flink's SchedulerBase refuses a job without a CheckpointCoordinator; every STREAMING job has one,
+      // also without execution.checkpointing.interval.
+      throw UserError(fmt::format("Job {} is not a streaming job: a BATCH job ('{}') takes no savepoints", job_id,
+                                  options::kRuntimeMode.key()));
     }
     if (target_dir.empty() && r->savepoint_dir.empty()) {
       // Flink's SavepointHandlers answer 400 with this (the REST API has no fallback directory).

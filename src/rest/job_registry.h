@@ -100,8 +100,9 @@ class JobRegistry final : public cluster::JobListener {
 
   /// Starts a savepoint of a running job into `target_dir` (empty: the job's
   /// execution.checkpointing.savepoint-dir) and returns its trigger id (32 hex digits). nullopt: no such
-  /// job. Throws ConfigError when neither names a directory (Flink's 400), UserError when the job is not
-  /// running or checkpointing is off.
+  /// job. Any STREAMING job, with or without execution.checkpointing.interval. Throws ConfigError when
+  /// neither names a directory (Flink's 400), UserError when the job is not running or is a BATCH job
+  /// ("Job <id> is not a streaming job", Flink's words).
   std::optional<std::string> triggerSavepoint(const std::string& job_id, const std::string& target_dir);
   /// Stop-with-savepoint (POST /jobs/:jobid/stop, JobHandle::stopWithSavepoint): like triggerSavepoint,
   /// and the job then ends FINISHED. The operation completes once the savepoint completed and the job

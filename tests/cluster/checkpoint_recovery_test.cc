@@ -12,16 +12,20 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "cluster/mini_cluster.h"
+#include "common/error.h"
 #include "common/hash.h"
 #include "graph/job_graph.h"
+#include "runtime/checkpoint/checkpoint_storage.h"
 #include "runtime/network/record_writer.h"
 #include "runtime/state/keyed_state_backend.h"
 #include "runtime/state/operator_state_backend.h"
 #include "runtime/state/stream_operator_state_context.h"
 #include "runtime/task/operator_chain.h"
 #include "checkpointed_operators.h"
+#include "progress_wait.h"
 #include "test_operators.h"
 
 namespace sluice::cluster {
@@ -265,6 +269,158 @@ TEST_P(UnalignedRecoveryTest, AFailureAfterNRecordsRestoresInFlightDataExactlyOn
 
 INSTANTIATE_TEST_SUITE_P(Layouts, UnalignedRecoveryTest,
                          ::testing::Values(UnalignedCase{1, 1}, UnalignedCase{2, 1}, UnalignedCase{2, 2}));
+
+}  // namespace
+}  // namespace sluice::cluster
+
+namespace sluice::cluster {
+namespace {
+
+// Savepoints of a STREAMING job without execution.checkpointing.interval (Flink's `flink savepoint` and
+// `flink stop` work on any streaming job): no checkpoint directory either, only the savepoints' targets.
+// The source waits after each batch for a snapshot, so each savepoint releases exactly one more batch and
+// the savepoints cut the stream at known places; the restored runs take periodic checkpoints to reach
+// their end. Expected sums from expectedSums (a plain loop).
+class SavepointWithoutIntervalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("sluice-savepoint-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  // Restores `savepoint` (its _metadata or directory) with periodic checkpoints and runs to the end.
+  std::map<int64_t, int64_t> restoreAndFinish(const std::string& savepoint, SourceStarts* starts) {
+    Configuration conf = checkpointedConfig();
+    conf.set("execution.state-recovery.path", savepoint);
+    Collected out;
+    const graph::JobGraph job = graph::buildJobGraph(buildJob(&out, starts, kN, 10), conf, "checkpointed-sum");
+    const JobExecutionResult r = MiniCluster(conf).execute(job, conf);
+    EXPECT_EQ(r.status, JobStatus::kFinished);
+    return lastSumPerKey(out);
+  }
+
+  static constexpr int64_t kN = 200;
+  std::filesystem::path dir;
+};
+
+TEST_F(SavepointWithoutIntervalTest, SavepointAndStopRestoreToExactSums) {
+  Configuration conf;  // no interval, no checkpoint directory
+  Collected out;
+  SourceStarts starts;
+  const graph::JobGraph job = graph::buildJobGraph(buildJob(&out, &starts, kN, 10), conf, "checkpointed-sum");
+  std::shared_ptr<JobHandle> handle = MiniCluster(conf).start(job, conf);
+  EXPECT_EQ(handle->checkpointDirectory(), "");
+  // The source vertex wrote `n` records: both subtasks emitted that many batches of 10 and wait.
+  auto emitted = [&](int64_t n) {
+    return testing::waitForProgress(*handle, [n](const JobProgress& p) { return p.vertices[0].records_out >= n; });
+  };
+  ASSERT_NE(job.vertices[0].name.find("numbers"), std::string::npos) << job.vertices[0].name;
+
+  ASSERT_TRUE(emitted(20));
+  const std::string first = handle->triggerSavepoint((dir / "sp").string(), std::chrono::seconds(60));
+  EXPECT_EQ(std::filesystem::path(first).parent_path().parent_path(), dir / "sp");
+  EXPECT_TRUE(std::filesystem::is_regular_file(first));
+  // No periodic checkpoints and none taken: no checkpoint figures (savepoints are not counted in them).
+  EXPECT_FALSE(handle->progress().checkpoints.has_value());
+  EXPECT_FALSE(handle->isDone());
+
+  ASSERT_TRUE(emitted(40));  // the savepoint released one more batch per subtask
+  const std::string stop = handle->stopWithSavepoint((dir / "stop").string(), false, std::chrono::seconds(60));
+  const JobExecutionResult r = handle->wait();
+  EXPECT_EQ(r.status, JobStatus::kFinished);
+  EXPECT_FALSE(r.checkpoints.has_value());
+  {
+    std::lock_guard<std::mutex> lock(out.mu);
+    EXPECT_TRUE(out.rows.empty());  // stopped without --drain: the sums stay in the savepoint
+  }
+  EXPECT_EQ(runtime::checkpoint::FsCheckpointStorage::load(stop).kind, runtime::checkpoint::CheckpointKind::kSavepointSuspend);
+
+  // Each source subtask emitted one batch (10 values) before the first savepoint and one more before the
+  // stop: the restores start at 1 + subtask + 10 * 2 and + 20 * 2.
+  SourceStarts from_first;
+  EXPECT_EQ(restoreAndFinish(runtime::checkpoint::withoutMetadataFile(first), &from_first), expectedSums(kN));
+  SourceStarts from_stop;
+  EXPECT_EQ(restoreAndFinish(stop, &from_stop), expectedSums(kN));
+  using Starts = std::set<std::pair<int, int64_t>>;
+  std::lock_guard<std::mutex> lock_first(from_first.mu);
+  std::lock_guard<std::mutex> lock_stop(from_stop.mu);
+  EXPECT_EQ(Starts(from_first.starts.begin(), from_first.starts.end()), (Starts{{0, 21}, {1, 22}}));
+  EXPECT_EQ(Starts(from_stop.starts.begin(), from_stop.starts.end()), (Starts{{0, 41}, {1, 42}}));
+}
+
+// Two pipelines in one job: one ends at once, the other runs until cancelled. Without an interval the
+// ended tasks do not wait for a final checkpoint (none would come); they report their final state, so a
+// savepoint taken afterwards completes with it.
+TEST_F(SavepointWithoutIntervalTest, TasksEndWithoutAFinalCheckpointAndTakePartWithTheirFinalState) {
+  Configuration conf;
+  Collected ended, running;
+  auto done_source = makeTransformation(1, "Source: once", TransformationKind::kSource, 1,
+                                        runtime::makeOperatorFactory([] {
+                                          return std::make_unique<testing::SelfFinishingSource>();
+                                        }, true));
+  auto done_sink = makeTransformation(2, "Sink: ended", TransformationKind::kSink, 1,
+                                      runtime::makeOperatorFactory([&ended] {
+                                        return std::make_unique<testing::CollectSink>(&ended);
+                                      }), {done_source});
+  auto trickle = makeTransformation(3, "Source: trickle", TransformationKind::kSource, 1,
+                                    runtime::makeOperatorFactory([] {
+                                      return std::make_unique<testing::TrickleSource>(5);
+                                    }, true));
+  auto running_sink = makeTransformation(4, "Sink: running", TransformationKind::kSink, 2,
+                                         runtime::makeOperatorFactory([&running] {
+                                           return std::make_unique<testing::CollectSink>(&running);
+                                         }), {makeHashPartition(5, trickle, {0})});
+  const graph::JobGraph job = graph::buildJobGraph({done_sink, running_sink}, conf, "two-pipelines");
+  size_t ended_vertex = job.vertices.size();
+  for (size_t v = 0; v < job.vertices.size(); ++v) {
+    if (job.vertices[v].name.find("Source: once") != std::string::npos) ended_vertex = v;
+  }
+  ASSERT_LT(ended_vertex, job.vertices.size());
+  std::shared_ptr<JobHandle> handle = MiniCluster(conf).start(job, conf);
+  ASSERT_TRUE(testing::waitForProgress(*handle, [&](const JobProgress& p) {
+    return p.vertices[ended_vertex].finished_subtasks == p.vertices[ended_vertex].parallelism;
+  })) << "the ended pipeline's task waited for a checkpoint";
+  {
+    std::lock_guard<std::mutex> lock(ended.mu);
+    EXPECT_TRUE(ended.ended);
+    EXPECT_EQ(ended.rows.size(), 1u);
+  }
+  running.waitForBatches(1);
+  const std::string path = handle->triggerSavepoint((dir / "sp").string(), std::chrono::seconds(60));
+  EXPECT_TRUE(std::filesystem::is_regular_file(path));
+  EXPECT_FALSE(handle->isDone());
+  handle->cancel();
+  EXPECT_EQ(handle->wait().status, JobStatus::kCanceled);
+}
+
+TEST(SavepointBatchTest, ABatchJobIsNotAStreamingJob) {
+  Configuration conf;
+  conf.set("execution.runtime-mode", "BATCH");
+  Collected out;
+  auto source = makeTransformation(1, "Source: trickle", TransformationKind::kSource, 1,
+                                   runtime::makeOperatorFactory([] {
+                                     return std::make_unique<testing::TrickleSource>(5);
+                                   }, true));
+  auto sink = makeTransformation(2, "Sink: collect", TransformationKind::kSink, 1,
+                                 runtime::makeOperatorFactory([&out] {
+                                   return std::make_unique<testing::CollectSink>(&out);
+                                 }), {source});
+  const graph::JobGraph job = graph::buildJobGraph({sink}, conf, "batch");
+  std::shared_ptr<JobHandle> handle = MiniCluster(conf).start(job, conf);
+  try {
+    handle->triggerSavepoint("/nonexistent", std::chrono::seconds(60));
+    FAIL() << "a BATCH job took a savepoint";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()), "Job " + handle->jobId() +
+                                         " is not a streaming job: a BATCH job ('execution.runtime-mode') takes no "
+                                         "savepoints");
+  }
+  handle->cancel();
+  handle->wait();
+}
 
 }  // namespace
 }  // namespace sluice::cluster

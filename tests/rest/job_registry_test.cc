@@ -6,6 +6,10 @@
 #include "rest/job_registry.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +47,10 @@ json get(const RestApi& api, const std::string& path, int status = 200) {
 class JobRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("sluice-job-registry-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
     job = trickleJob(conf, &collected);
     handle = cluster::MiniCluster(conf).start(job, conf);
     registry->onJobSubmitted(job, conf, handle);
@@ -53,6 +61,8 @@ class JobRegistryTest : public ::testing::Test {
   std::shared_ptr<JobRegistry> registry = std::make_shared<JobRegistry>(conf);
   RestApi api{registry};
   std::shared_ptr<cluster::JobHandle> handle;
+  std::filesystem::path dir;
+  void TearDown() override { std::filesystem::remove_all(dir); }
 };
 
 TEST_F(JobRegistryTest, RunningJobThenCancelledThroughTheApi) {
@@ -68,9 +78,24 @@ TEST_F(JobRegistryTest, RunningJobThenCancelledThroughTheApi) {
   EXPECT_EQ(get(api, "/jobs/" + id + "/vertices/" + details["vertices"][1]["id"].get<std::string>())["subtasks"].size(),
             2u);
   EXPECT_EQ(get(api, "/overview")["jobs-running"], 1);
-  // Checkpointing is off: no statistics, and a savepoint is refused at once.
+  // No execution.checkpointing.interval: no statistics, but a STREAMING job takes savepoints (Flink's).
   get(api, "/jobs/" + id + "/checkpoints", 404);
-  EXPECT_EQ(api.handle(RestRequest{"POST", "/jobs/" + id + "/savepoints", {}, "{}"}).status, 409);
+  EXPECT_EQ(api.handle(RestRequest{"POST", "/jobs/" + id + "/savepoints", {}, "{}"}).status, 400);  // no directory
+  collected.waitForBatches(1);
+  const RestResponse triggered = api.handle(RestRequest{
+      "POST", "/jobs/" + id + "/savepoints", {}, json{{"target-directory", (dir / "sp").string()}}.dump()});
+  ASSERT_EQ(triggered.status, 202) << triggered.body;
+  const std::string trigger = json::parse(triggered.body)["request-id"];
+  std::optional<SavepointOperation> op;
+  // The savepoint runs on the registry's thread: poll its state (each call takes the registry's lock).
+  while ((op = registry->savepoint(id, trigger)) && op->status == SavepointOperation::Status::kInProgress) {
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(op.has_value());
+  EXPECT_EQ(op->status, SavepointOperation::Status::kCompleted) << op->failure;
+  EXPECT_EQ(std::filesystem::path(op->location).parent_path(), dir / "sp");
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::path(op->location) / "_metadata"));
+  get(api, "/jobs/" + id + "/checkpoints", 404);  // a savepoint is no checkpoint
 
   const RestResponse cancel = api.handle(RestRequest{"PATCH", "/jobs/" + id, {{"mode", "cancel"}}, ""});
   EXPECT_EQ(cancel.status, 202);
@@ -96,6 +121,28 @@ TEST_F(JobRegistryTest, FailedJobShowsItsException) {
   EXPECT_EQ(e["exceptionHistory"]["entries"][0]["exceptionName"], "sluice::UserError");
   EXPECT_EQ(get(api, "/jobs/" + handle->jobId())["state"], "FAILED");
   EXPECT_EQ(get(api, "/overview")["jobs-failed"], 1);
+}
+
+TEST(JobRegistryBatchTest, ABatchJobTakesNoSavepoint) {
+  Configuration conf;
+  conf.set("execution.runtime-mode", "BATCH");
+  Collected collected;
+  const graph::JobGraph job = trickleJob(conf, &collected);
+  std::shared_ptr<cluster::JobHandle> handle = cluster::MiniCluster(conf).start(job, conf);
+  auto registry = std::make_shared<JobRegistry>(conf);
+  RestApi api{registry};
+  registry->onJobSubmitted(job, conf, handle);
+  const std::string id = handle->jobId();
+  for (const char* path : {"/savepoints", "/stop"}) {
+    const RestResponse r = api.handle(RestRequest{"POST", "/jobs/" + id + path, {}, R"({"target-directory": "/tmp/x", "targetDirectory": "/tmp/x"})"});
+    EXPECT_EQ(r.status, 409) << path;
+    EXPECT_EQ(json::parse(r.body)["errors"][0],
+              "Job " + id + " is not a streaming job: a BATCH job ('execution.runtime-mode') takes no savepoints")
+        << path;
+  }
+  handle->cancel();
+  const cluster::JobExecutionResult result = handle->wait();
+  registry->onJobExecuted(id, &result, nullptr);
 }
 
 }  // namespace

@@ -250,7 +250,13 @@ std::string FsCheckpointStorage::taskOwnedStateDirectory() const {
 }
 
 std::string FsCheckpointStorage::storeSavepoint(const CompletedCheckpoint& savepoint, const std::string& target_dir) {
-  const std::string base = localFileSystemPath(target_dir.empty() ? savepoint_dir_ : target_dir);
+  return storeSavepointInto(savepoint, job_id_, target_dir.empty() ? savepoint_dir_ : target_dir);
+}
+
+std::string FsCheckpointStorage::storeSavepointInto(const CompletedCheckpoint& savepoint, const std::string& job_id,
+                                                    const std::string& target_dir) {
+  SLUICE_CHECK(!job_id.empty(), "a savepoint needs its job's id");
+  const std::string base = localFileSystemPath(target_dir);
   if (base.empty()) {
     throw ConfigError(
         "no savepoint directory: give a target directory or set 'execution.checkpointing.savepoint-dir'");
@@ -259,7 +265,7 @@ std::string FsCheckpointStorage::storeSavepoint(const CompletedCheckpoint& savep
   // Flink's AbstractFsCheckpointStorageAccess.createSavepointDirectory: a fresh random name, retried on a clash.
   for (int attempt = 0; attempt < 10; ++attempt) {
     const std::string name =
-        fmt::format("savepoint-{}-{:012x}", job_id_.substr(0, 6), randomBits() & 0xffffffffffffULL);
+        fmt::format("savepoint-{}-{:012x}", job_id.substr(0, 6), randomBits() & 0xffffffffffffULL);
     const fs::path dir = fs::path(base) / name;
     std::error_code ec;
     if (!fs::create_directory(dir, ec)) {

@@ -21,7 +21,7 @@
 /// final name (a leftover `._metadata.*.inprogress` is ignored and removed with its directory).
 ///
 /// Threading: `store`, `storeSavepoint` and `discard` of one instance are called from one thread (the
-/// checkpoint coordinator's); the static `load` / `findLatest*` from any thread.
+/// checkpoint coordinator's); the static `storeSavepointInto`, `load` and `findLatest*` from any thread.
 
 #include <cstdint>
 #include <map>
@@ -78,6 +78,15 @@ class FsCheckpointStorage {
   /// the constructor's savepoint dir; ConfigError naming execution.checkpointing.savepoint-dir when both
   /// are empty). Returns the `_metadata` path. Throws InputError naming the path when writing fails.
   std::string storeSavepoint(const CompletedCheckpoint& savepoint, const std::string& target_dir);
+
+  /// Writes a savepoint of job `job_id` into a new `savepoint-<6 of job id>-<12 hex>` directory under
+  /// `target_dir` (may start with `file://`; created when missing), without any checkpoint directory: a job
+  /// without `execution.checkpointing.dir` still takes savepoints (Flink's savepoint target is independent of
+  /// the checkpoint storage). Returns the `_metadata` path. Throws ConfigError naming
+  /// execution.checkpointing.savepoint-dir when `target_dir` is empty, InputError naming the path when
+  /// creating or writing fails. Stateless: any thread.
+  static std::string storeSavepointInto(const CompletedCheckpoint& savepoint, const std::string& job_id,
+                                        const std::string& target_dir);
 
   /// Deletes `chk-<id>` and everything in it (no-op when absent). Throws InputError naming the directory
   /// when it cannot be removed.

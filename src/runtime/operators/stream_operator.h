@@ -94,12 +94,14 @@ struct OperatorContext {
   /// checkpoint (Flink's StreamOperatorStateContext). Set by a StreamTask before open(); every byte an
   /// operator needs after a failure lives there (null only in unit tests that drive an operator by hand).
   state::StreamOperatorStateContext* state = nullptr;
-  /// The task takes checkpoints, and after endInput it waits for one more to complete before it finishes
-  /// (FLIP-147's final checkpoint): a two-phase-commit sink then commits its last data in
-  /// notifyCheckpointComplete instead of at endInput.
+  /// The task takes periodic checkpoints (execution.checkpointing.interval), and after endInput it waits
+  /// for one more to complete before it finishes (FLIP-147's final checkpoint): a two-phase-commit sink
+  /// then commits its last data in notifyCheckpointComplete instead of at endInput. False without an
+  /// interval, also when the job takes savepoints: a sink then commits at endInput (and on the
+  /// notification of a stop-with-savepoint, the only savepoint that notifies).
   bool checkpointing = false;
-  /// Where a source's enumerator reports backlog (FLIP-309): the checkpoint coordinator; null when
-  /// checkpointing is off. Thread-safe.
+  /// Where a source's enumerator reports backlog (FLIP-309): the checkpoint coordinator; null when the job
+  /// takes no checkpoints or savepoints (BATCH). Thread-safe.
   checkpoint::BacklogStatusListener* backlog_listener = nullptr;
 };
 

@@ -175,7 +175,7 @@ void StreamTask::invoke() {
     base.task_name = name_;
     base.config = setup_.config;
     base.processing_time_service = &timers_;
-    base.checkpointing = setup_.checkpoint_responder != nullptr;
+    base.checkpointing = setup_.checkpoint_responder != nullptr && setup_.periodic_checkpointing;
     base.backlog_listener = setup_.checkpoint_responder;
     std::vector<RecordWriter*> writers;
     for (auto& w : writers_) writers.push_back(w.get());
@@ -499,17 +499,20 @@ void StreamTask::endOfInput() {
   chain_->throwInjectedFailureIfDue();
   chain_->endInput();
   if (setup_.checkpoint_responder != nullptr) {
-    // FLIP-147's final checkpoint: the task stays triggerable (its inputs ended) until a checkpoint taken
-    // after the end of input completed, so two-phase-commit sinks commit their last data on its
-    // notification, and a restore never starts from before output this task already committed.
     flushAll();
-    const int64_t before_end = last_checkpoint_id_;
     setup_.checkpoint_responder->reportEndOfInput(setup_.vertex_index, setup_.subtask_index);
-    setup_.checkpoint_responder->requestCheckpoint();
-    while (last_completed_checkpoint_id_ <= before_end) {
-      mailbox_.waitForMail(std::chrono::milliseconds(100));
-      if (mailbox_.hasMail()) mailbox_.runAll();
-      throwIfCancelled();
+    if (setup_.periodic_checkpointing) {
+      // FLIP-147's final checkpoint: the task stays triggerable (its inputs ended) until a checkpoint taken
+      // after the end of input completed, so two-phase-commit sinks commit their last data on its
+      // notification, and a restore never starts from before output this task already committed. Without
+      // periodic checkpoints none would come: the operators committed at endInput.
+      const int64_t before_end = last_checkpoint_id_;
+      setup_.checkpoint_responder->requestCheckpoint();
+      while (last_completed_checkpoint_id_ <= before_end) {
+        mailbox_.waitForMail(std::chrono::milliseconds(100));
+        if (mailbox_.hasMail()) mailbox_.runAll();
+        throwIfCancelled();
+      }
     }
     // From now on this subtask takes part in checkpoints with its final state; the checkpoints it already
     // snapshotted are acknowledged first with the state of their barrier.

@@ -52,8 +52,14 @@ struct StreamTaskSetup {
   std::vector<ResultPartition> partitions;    ///< one per JobVertex::outputs entry, same order
   /// The subtask's restored state by operator uid (null: a fresh start). Outlives the task.
   const checkpoint::TaskStateSnapshot* restore = nullptr;
-  /// Where checkpoints are acknowledged (null: checkpointing is off). Outlives the task.
+  /// Where checkpoints and savepoints are acknowledged (null: the job takes none, e.g. BATCH). Outlives the
+  /// task.
   checkpoint::CheckpointResponder* checkpoint_responder = nullptr;
+  /// The coordinator triggers checkpoints periodically (execution.checkpointing.interval set). Only then
+  /// does a task wait at its end of input for a final checkpoint (FLIP-147) and its operators see
+  /// OperatorContext::checkpointing; without it the job still takes savepoints through
+  /// `checkpoint_responder`, and a finished task reports its final state at once.
+  bool periodic_checkpointing = false;
   /// A failure to inject (tests; see FailureInjection). Default: none.
   FailureInjection failure;
   /// Channel state to replay after open, before the first record (null or empty: none). Outlives the task.

@@ -29,8 +29,9 @@ class JobCancellation {
   /// Forgets a cancel() so the next job runs; call while no job is attached.
   void reset();
   /// Takes a savepoint of the running job into `target_dir` (empty: execution.checkpointing.savepoint-dir)
-  /// and returns its path (Flink's `flink savepoint`). Throws UserError when no job runs, checkpointing is
-  /// off or the savepoint fails; waits at most `timeout`.
+  /// and returns its path (Flink's `flink savepoint`), of any STREAMING job, also without a checkpoint
+  /// interval. Throws ConfigError when no directory is named, UserError when no job runs, it is a BATCH job
+  /// or the savepoint fails; waits at most `timeout`.
   std::string savepoint(const std::string& target_dir, std::chrono::milliseconds timeout);
   /// runJob's side: the handle of the running job (null when it ended).
   void attach(cluster::JobHandle* handle);

@@ -109,6 +109,25 @@ TEST(FsCheckpointStorageTest, SavepointGoesToARandomlyNamedDirectoryAndIsNotSubs
   EXPECT_EQ(fs::path(explicit_path).parent_path().parent_path(), tmp.path() / "elsewhere");
 }
 
+TEST(FsCheckpointStorageTest, SavepointIntoATargetDirectoryNeedsNoCheckpointDirectory) {
+  TempDir tmp;
+  CompletedCheckpoint sp = twoOperatorCheckpoint(7);
+  sp.kind = CheckpointKind::kSavepointSuspend;
+  const fs::path target = tmp.path() / "only" / "savepoints";  // created with its parents
+  const std::string path = FsCheckpointStorage::storeSavepointInto(sp, kJob, "file://" + target.string());
+  const std::vector<std::string> dirs = namesIn(target);
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_THAT(dirs[0], ::testing::MatchesRegex("savepoint-a1b2c3-[0-9a-f]{12}"));
+  EXPECT_EQ(path, (target / dirs[0] / "_metadata").string());
+  // Nothing but the savepoint: no job directory, no shared/ or taskowned/.
+  EXPECT_EQ(namesIn(tmp.path()), (std::vector<std::string>{"only"}));
+  const CompletedCheckpoint loaded = FsCheckpointStorage::load(path);
+  EXPECT_EQ(loaded.checkpoint_id, 7);
+  EXPECT_EQ(loaded.kind, CheckpointKind::kSavepointSuspend);
+  EXPECT_EQ(loaded.operators.size(), sp.operators.size());
+  EXPECT_THROW(FsCheckpointStorage::storeSavepointInto(sp, kJob, ""), ConfigError);
+}
+
 TEST(FsCheckpointStorageTest, RetentionKeepsExactlyTheNewestN) {
   TempDir tmp;
   FsCheckpointStorage one(tmp.path().string(), "job-one");
