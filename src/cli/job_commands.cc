@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -140,34 +139,6 @@ int cancelJob(rest::RestClient& client, const std::string& id) {
   return 0;
 }
 
-/// Polls GET /jobs/:id/savepoints/:trigger until the operation completed (Flink's RestClusterClient polls
-/// the asynchronous operation); returns its location or throws UserError with its failure.
-std::string awaitSavepoint(rest::RestClient& client, const std::string& id, const std::string& trigger,
-                           std::chrono::milliseconds timeout) {
-  const std::string path = fmt::format("/jobs/{}/savepoints/{}", id, trigger);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(10);
-  for (;;) {
-    const json op = parseAnswer(client.get(path), client, "GET " + path);
-    if (op.contains("status") && op["status"].is_object() && op["status"].value("id", "") == "COMPLETED") {
-      const json& o = op.contains("operation") ? op["operation"] : json();
-      if (o.is_object() && o.contains("location") && o["location"].is_string()) return o["location"].get<std::string>();
-      std::string cause = "unknown cause";
-      if (o.is_object() && o.contains("failure-cause") && o["failure-cause"].is_object()) {
-        cause = o["failure-cause"].value("stack-trace", cause);
-      }
-      throw UserError(cause);
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      throw UserError(fmt::format("the savepoint did not complete within {} ms ('{}')", timeout.count(),
-                                  rest::kClientTimeout.key()));
-    }
-    // Polling a remote operation: a short pause that grows to 500 ms.
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(500));
-  }
-}
-
 std::string triggerId(const std::string& body, const rest::RestClient& client, const std::string& what) {
   const json t = parseAnswer(body, client, what);
   if (!t.contains("request-id") || !t["request-id"].is_string()) {
@@ -181,7 +152,10 @@ std::string triggerId(const std::string& body, const rest::RestClient& client, c
 std::string runSavepointOperation(rest::RestClient& client, const std::string& id, const std::string& path,
                                   const json& body, std::chrono::milliseconds timeout, const std::string& failure) {
   try {
-    return awaitSavepoint(client, id, triggerId(client.post(path, body.dump()), client, "POST " + path), timeout);
+    rest::SavepointPolling polling;
+    polling.timeout = timeout;
+    return rest::awaitSavepointOperation(client, id, triggerId(client.post(path, body.dump()), client, "POST " + path),
+                                         polling);
   } catch (const UserError& e) {
     throw UserError(fmt::format("{}: {}", failure, e.what()));
   }

@@ -312,8 +312,10 @@ int runCommand(const CommonOptions& opts, const std::string& metrics_path) {
   }
   if (metrics_out.is_open()) writeMetrics(env, metrics_out, metrics_path);
   // A job stopped with `sluice stop` ends the script at once: the server stays until that client read the
-  // savepoint's path (at most 10 s, should it have gone away).
-  if (registry) registry->awaitStopResultsRead(std::chrono::seconds(10));
+  // savepoint's result (at most 5 s, should it have gone away).
+  if (registry && !registry->awaitResultsRead(std::chrono::seconds(5))) {
+    console.write(stderr, "The result of a stop-with-savepoint was not read within 5 s; the REST API closes.\n");
+  }
   console.clearProgress();
   std::fflush(stdout);
   for (const auto& job : env.jobs()) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <typeinfo>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -80,7 +81,7 @@ struct JobRegistry::Record {
   std::chrono::milliseconds savepoint_timeout{0};
   std::string savepoint_dir;  // the job's execution.checkpointing.savepoint-dir (empty: unset)
   std::map<std::string, SavepointOperation> savepoints;
-  std::map<std::string, bool> unread_stops;  // trigger -> completed stop result not yet read
+  std::set<std::string> unread_stops;  // triggers of stops whose final result was not read yet
 };
 
 JobRegistry::JobRegistry(Configuration cluster_config) : cluster_config_(std::move(cluster_config)) {}
@@ -247,6 +248,9 @@ std::optional<std::string> JobRegistry::startSavepoint(
     }
     const std::string trigger = randomId();
     r->savepoints[trigger] = SavepointOperation{};
+    // Counted from the trigger on: a stopped job ends the script (and the server) at once, possibly before
+    // this thread recorded the result.
+    if (stop) r->unread_stops.insert(trigger);
     savepoint_threads_.emplace_back([this, r, handle = r->handle, trigger, stop, take = std::move(take)] {
       SavepointOperation done;
       try {
@@ -259,16 +263,15 @@ std::optional<std::string> JobRegistry::startSavepoint(
       }
       std::lock_guard<std::mutex> lock(mu_);
       r->savepoints[trigger] = done;
-      if (stop) r->unread_stops[trigger] = true;
     });
     return trigger;
   }
   return std::nullopt;
 }
 
-void JobRegistry::awaitStopResultsRead(std::chrono::milliseconds timeout) {
+bool JobRegistry::awaitResultsRead(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  read_cv_.wait_for(lock, timeout, [&] {
+  return read_cv_.wait_for(lock, timeout, [&] {
     for (const auto& r : jobs_) {
       if (!r->unread_stops.empty()) return false;
     }

@@ -108,10 +108,12 @@ class JobRegistry final : public cluster::JobListener {
   /// and the job then ends FINISHED. The operation completes once the savepoint completed and the job
   /// ended (Flink's stop completes with the job's termination). `drain`: MAX_WATERMARK first.
   std::optional<std::string> stopWithSavepoint(const std::string& job_id, const std::string& target_dir, bool drain);
-  /// Waits until the result of every completed stop-with-savepoint has been read through savepoint(), at most
-  /// `timeout`: `sluice run` calls it before its server goes, since a stopped job ends the script at once and
-  /// the client polling for the savepoint's path would find nobody there.
-  void awaitStopResultsRead(std::chrono::milliseconds timeout);
+  /// Waits, at most `timeout`, until the final result (completed or failed) of every stop-with-savepoint
+  /// triggered so far has been read through savepoint(); true when it has, false on timeout. A stop counts
+  /// from its trigger on, so a job that ended before the savepoint thread recorded its result still waits.
+  /// `sluice run` calls it before its server goes, since a stopped job ends the script at once and the
+  /// client polling for the savepoint's path would find nobody there.
+  bool awaitResultsRead(std::chrono::milliseconds timeout);
   /// The state of a savepoint started by triggerSavepoint or stopWithSavepoint; nullopt for an unknown job
   /// or trigger id.
   std::optional<SavepointOperation> savepoint(const std::string& job_id, const std::string& trigger_id) const;

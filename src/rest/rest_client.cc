@@ -3,8 +3,10 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -136,6 +138,55 @@ std::string RestClient::send(const std::string& method, const std::string& path,
                           res->status, std::move(errors));
   }
   return res->body;
+}
+
+std::string awaitSavepointOperation(RestClient& client, const std::string& job_id, const std::string& trigger_id,
+                                    const SavepointPolling& polling) {
+  const std::string operation_path = fmt::format("/jobs/{}/savepoints/{}", job_id, trigger_id);
+  const std::string job_path = fmt::format("/jobs/{}", job_id);
+  std::string last_state;  // of the job, from its last GET /jobs/:id
+  auto get = [&](const std::string& path) {
+    std::string body;
+    try {
+      body = client.get(path);
+    } catch (const RestClientError& e) {
+      if (e.status() != 0) throw;
+      // No answer at all: the server went (a `sluice run` ends with its job). Say what is known of the job.
+      throw RestClientError(fmt::format("The REST API at {} went away while waiting for the savepoint of job {} ({}): {}",
+                                        client.peer(), job_id,
+                                        last_state.empty() ? "its state unknown" : "last seen " + last_state, e.what()),
+                            0, {});
+    }
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      throw UserError(fmt::format("The answer of {} to GET {} is not a JSON object", client.peer(), path));
+    }
+    return j;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + polling.timeout;
+  auto pause = std::chrono::milliseconds(10);
+  for (;;) {
+    const nlohmann::json op = get(operation_path);
+    if (op.contains("status") && op["status"].is_object() && op["status"].value("id", "") == "COMPLETED") {
+      const nlohmann::json& o = op.contains("operation") ? op["operation"] : nlohmann::json();
+      if (o.is_object() && o.contains("location") && o["location"].is_string()) return o["location"].get<std::string>();
+      std::string cause = "unknown cause";
+      if (o.is_object() && o.contains("failure-cause") && o["failure-cause"].is_object()) {
+        cause = o["failure-cause"].value("stack-trace", cause);
+      }
+      throw UserError(cause);
+    }
+    const nlohmann::json job = get(job_path);
+    if (job.contains("state") && job["state"].is_string()) last_state = job["state"].get<std::string>();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw UserError(fmt::format("the savepoint did not complete within {} ms ('{}'); job {} was last seen {}",
+                                  polling.timeout.count(), kClientTimeout.key(), job_id, last_state));
+    }
+    // Polling a remote operation: a short pause that grows to 500 ms.
+    if (polling.pause) polling.pause(pause);
+    else std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
 }
 
 }  // namespace sluice::rest

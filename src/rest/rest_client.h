@@ -9,6 +9,7 @@
 /// the status with the text of Flink's {"errors": [...]} body. Not thread-safe: one client per thread.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +65,25 @@ class RestClient {
   std::string send(const std::string& method, const std::string& path, const std::string* body);
   RestClientOptions options_;
 };
+
+/// How awaitSavepointOperation waits.
+struct SavepointPolling {
+  /// client.timeout: the longest wait for the operation's result (ms).
+  std::chrono::milliseconds timeout{60000};
+  /// The pause between two rounds of polls, growing from 10 to 500 ms (null: std::this_thread::sleep_for).
+  /// Tests replace it to act at a known point of the wait.
+  std::function<void(std::chrono::milliseconds)> pause;
+};
+
+/// Waits for the savepoint operation `trigger_id` of job `job_id` (POST /jobs/:id/savepoints or /stop) as
+/// Flink's RestClusterClient does: polls GET /jobs/:id/savepoints/:triggerid until its status is
+/// COMPLETED, and between two of those polls GET /jobs/:id for the job's state. Returns the savepoint's
+/// location (its directory). Throws UserError with the operation's failure cause when it failed, naming
+/// `client.timeout` when `polling.timeout` passed first, and RestClientError (status 0) naming the job and
+/// the last state it was seen in when the server stops answering (a `sluice run` that exited:
+/// "The REST API at 127.0.0.1:8081 went away while waiting for the savepoint of job J (last seen
+/// FINISHED): Could not connect ..."); other REST errors as RestClient. Calls on the caller's thread.
+std::string awaitSavepointOperation(RestClient& client, const std::string& job_id, const std::string& trigger_id,
+                                    const SavepointPolling& polling);
 
 }  // namespace sluice::rest

@@ -252,3 +252,42 @@ class WatermarkCounter : public runtime::StreamOperator {
 };
 
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+
+// A gate task threads wait at until the test opens it; the test can wait until one has arrived.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool arrived = false;
+  bool opened = false;
+
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mu);
+    arrived = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return opened; });
+  }
+  void waitForArrival() {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return arrived; });
+  }
+  void open() {
+    std::lock_guard<std::mutex> lock(mu);
+    opened = true;
+    cv.notify_all();
+  }
+};
+
+// A CollectSink whose snapshotState (the synchronous part of every checkpoint and savepoint, on the task
+// thread) waits at `gate`: the snapshot stays in progress until the test opens it.
+class GatedSnapshotSink : public CollectSink {
+ public:
+  GatedSnapshotSink(Collected* out, Gate* gate) : CollectSink(out), gate_(gate) {}
+  void snapshotState(int64_t) override { gate_->arriveAndWait(); }
+
+ private:
+  Gate* gate_;
+};
+
+}  // namespace sluice::testing

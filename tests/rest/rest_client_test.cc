@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -167,6 +168,116 @@ TEST_F(RestClientTest, DeadPeerIsNamed) {
         << e.what();
   }
   handle->cancel();
+}
+
+// The trickle job without execution.checkpointing.interval into one sink subtask whose snapshotState waits
+// at a gate, so a savepoint stays in progress exactly as long as the test wants.
+class GatedSavepointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    conf.set("rest.port", "0");
+    dir = std::filesystem::temp_directory_path() /
+          ("sluice-rest-gated-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+    auto source = testing::makeTransformation(
+        1, "Source: trickle", graph::TransformationKind::kSource, 1,
+        runtime::makeOperatorFactory([] { return std::make_unique<testing::TrickleSource>(10); }, true));
+    auto sink = testing::makeTransformation(
+        2, "Sink: gated", graph::TransformationKind::kSink, 1,
+        runtime::makeOperatorFactory([this] { return std::make_unique<testing::GatedSnapshotSink>(&collected, &gate); }),
+        {testing::makeHashPartition(3, source, {0})});
+    job = graph::buildJobGraph({sink}, conf);
+    job.name = "gated";
+    handle = cluster::MiniCluster(conf).start(job, conf);
+    registry->onJobSubmitted(job, conf, handle);
+    endpoint = std::make_unique<RestServerEndpoint>(registry, conf);
+    port = endpoint->port();
+    collected.waitForBatches(1);
+  }
+  void TearDown() override {
+    gate.open();  // a failed expectation must not leave the task thread waiting
+    endpoint.reset();
+    if (!handle->isDone()) handle->cancel();
+    handle->waitFor(std::chrono::seconds(60));
+    handle.reset();
+    std::filesystem::remove_all(dir);
+  }
+
+  Configuration conf;
+  Collected collected;
+  testing::Gate gate;
+  graph::JobGraph job;
+  std::shared_ptr<JobRegistry> registry = std::make_shared<JobRegistry>(conf);
+  std::shared_ptr<cluster::JobHandle> handle;
+  std::unique_ptr<RestServerEndpoint> endpoint;
+  int port = 0;
+  std::filesystem::path dir;
+};
+
+// `sluice stop` against `sluice run`: the stopped job ends the script at once, and the run keeps its server
+// only while JobRegistry::awaitResultsRead waits. The stop's result counts as unread from its trigger on,
+// so the client polling for it gets the savepoint's path, not a refused connection.
+TEST_F(GatedSavepointTest, StopResultStaysServedUntilTheClientReadIt) {
+  const std::string id = handle->jobId();
+  std::string location, error;
+  std::thread stop_client([&] {
+    RestClient client(local(port));
+    try {
+      const std::string trigger = json::parse(client.post(
+          "/jobs/" + id + "/stop", json{{"targetDirectory", (dir / "stop").string()}, {"drain", false}}.dump()))
+          ["request-id"];
+      SavepointPolling polling;
+      polling.timeout = std::chrono::seconds(60);
+      location = awaitSavepointOperation(client, id, trigger, polling);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  gate.waitForArrival();  // the stop's savepoint is being taken: its trigger was accepted
+  EXPECT_FALSE(registry->awaitResultsRead(std::chrono::milliseconds(0)));
+  gate.open();
+  // What `sluice run` does once its script ended: report the job's end, wait for the readers, close.
+  const cluster::JobExecutionResult result = handle->wait();
+  EXPECT_EQ(result.status, cluster::JobStatus::kFinished);
+  registry->onJobExecuted(id, &result, nullptr);
+  EXPECT_TRUE(registry->awaitResultsRead(std::chrono::seconds(60)));
+  endpoint.reset();
+  stop_client.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(std::filesystem::path(location).parent_path(), dir / "stop");
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::path(location) / "_metadata")) << location;
+}
+
+// The server goes while the client waits for a savepoint: the error names the job and the state it was
+// last seen in, not only the refused connection.
+TEST_F(GatedSavepointTest, ServerGoneWhileWaitingNamesTheJobAndItsLastState) {
+  const std::string id = handle->jobId();
+  RestClient client(local(port));
+  const std::string trigger = json::parse(client.post(
+      "/jobs/" + id + "/savepoints", json{{"target-directory", (dir / "sp").string()}}.dump()))["request-id"];
+  gate.waitForArrival();  // in progress until the gate opens
+  SavepointPolling polling;
+  polling.timeout = std::chrono::seconds(60);
+  int pauses = 0;
+  // The first pause comes after one round: the operation was IN_PROGRESS and the job RUNNING.
+  polling.pause = [&](std::chrono::milliseconds) {
+    ++pauses;
+    endpoint.reset();
+  };
+  try {
+    awaitSavepointOperation(client, id, trigger, polling);
+    FAIL() << "no error once the server went";
+  } catch (const RestClientError& e) {
+    EXPECT_EQ(e.status(), 0);
+    const std::string peer = "127.0.0.1:" + std::to_string(port);
+    EXPECT_EQ(std::string(e.what()).rfind("The REST API at " + peer + " went away while waiting for the savepoint of job " +
+                                              id + " (last seen RUNNING): Could not connect to " + peer + ": ",
+                                          0),
+              0u)
+        << e.what();
+  }
+  EXPECT_EQ(pauses, 1);
 }
 
 TEST(RestClientHostTest, UnresolvableHostIsNamed) {
