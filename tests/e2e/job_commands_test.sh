@@ -22,60 +22,21 @@ CREATE TABLE sink (c BIGINT, s BIGINT) WITH ('connector' = 'print');
 INSERT INTO sink SELECT COUNT(*), SUM(id) FROM gen;
 SQL
 
-python3 - "$SLUICE" "$E2E_TMP" <<'PY'
-import os, re, signal, subprocess, sys, threading
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$PWD/tests/e2e" python3 - "$SLUICE" "$E2E_TMP" <<'PY'
+import os, re, signal, sys
+from sluice_processes import Run, cli as sluice_cli, fail
 
 sluice, tmp = sys.argv[1], sys.argv[2]
 sql = os.path.join(tmp, "job.sql")
 N = 3000
-WAIT = 120  # seconds: a bound on each wait for a printed line, not a synchronisation
 
-def fail(msg):
-    print("FAIL: " + msg, file=sys.stderr)
-    sys.exit(1)
 
-class Run:
-    """A `sluice run` whose stdout and stderr lines are collected by reader threads."""
-    def __init__(self, *args):
-        self.p = subprocess.Popen(["timeout", "--kill-after=10", "300", sluice, "run", *args, sql],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-        self.out, self.err = [], []
-        self.cv = threading.Condition()
-        self.threads = [threading.Thread(target=self._read, args=(s, l), daemon=True)
-                        for s, l in ((self.p.stdout, self.out), (self.p.stderr, self.err))]
-        for t in self.threads:
-            t.start()
+def run(*args):
+    return Run(sluice, sql, *args)
 
-    def _read(self, stream, lines):
-        for line in stream:
-            with self.cv:
-                lines.append(line.rstrip("\n"))
-                self.cv.notify_all()
-        with self.cv:
-            lines.append(None)  # end of stream
-            self.cv.notify_all()
-
-    def wait_line(self, lines, pattern, what):
-        rx = re.compile(pattern)
-        with self.cv:
-            ok = self.cv.wait_for(lambda: any(l is not None and rx.search(l) for l in lines) or None in lines, WAIT)
-            for l in lines:
-                if l is not None and rx.search(l):
-                    return rx.search(l)
-        fail(f"no {what} (pattern {pattern!r}); stderr:\n" + "\n".join(l for l in self.err if l))
-
-    def finish(self):
-        rc = self.p.wait(timeout=WAIT)
-        for t in self.threads:
-            t.join(WAIT)
-        return rc, [l for l in self.out if l is not None], [l for l in self.err if l is not None]
 
 def cli(*args, rc=0):
-    r = subprocess.run(["timeout", "--kill-after=10", "120", sluice, *args], capture_output=True, text=True,
-                       stdin=subprocess.DEVNULL)
-    if r.returncode != rc:
-        fail(f"sluice {' '.join(args)}: exit {r.returncode}, expected {rc}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
-    return r
+    return sluice_cli(sluice, *args, rc=rc)
 
 ROW = re.compile(r"^[+-][IU]\[(\d+), (\d+)\]$")
 
@@ -83,7 +44,7 @@ def rows(out):
     return [(int(m.group(1)), int(m.group(2))) for m in map(ROW.match, out) if m]
 
 # --- Run A: list, savepoint, stop.
-a = Run("-D", "rest.port=0", "-D", "execution.checkpointing.interval=1 h",
+a = run("-D", "rest.port=0", "-D", "execution.checkpointing.interval=1 h",
         "-D", f"execution.checkpointing.dir={tmp}/ck")
 port = a.wait_line(a.err, r"REST API at http://127\.0\.0\.1:(\d+)", "REST API line").group(1)
 m = ["-m", f"127.0.0.1:{port}"]
@@ -135,7 +96,7 @@ if not rows_a or rows_a[-1][0] >= N:
 expect_error(["list", *m], f"Could not connect to 127.0.0.1:{port}")
 
 # --- Run B: restore the stop savepoint and run to the end.
-b = Run("-s", savepoint2, "-D", "execution.checkpointing.interval=1 h", "-D", f"execution.checkpointing.dir={tmp}/ck")
+b = run("-s", savepoint2, "-D", "execution.checkpointing.interval=1 h", "-D", f"execution.checkpointing.dir={tmp}/ck")
 rc, out_b, err_b = b.finish()
 rows_b = rows(out_b)
 if rc != 0 or not rows_b:
@@ -148,7 +109,7 @@ if rows_b[0] != rows_a[-1]:
     fail(f"run B starts at {rows_b[0]}, run A ended at {rows_a[-1]}")
 
 # --- Run C: restore the first savepoint with the REST API; cancelled from the command line.
-c = Run("-s", savepoint1, "-D", "rest.port=0", "-D", "execution.checkpointing.interval=1 h",
+c = run("-s", savepoint1, "-D", "rest.port=0", "-D", "execution.checkpointing.interval=1 h",
         "-D", f"execution.checkpointing.dir={tmp}/ck", "-D", f"execution.checkpointing.savepoint-dir={tmp}/sp-usr1")
 port_c = c.wait_line(c.err, r"REST API at http://127\.0\.0\.1:(\d+)", "REST API line of run C").group(1)
 c.wait_line(c.out, ROW.pattern, "first row of run C")
