@@ -47,8 +47,19 @@ std::vector<std::map<std::string, OperatorListState>> redistributeOperatorListSt
 
   std::vector<std::map<std::string, OperatorListState>> result(static_cast<size_t>(new_parallelism));
   const size_t parts = static_cast<size_t>(new_parallelism);
+  // Flink's RoundRobinOperatorStateRepartitioner: at an unchanged parallelism split state stays where it
+  // was. A source subtask must get back its own splits: read by another, they would come after that
+  // subtask's later data and their rows be late behind its watermark.
+  const bool same_parallelism = old_subtasks.size() == parts;
   for (const auto& [name, named] : by_name) {
-    if (named.mode == OperatorStateMode::kSplitDistribute) {
+    if (named.mode == OperatorStateMode::kSplitDistribute && same_parallelism) {
+      for (size_t i = 0; i < parts; ++i) {
+        OperatorListState& list = result[i][name];
+        list.mode = named.mode;
+        auto own = old_subtasks[i].operator_state.find(name);
+        if (own != old_subtasks[i].operator_state.end()) list.elements = own->second.elements;
+      }
+    } else if (named.mode == OperatorStateMode::kSplitDistribute) {
       const size_t total = named.elements.size();
       size_t next = 0;
       for (size_t i = 0; i < parts; ++i) {

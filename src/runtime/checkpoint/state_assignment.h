@@ -3,8 +3,9 @@
 /// StateAssignmentOperation, minimal: one operator per uid, no chained-operator or in-flight channel
 /// state). Keyed state follows the key groups (flink-checkpointing.md §3.3, §4.4), operator list state
 /// its mode (§3.2, Flink's RoundRobinOperatorStateRepartitioner):
-///  - SPLIT_DISTRIBUTE: the elements of all old subtasks, per state name, in subtask order, cut into
-///    contiguous chunks, total/newP each, the first total%newP subtasks one more;
+///  - SPLIT_DISTRIBUTE: at an unchanged parallelism each subtask keeps its own elements; otherwise the
+///    elements of all old subtasks, per state name, in subtask order, cut into contiguous chunks,
+///    total/newP each, the first total%newP subtasks one more;
 ///  - UNION: every new subtask gets every element (in old subtask order);
 ///  - BROADCAST: every new subtask gets the first old subtask's copy.
 /// Pure functions; any thread.

@@ -75,6 +75,32 @@ TEST(StateAssignmentTest, ScaleOutTwoToThreeRoundsRangeStartsUp) {
   EXPECT_EQ(a.at("src")[2].operator_state.at("offsets").elements, (Elements{"e"}));
 }
 
+TEST(StateAssignmentTest, UnchangedParallelismKeepsEachSubtasksSplitState) {
+  // Old subtask 0 holds a, b, c and subtask 1 d, e: at p 2 again nothing moves (an even cut would give
+  // subtask 0 a, b, c as well, but subtask 1 too only d, e; the next case tells them apart).
+  const StateAssignment a = assignStates(twoOperatorCheckpoint(1), {{"agg", {2, 128}}, {"src", {2, 128}}}, false);
+  EXPECT_EQ(a.at("src")[0].operator_state.at("offsets").elements, (Elements{"a", "b", "c"}));
+  EXPECT_EQ(a.at("src")[1].operator_state.at("offsets").elements, (Elements{"d", "e"}));
+  EXPECT_EQ(a.at("src")[1].operator_state.at("splits").elements, (Elements{"x", "y"}));
+
+  // A source subtask that had not asked for its split yet (nothing) next to one reading its split: the
+  // split goes back to subtask 1, not to subtask 0, where it would be read before subtask 0's own data.
+  std::vector<OperatorSubtaskState> old(2);
+  old[0].operator_state["SourceReaderState"] = testing::listState(OperatorStateMode::kSplitDistribute, {});
+  old[1].operator_state["SourceReaderState"] = testing::listState(OperatorStateMode::kSplitDistribute, {"s1@40"});
+  const auto lists = redistributeOperatorListStates("src", old, 2);
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[0].at("SourceReaderState").elements, Elements{});
+  EXPECT_EQ(lists[1].at("SourceReaderState").elements, (Elements{"s1@40"}));
+  EXPECT_EQ(lists[0].at("SourceReaderState").mode, OperatorStateMode::kSplitDistribute);
+
+  // A state name only one old subtask holds appears in every new subtask, empty where it had none.
+  old[0].operator_state.clear();
+  const auto partial = redistributeOperatorListStates("src", old, 2);
+  EXPECT_EQ(partial[0].at("SourceReaderState").elements, Elements{});
+  EXPECT_EQ(partial[1].at("SourceReaderState").elements, (Elements{"s1@40"}));
+}
+
 TEST(StateAssignmentTest, BroadcastStateIsTheFirstSubtasksCopy) {
   OperatorState op;
   op.parallelism = 2;
