@@ -19,6 +19,7 @@
 #include "table/runtime/not_null_enforcer.h"
 #include "table/runtime/over_aggregate.h"
 #include "table/runtime/rank_operator.h"
+#include "table/runtime/temporal_sort.h"
 #include "table/runtime/state_retention.h"
 #include "table/runtime/replicate_rows.h"
 #include "table/runtime/streaming_join.h"
@@ -210,6 +211,13 @@ class Translator {
                         rel, {ex}, 1);
           t->factory = makeBatchSortFactory(rel.inputs[0]->row_type, r.order, r.rank_start - 1,
                                             limited ? r.rank_end - r.rank_start + 1 : -1);
+          return t;
+        }
+        if (rel.rank.form == RankForm::kTemporalSort) {
+          // Flink's StreamExecTemporalSort: every row to one subtask.
+          auto ex = partition(input(rel, 0), graph::ShipStrategy::kGlobal);
+          auto t = make(graph::TransformationKind::kOneInput, "TemporalSort", rel, {ex}, 1);
+          t->factory = makeTemporalSortFactory(rel.inputs[0]->row_type, rel.rank.order, rel.rank.rowtime);
           return t;
         }
         [[fallthrough]];

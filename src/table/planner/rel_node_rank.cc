@@ -34,6 +34,12 @@ std::string describeRank(const RelNode& rel) {
   if (rel.kind == RelKind::kDeduplicate)
     return fmt::format("Deduplicate(keep=[{}], key=[{}], order=[{}])", r.keep_last ? "LastRow" : "FirstRow",
                        fmt::join(keys, ", "), r.rowtime ? "ROWTIME" : "PROCTIME");
+  if (r.form == RankForm::kTemporalSort) {
+    // Flink's StreamPhysicalTemporalSort prints every direction (RelExplainUtil.collationToString).
+    std::vector<std::string> collation;
+    for (const SortField& f : r.order) collation.push_back(name(f.column) + (f.ascending ? " ASC" : " DESC"));
+    return fmt::format("TemporalSort(orderBy=[{}])", fmt::join(collation, ", "));
+  }
   const int64_t offset = r.rank_start - 1;
   const int64_t fetch = r.rank_end - offset;
   if (r.form == RankForm::kLimit)

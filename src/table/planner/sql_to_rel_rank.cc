@@ -419,7 +419,26 @@ RelNodePtr SqlToRelConverter::Impl::applyOrderByLimit(const sql::Query& q, RelNo
     const SortField& first = spec.order[0];
     if (rel->rowtime[static_cast<size_t>(first.column)] || isProctimeAttribute(*rel, first.column)) {
       if (!first.ascending) fail(q.order_by[0].pos, "Sort on a time attribute supports ascending order only");
-      fail(q.order_pos, "ORDER BY a time attribute without LIMIT (a temporal sort) is not supported yet");
+      // Flink's StreamPhysicalTemporalSort: insert-only input, one subtask, rows released as time passes.
+      if (rel->producesUpdates())
+        fail(q.order_pos, fmt::format("StreamPhysicalTemporalSort doesn't support consuming update and delete changes "
+                                      "which is produced by node {}",
+                                      rel->describe()));
+      spec.form = RankForm::kTemporalSort;
+      spec.rowtime = static_cast<bool>(rel->rowtime[static_cast<size_t>(first.column)]);
+      spec.rank_start = 1;
+      spec.rank_end = std::numeric_limits<int64_t>::max();
+      spec.output_rank_number = false;
+      spec.line = q.order_pos.line;
+      spec.column = q.order_pos.column;
+      auto sort = std::make_shared<RelNode>();
+      sort->kind = RelKind::kRank;
+      sort->inputs = {rel};
+      sort->row_type = rel->row_type;
+      sort->rowtime = rel->rowtime;
+      sort->changelog = ChangelogMode::kInsertOnly;
+      sort->rank = spec;
+      return sort;
     }
     fail(q.order_pos, "Sort on a non-time-attribute field is not supported.");
   }

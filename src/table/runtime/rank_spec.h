@@ -26,8 +26,10 @@ enum class RankType { kRowNumber, kRank, kDenseRank };
 enum class RankStrategy { kAppendFast, kRetract };
 
 /// How the rank was written, for explain: ROW_NUMBER() OVER in a subquery with a filter (Rank), ORDER BY
-/// ... LIMIT (SortLimit), LIMIT alone (Limit), or ORDER BY without LIMIT (Sort, BATCH mode only).
-enum class RankForm { kRank, kSortLimit, kLimit, kSort };
+/// ... LIMIT (SortLimit), LIMIT alone (Limit), ORDER BY without LIMIT (Sort, BATCH mode only), or ORDER BY
+/// an ascending time attribute first without LIMIT in streaming (TemporalSort, temporal_sort.h; `rowtime`
+/// tells row time from processing time).
+enum class RankForm { kRank, kSortLimit, kLimit, kSort, kTemporalSort };
 
 struct RankSpec {
   RankType type = RankType::kRowNumber;
