@@ -1,4 +1,4 @@
-// FLIP-327 for two-input keyed operators through the DataStream API: connect().keyBy().process() over two
+// FLIP-327 for two-input keyed operators through the DataStream API: connect().keyBy().process() over
 // sources whose watermarks lag the wall clock past pipeline.backlog.watermark-lag-threshold (backlog). With
 // interval-during-backlog = 0 both inputs are sorted while either is backlog and merged by key (then
 // timestamp, then the first input) when both have left it (MultiInputSortingDataInput's order). Expected
@@ -64,27 +64,53 @@ Inputs makeInputs(int64_t na, int64_t nb) {
   return in;
 }
 
-// `stamp_a(i)` / `stamp_b(j)`: the event time of record i of A / j of B.
+// `stamp_a(i)` / `stamp_b(j)`: the event time of record i of A / j of B. `one_source`: A and B are split
+// off one source task (a single backlog status reaching both inputs, its attributes before any record),
+// so both inputs are sorted in the same phase. Otherwise each has its own source, and one may enter and
+// leave backlog before the other's attributes are read (each input is not backlog until they are).
 template <typename SA, typename SB>
-std::vector<Out> run(const Inputs& in, int parallelism, bool mixed_mode, SA stamp_a, SB stamp_b) {
+std::vector<Out> run(const Inputs& in, int parallelism, bool mixed_mode, SA stamp_a, SB stamp_b, bool one_source) {
   Configuration config;
   config.set("parallelism.default", std::to_string(parallelism));
   config.set("sluice.batch.size", "4");
   config.set("pipeline.backlog.watermark-lag-threshold", "1 min");
   if (mixed_mode) config.set("execution.checkpointing.interval-during-backlog", "0");
   StreamExecutionEnvironment env(std::move(config));
-  auto a = env.fromCollection(in.a).assignTimestampsAndWatermarks(
-      WatermarkStrategy<A>::forMonotonousTimestamps().withTimestampAssigner([stamp_a](const A& r) {
-        return stamp_a(r.second);
-      }));
-  auto b = env.fromCollection(in.b).assignTimestampsAndWatermarks(
-      WatermarkStrategy<B>::forMonotonousTimestamps().withTimestampAssigner([stamp_b](const B& r) {
-        return stamp_b(r.second - 1000);
-      }));
-  auto out = a.connect(b)
-                 .keyBy([](const A& r) { return r.first; }, [](const B& r) { return static_cast<int64_t>(std::stoll(r.first)); })
-                 .process(RunningSum{})
-                 .collect();
+  const auto process = [](const DataStream<A>& a, const DataStream<B>& b) {
+    return a.connect(b)
+        .keyBy([](const A& r) { return r.first; }, [](const B& r) { return static_cast<int64_t>(std::stoll(r.first)); })
+        .process(RunningSum{})
+        .collect();
+  };
+  std::shared_ptr<CollectedValues<Out>> out;
+  if (one_source) {
+    using Tagged = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // (timestamp, input, index, key)
+    std::vector<Tagged> all;
+    for (size_t i = 0; i < in.a.size(); ++i)
+      all.emplace_back(stamp_a(in.a[i].second), 1, static_cast<int64_t>(i), in.a[i].first);
+    for (size_t j = 0; j < in.b.size(); ++j)
+      all.emplace_back(stamp_b(in.b[j].second - 1000), 2, static_cast<int64_t>(j), std::stoll(in.b[j].first));
+    std::sort(all.begin(), all.end());  // monotonous timestamps
+    auto tagged = env.fromCollection(all).assignTimestampsAndWatermarks(
+        WatermarkStrategy<Tagged>::forMonotonousTimestamps().withTimestampAssigner(
+            [](const Tagged& t) { return std::get<0>(t); }));
+    tagged.setParallelism(1);
+    auto a = tagged.filter([](const Tagged& t) { return std::get<1>(t) == 1; })
+                 .map([&in](const Tagged& t) { return in.a[static_cast<size_t>(std::get<2>(t))]; });
+    auto b = tagged.filter([](const Tagged& t) { return std::get<1>(t) == 2; })
+                 .map([&in](const Tagged& t) { return in.b[static_cast<size_t>(std::get<2>(t))]; });
+    out = process(a.setParallelism(1), b.setParallelism(1));
+  } else {
+    auto a = env.fromCollection(in.a).assignTimestampsAndWatermarks(
+        WatermarkStrategy<A>::forMonotonousTimestamps().withTimestampAssigner([stamp_a](const A& r) {
+          return stamp_a(r.second);
+        }));
+    auto b = env.fromCollection(in.b).assignTimestampsAndWatermarks(
+        WatermarkStrategy<B>::forMonotonousTimestamps().withTimestampAssigner([stamp_b](const B& r) {
+          return stamp_b(r.second - 1000);
+        }));
+    out = process(a, b);
+  }
   env.execute();
   return out->values();
 }
@@ -123,7 +149,7 @@ TEST(TwoInputBacklogSortingTest, TwoBacklogInputsReachTheFunctionGroupedByKeyInT
   // Stamped in 1970: both inputs are backlog to their end, so everything is sorted and flushed at the end.
   const Inputs in = makeInputs(200, 100);
   const auto stamp = [](int64_t i) { return i; };
-  const std::vector<Out> got = run(in, 1, true, stamp, stamp);
+  const std::vector<Out> got = run(in, 1, true, stamp, stamp, /*one_source=*/true);
   ASSERT_EQ(got.size(), 300u);
   EXPECT_TRUE(groupedByKey(got));
   // Within a key: (timestamp, input) ascending, as Flink merges the heads of sorted inputs. A's record i
@@ -150,12 +176,12 @@ TEST(TwoInputBacklogSortingTest, TwoBacklogInputsReachTheFunctionGroupedByKeyInT
 TEST(TwoInputBacklogSortingTest, AtParallelismTwoEverySubtaskSeesItsKeysGroupedAndTheTotalsAreTheStreamingOnes) {
   const Inputs in = makeInputs(300, 150);
   const auto stamp = [](int64_t i) { return i; };
-  const std::vector<Out> mixed = run(in, 2, true, stamp, stamp);
+  const std::vector<Out> mixed = run(in, 2, true, stamp, stamp, /*one_source=*/true);
   ASSERT_EQ(mixed.size(), 450u);
   for (const auto& [subtask, out] : bySubtask(mixed)) EXPECT_TRUE(groupedByKey(out)) << "subtask " << subtask;
   EXPECT_EQ(totals(mixed), expectedTotals(in));
   // Plain streaming (no sorting): the same totals, and records of different keys interleave.
-  const std::vector<Out> plain = run(in, 2, false, stamp, stamp);
+  const std::vector<Out> plain = run(in, 2, false, stamp, stamp, /*one_source=*/true);
   EXPECT_EQ(totals(plain), expectedTotals(in));
   bool interleaved = false;
   for (const auto& [subtask, out] : bySubtask(plain)) interleaved = interleaved || !groupedByKey(out);
@@ -170,30 +196,46 @@ TEST(TwoInputBacklogSortingTest, TheSortedBacklogOfBothInputsComesFirstThenTheOp
   const int64_t future = now + 3600 * 1000;
   const std::vector<Out> got = run(
       in, 1, true, [=](int64_t i) { return i < 40 ? past + i : future + i; },
-      [=](int64_t j) { return j < 20 ? past + j : future + j; });
+      [=](int64_t j) { return j < 20 ? past + j : future + j; }, /*one_source=*/false);
   ASSERT_EQ(got.size(), 90u);
-  // The flush ends with the last backlog record: everything up to it came out of the sorter (live records
-  // that reached a sorting input join the flush), so it is grouped by key, and no watermark advanced before
-  // it (the held one follows the flush). Counting up to the first advanced watermark instead would depend on
-  // when the live records' watermark is emitted.
+  // Each input is not backlog until its first RecordAttributes arrives (Flink's default), so B may enter
+  // and leave backlog before A's attributes are read: then B's backlog is flushed alone and A's in a later
+  // phase. What holds in every interleaving: an input's backlog lies in one sorting phase, so that input's
+  // records up to its last backlog record are grouped by key (live records that reached the sorter join
+  // the flush); no watermark advanced before any backlog record (A's and B's watermarks are held while
+  // sorting, and one input's watermark alone does not advance the combined one); once the watermark has
+  // advanced, every flush is over and records stream in their input's order.
   const auto is_backlog = [](const Out& o) {
     return std::get<1>(o) == 1 ? std::get<3>(o) < 40 : std::get<3>(o) < 1020;
   };
-  size_t sorted = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    if (is_backlog(got[i])) sorted = i + 1;
-  const std::vector<Out> prefix(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(sorted));
-  EXPECT_TRUE(groupedByKey(prefix));
-  for (size_t i = 0; i < sorted; ++i) EXPECT_EQ(std::get<5>(got[i]), 1) << "record " << i << " after a watermark";
-  // Every backlog record of both inputs is in it: A 0..39, B 1000..1019.
-  std::set<std::pair<int64_t, int64_t>> in_prefix;
-  for (const Out& o : prefix) in_prefix.emplace(std::get<1>(o), std::get<3>(o));
-  for (int64_t i = 0; i < 40; ++i) EXPECT_EQ(in_prefix.count({1, i}), 1u) << "A " << i;
-  for (int64_t j = 0; j < 20; ++j) EXPECT_EQ(in_prefix.count({2, 1000 + j}), 1u) << "B " << j;
-  // After it: streaming, each input's records in their order.
+  for (int64_t input = 1; input <= 2; ++input) {
+    std::vector<Out> of_input;
+    size_t sorted = 0;
+    for (const Out& o : got) {
+      if (std::get<1>(o) != input) continue;
+      of_input.push_back(o);
+      if (is_backlog(o)) sorted = of_input.size();
+    }
+    const std::vector<Out> prefix(of_input.begin(), of_input.begin() + static_cast<std::ptrdiff_t>(sorted));
+    EXPECT_TRUE(groupedByKey(prefix)) << "input " << input;
+    // Every backlog record of the input is in it: A 0..39, B 1000..1019.
+    std::set<int64_t> in_prefix;
+    for (const Out& o : prefix) in_prefix.insert(std::get<3>(o));
+    const int64_t first = input == 1 ? 0 : 1000;
+    const int64_t count = input == 1 ? 40 : 20;
+    for (int64_t v = first; v < first + count; ++v) EXPECT_EQ(in_prefix.count(v), 1u) << "input " << input << " " << v;
+  }
+  size_t advanced = got.size();
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::get<5>(got[i]) == 0 && advanced == got.size()) advanced = i;
+    if (i >= advanced) EXPECT_EQ(std::get<5>(got[i]), 0) << "record " << i << ": the watermark went back";
+    if (is_backlog(got[i])) EXPECT_LT(i, advanced) << "backlog record " << i << " after the watermark advanced";
+  }
+  // After it: streaming, each input's records in their order, and some records came that way (each input's
+  // records after its attributes turned not-backlog are not sorted).
   std::vector<int64_t> tail_a;
   std::vector<int64_t> tail_b;
-  for (size_t i = sorted; i < got.size(); ++i) (std::get<1>(got[i]) == 1 ? tail_a : tail_b).push_back(std::get<3>(got[i]));
+  for (size_t i = advanced; i < got.size(); ++i) (std::get<1>(got[i]) == 1 ? tail_a : tail_b).push_back(std::get<3>(got[i]));
   EXPECT_TRUE(std::is_sorted(tail_a.begin(), tail_a.end()));
   EXPECT_TRUE(std::is_sorted(tail_b.begin(), tail_b.end()));
   EXPECT_FALSE(tail_a.empty() && tail_b.empty()) << "nothing was processed in streaming after the backlog";
