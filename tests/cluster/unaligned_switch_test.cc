@@ -98,6 +98,10 @@ TEST_P(HeldBarrierTest, RecordsBeforeTheLateBarrierAreChannelState) {
   conf.set("execution.checkpointing.aligned-checkpoint-timeout", GetParam());
   conf.set("execution.checkpointing.dir", dir.string());
   conf.set("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+  // X (one batch, below sluice.batch.size) stays in source 1's writer until its barrier comes: a
+  // buffer-timeout flush between X and the trigger would let X reach the sink ahead of the barrier when
+  // the task thread is slow to take the trigger.
+  conf.set("execution.buffer-timeout", "10 min");
   auto source = makeTransformation(1, "holding", TransformationKind::kSource, 2,
                                    runtime::makeOperatorFactory([&h] { return std::make_unique<HoldingSource>(&h); }, true));
   auto hash = makeHashPartition(2, source, {0});
