@@ -23,6 +23,7 @@
 #include "common/error.h"
 #include "connectors/builtin.h"
 #include "sql_test_file.h"
+#include "test_functions.h"
 #include "table/api/table_environment.h"
 #include "table/catalog/table_factory.h"
 #include "types/row_batch.h"
@@ -284,6 +285,7 @@ void SqlFileTest::runFile() {
   }
   auto registry = std::make_shared<table::FactoryRegistry>();
   connectors::registerBuiltinConnectors(*registry);
+  registerTestFunctions();
   env_ = std::make_unique<table::TableEnvironment>(config, registry);
   env_->setCollectCallback([this](const types::RowType&, const types::RowBatch& batch) {
     std::lock_guard<std::mutex> lock(mu_);

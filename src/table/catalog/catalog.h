@@ -34,7 +34,7 @@ enum class FunctionScope { kTemporarySystem, kTemporary, kCatalog };
 struct CatalogFunction {
   std::string name;  ///< as registered (lookups ignore case)
   FunctionScope scope = FunctionScope::kCatalog;
-  std::shared_ptr<const UserDefinedFunction> function;  ///< a ScalarFunction or a TableFunction
+  std::shared_ptr<const UserDefinedFunction> function;  ///< a ScalarFunction, TableFunction or AggregateFunction
   std::string class_name;  ///< the AS 'class' of CREATE FUNCTION; empty when registered from C++
 };
 

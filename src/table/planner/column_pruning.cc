@@ -181,8 +181,10 @@ class ColumnPruner {
         for (size_t i = 0; i < in_needed.size(); ++i) in_needed[i] = needed[i];
         for (int k : rel.over.partition_keys) in_needed[static_cast<size_t>(k)] = true;
         in_needed[static_cast<size_t>(rel.over.time_column)] = true;
-        for (const auto& a : rel.over.calls)
+        for (const auto& a : rel.over.calls) {
           if (a.arg_index >= 0) in_needed[static_cast<size_t>(a.arg_index)] = true;
+          for (int k : a.user_args) in_needed[static_cast<size_t>(k)] = true;
+        }
         n.in_needed.push_back(std::move(in_needed));
         return;
       }
@@ -194,6 +196,8 @@ class ColumnPruner {
           if (a.arg_index >= 0) in_needed[static_cast<size_t>(a.arg_index)] = true;
         for (const auto& a : rel.aggregates)
           if (a.filter_arg >= 0) in_needed[static_cast<size_t>(a.filter_arg)] = true;
+        for (const auto& a : rel.aggregates)
+          for (int k : a.user_args) in_needed[static_cast<size_t>(k)] = true;
         if (rel.kind == RelKind::kWindowAggregate) in_needed[static_cast<size_t>(rel.window.time_index)] = true;
         n.in_needed.push_back(std::move(in_needed));
         return;
@@ -277,8 +281,10 @@ class ColumnPruner {
         copy->inputs = {child.rel};
         for (auto& k : copy->over.partition_keys) k = child.mapping[static_cast<size_t>(k)];
         copy->over.time_column = child.mapping[static_cast<size_t>(rel->over.time_column)];
-        for (auto& a : copy->over.calls)
+        for (auto& a : copy->over.calls) {
           if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
+          for (int& k : a.user_args) k = child.mapping[static_cast<size_t>(k)];
+        }
         // Output = the pruned input's columns, then the aggregates.
         const size_t in_width = rel->inputs[0]->row_type.size();
         Pruned out;
@@ -305,6 +311,8 @@ class ColumnPruner {
           if (a.arg_index >= 0) a.arg_index = child.mapping[static_cast<size_t>(a.arg_index)];
         for (auto& a : copy->aggregates)
           if (a.filter_arg >= 0) a.filter_arg = child.mapping[static_cast<size_t>(a.filter_arg)];
+        for (auto& a : copy->aggregates)
+          for (int& k : a.user_args) k = child.mapping[static_cast<size_t>(k)];
         if (rel->kind == RelKind::kWindowAggregate) {
           copy->window.time_index = child.mapping[static_cast<size_t>(rel->window.time_index)];
           for (auto& k : copy->window.partition_keys) k = child.mapping[static_cast<size_t>(k)];

@@ -30,6 +30,7 @@ const char* aggName(AggKind k) {
     case AggKind::kFirstValue: return "FIRST_VALUE";
     case AggKind::kLastValue: return "LAST_VALUE";
     case AggKind::kListAgg: return "LISTAGG";
+    case AggKind::kUser: return "?";  // aggText names the function
   }
   return "?";
 }
@@ -41,6 +42,13 @@ std::string columnName(int index, const std::vector<std::string>& in_names) {
 
 // Flink's explain: COUNT(DISTINCT bidder) FILTER $f3.
 std::string aggText(const AggregateCall& a, const std::vector<std::string>& in_names) {
+  if (a.kind == AggKind::kUser) {
+    std::string out = a.function_name + "(" + (a.distinct ? "DISTINCT " : "");
+    for (size_t i = 0; i < a.user_args.size(); ++i) out += (i > 0 ? ", " : "") + columnName(a.user_args[i], in_names);
+    out += ")";
+    if (a.filter_arg >= 0) out += " FILTER " + columnName(a.filter_arg, in_names);
+    return out;
+  }
   std::string out = a.kind == AggKind::kCountStar
                         ? std::string("COUNT(*)")
                         : fmt::format("{}({}{})", aggName(a.kind), a.distinct ? "DISTINCT " : "",

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "table/functions/time_zone.h"
 #include "common/error.h"
+#include "table/functions/aggregate_function.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/planner/type_coercion.h"
 #include "types/value_format.h"
@@ -117,6 +118,52 @@ ExprPtr windowTimeOf(ExprPtr end_ref, const WindowSpec& window) {
 }
 
 }  // namespace
+
+const CatalogFunction* SqlToRelConverter::Impl::userAggregate(const std::string& name) const {
+  const CatalogFunction* f = catalog.findFunction(name, /*system=*/true);
+  if (f == nullptr && !isAggregateName(name) && !scalarFunctionByName(name)) f = catalog.findFunction(name, false);
+  if (f == nullptr || dynamic_cast<const AggregateFunction*>(f->function.get()) == nullptr) return nullptr;
+  return f;
+}
+
+AggregateCall SqlToRelConverter::Impl::userAggregateCall(const sql::Expr& a, const CatalogFunction& udf,
+                                                         const Scope& scope, std::vector<ExprPtr>& args) const {
+  auto fn = std::dynamic_pointer_cast<const AggregateFunction>(udf.function);
+  SLUICE_CHECK(fn != nullptr, "{} is no aggregate function", udf.name);
+  if (a.star) fail(a.pos, fmt::format("{}(*) is not allowed", udf.name));
+  std::string text = udf.name + "(" + (a.distinct ? "DISTINCT " : "");
+  for (size_t i = 0; i < a.children.size(); ++i) {
+    const sql::Expr& c = *a.children[i];
+    if (const sql::Expr* inner = findAggregate(c)) fail(inner->pos, "Aggregate function calls cannot be nested");
+    args.push_back(convert(c, scope));
+    text += (i > 0 ? ", " : "") + c.toString();
+  }
+  text += ")";
+  std::vector<LogicalType> types;
+  for (const auto& arg : args) types.push_back(arg->type);
+  LogicalType result;
+  try {
+    result = fn->inferType(types);
+  } catch (const SqlError&) {
+    throw;
+  } catch (const UserError& err) {
+    fail(a.pos, fmt::format("Invalid function call {}: {}", udf.name, err.what()));
+  }
+  SLUICE_CHECK(types.size() == args.size(), "{}: inferType changed the number of arguments", udf.name);
+  castUserFunctionArguments(args, types);
+  if (a.distinct && args.size() != 1)
+    fail(a.pos, fmt::format("{}(DISTINCT ...) over {} arguments is not supported yet; DISTINCT takes one",
+                            udf.name, args.size()));
+  AggregateCall call;
+  call.kind = AggKind::kUser;
+  call.function = std::move(fn);
+  call.function_name = udf.name;
+  call.distinct = a.distinct;
+  call.arg_type = args.empty() ? LogicalType::bigint(false) : args[0]->type;
+  call.result_type = result;
+  call.call_text = std::move(text);
+  return call;
+}
 
 WindowSpec SqlToRelConverter::Impl::groupWindowSpec(const sql::Expr& c, const FromResult& from) const {
   const size_t want = c.name == "HOP" ? 3 : 2;
@@ -261,8 +308,41 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
   // Per aggregate expression: its call, or for STDDEV / VAR the calls SUM(x * x), SUM(x), COUNT(x).
   std::vector<int> call_of(agg_exprs.size(), -1);
   std::vector<std::optional<VarianceCalls>> reduced(agg_exprs.size());
+  // FILTER (WHERE c): Calcite's filterArg, the condition as a BOOLEAN column of the projection below.
+  auto addFilter = [&](const sql::Expr& a, AggregateCall& call) {
+    if (!a.filter) return;
+    if (const sql::Expr* inner = findAggregate(*a.filter)) fail(inner->pos, "Aggregate functions are not allowed in FILTER");
+    ExprPtr cond = convert(*a.filter, from.scope);
+    checkBoolean(cond, *a.filter, "FILTER");
+    if (cond->type.id == TypeId::kNull) cond = makeLiteral(int64_t{0}, LogicalType::boolean(false));
+    call.filter_arg = static_cast<int>(pre.size());
+    pre.push_back(cond);
+    pre_names.push_back("$f" + std::to_string(pre.size() - 1));
+  };
+  // The user-defined calls that need retract over an updating input: (call, its SQL position).
+  std::vector<std::pair<size_t, sql::SourcePos>> user_calls;
   for (size_t ai = 0; ai < agg_exprs.size(); ++ai) {
     const sql::Expr* a = agg_exprs[ai];
+    if (const CatalogFunction* udaf = userAggregate(a->name)) {
+      call_of[ai] = static_cast<int>(calls.size());
+      std::vector<ExprPtr> args;
+      AggregateCall call = userAggregateCall(*a, *udaf, from.scope, args);
+      for (auto& arg : args) {
+        call.user_args.push_back(static_cast<int>(pre.size()));
+        pre.push_back(std::move(arg));
+        pre_names.push_back("$f" + std::to_string(pre.size() - 1));
+      }
+      addFilter(*a, call);
+      // Sessions merge as rows bridge them (MergingWindowProcessFunction calls the function's merge).
+      if (windowed && window.kind == WindowSpec::Kind::kSession && !call.function->hasMerge())
+        fail(a->pos, fmt::format("Function {} does not implement merge, which a SESSION window needs (its sessions "
+                                 "merge)",
+                                 udaf->name));
+      call.name = a->toString();
+      user_calls.emplace_back(calls.size(), a->pos);
+      calls.push_back(std::move(call));
+      continue;
+    }
     if (isVarianceName(a->name)) {
       reduced[ai] = reduceVariance(*a, from.scope, pre, pre_names, calls);
       continue;
@@ -314,17 +394,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     } else {
       call.arg_type = LogicalType::bigint(false);
     }
-    if (a->filter) {
-      // Calcite's filterArg: the condition becomes a BOOLEAN column of the projection below the aggregate.
-      if (const sql::Expr* inner = findAggregate(*a->filter))
-        fail(inner->pos, "Aggregate functions are not allowed in FILTER");
-      ExprPtr cond = convert(*a->filter, from.scope);
-      checkBoolean(cond, *a->filter, "FILTER");
-      if (cond->type.id == TypeId::kNull) cond = makeLiteral(int64_t{0}, LogicalType::boolean(false));
-      call.filter_arg = static_cast<int>(pre.size());
-      pre.push_back(cond);
-      pre_names.push_back("$f" + std::to_string(pre.size() - 1));
-    }
+    addFilter(*a, call);
     try {
       call.result_type = AggregateCall::resultType(call.kind, call.arg_type);
     } catch (const SqlError&) {
@@ -342,6 +412,14 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     pre_names.push_back(from.rel->row_type.names[static_cast<size_t>(window.time_index)]);
   }
   RelNodePtr pre_rel = makeCalc(from.rel, where, pre, pre_names);
+  if (!windowed && pre_rel->producesUpdates()) {
+    // GroupAggFunction retracts the old rows of an updating input (Flink: "... does not implement retract").
+    for (const auto& [i, pos] : user_calls)
+      if (!calls[i].function->hasRetract())
+        fail(pos, fmt::format("Function {} does not implement retract, which an aggregation over an updating "
+                              "input (it consumes update and delete changes) needs",
+                              calls[i].function_name));
+  }
 
   // 3. The aggregate.
   auto agg = std::make_shared<RelNode>();
@@ -388,7 +466,7 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
     for (size_t i = 0; i < group_exprs.size(); ++i) {
       if (group_exprs[i]->equals(e)) return makeInputRef(static_cast<int>(i), agg->row_type.types[i]);
     }
-    if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) {
+    if (isAggregateCall(e)) {
       for (size_t i = 0; i < agg_exprs.size(); ++i) {
         if (!agg_exprs[i]->equals(e)) continue;
         auto ref = [&](int call) {

@@ -395,7 +395,7 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       }
     }
     case sql::ExprKind::kCall: {
-      if (isAggregateName(e.name)) fail(e.pos, fmt::format("Aggregate function {} is not allowed here", e.name));
+      if (isAggregateCall(e)) fail(e.pos, fmt::format("Aggregate function {} is not allowed here", e.name));
       if (e.filter) fail(e.filter->pos, "FILTER must be applied to aggregate function");
       if (e.name == "TUMBLE" || e.name == "HOP" || e.name == "CUMULATE" || e.name == "SESSION")
         fail(e.pos, fmt::format("Window function {} can only be used in FROM TABLE(...)", e.name));

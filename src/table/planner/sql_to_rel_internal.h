@@ -63,27 +63,6 @@ inline bool isAggregateName(const std::string& n) {
          n == "LAST_VALUE" || n == "LISTAGG" || isVarianceName(n);
 }
 
-/// The first aggregate call inside `e` (pre-order), or null.
-inline const sql::Expr* findAggregate(const sql::Expr& e) {
-  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) return &e;
-  for (const auto& c : e.children)
-    if (c)
-      if (const sql::Expr* a = findAggregate(*c)) return a;
-  return nullptr;
-}
-
-inline bool containsAggregate(const sql::Expr& e) { return findAggregate(e) != nullptr; }
-
-inline void collectAggregates(const sql::Expr& e, std::vector<const sql::Expr*>& out) {
-  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) {
-    for (const sql::Expr* x : out)
-      if (x->equals(e)) return;
-    out.push_back(&e);
-    return;
-  }
-  for (const auto& c : e.children)
-    if (c) collectAggregates(*c, out);
-}
 
 // Replaces input refs of `e` by the expressions they point to (Calc fusion).
 inline ExprPtr substitute(const ExprPtr& e, const std::vector<ExprPtr>& inner) {
@@ -201,6 +180,42 @@ struct SqlToRelConverter::Impl {
   [[noreturn]] void fail(sql::SourcePos pos, const std::string& message) const {
     sql::throwSqlError(message, script, pos, "SQL validation error");
   }
+
+  // ---- aggregate calls (built-in and user-defined) -----------------------------------------
+
+  /// The user-defined aggregate function `name` resolves to, in Flink's order (temporary system functions,
+  /// then the built-ins, then temporary and catalog functions), or null (sql_to_rel_aggregate.cc).
+  const CatalogFunction* userAggregate(const std::string& name) const;
+  /// A call of a built-in aggregate (isAggregateName) or of a user-defined aggregate function.
+  bool isAggregateCall(const sql::Expr& e) const {
+    return e.kind == sql::ExprKind::kCall && (isAggregateName(e.name) || userAggregate(e.name) != nullptr);
+  }
+  /// The first aggregate call inside `e` (pre-order), or null.
+  const sql::Expr* findAggregate(const sql::Expr& e) const {
+    if (isAggregateCall(e)) return &e;
+    for (const auto& c : e.children)
+      if (c)
+        if (const sql::Expr* a = findAggregate(*c)) return a;
+    return nullptr;
+  }
+  bool containsAggregate(const sql::Expr& e) const { return findAggregate(e) != nullptr; }
+  /// Appends the aggregate calls of `e` not in `out` yet (outermost only).
+  void collectAggregates(const sql::Expr& e, std::vector<const sql::Expr*>& out) const {
+    if (isAggregateCall(e)) {
+      for (const sql::Expr* x : out)
+        if (x->equals(e)) return;
+      out.push_back(&e);
+      return;
+    }
+    for (const auto& c : e.children)
+      if (c) collectAggregates(*c, out);
+  }
+  /// The AggregateCall of the user-defined aggregate `fn` called as `a` (kind, function, types, distinct,
+  /// SQL text); its arguments, converted over `scope` and cast to the parameter types, go to `args`, for
+  /// the caller to place as columns into `user_args`. FILTER is the caller's. Fails at `a` with the
+  /// function's expected signature.
+  AggregateCall userAggregateCall(const sql::Expr& a, const CatalogFunction& fn, const Scope& scope,
+                                  std::vector<ExprPtr>& args) const;
 
   /// `execution.runtime-mode` = BATCH: bounded insert-only sources, no watermarks, final results only.
   bool batch() const;

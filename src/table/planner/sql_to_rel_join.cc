@@ -241,7 +241,7 @@ RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& i
                      q.selects[0].from->kind != sql::TableRefKind::kJoin && q.selects[0].group_by.empty() &&
                      !q.selects[0].having && !q.selects[0].distinct &&
                      std::none_of(q.selects[0].select_list.begin(), q.selects[0].select_list.end(),
-                                  [](const sql::SelectItem& i) { return i.expr && containsAggregate(*i.expr); });
+                                  [this](const sql::SelectItem& i) { return i.expr && containsAggregate(*i.expr); });
   if (!plain) {
     if (exists)
       fail(e.pos, "EXISTS over a subquery with GROUP BY, aggregates, DISTINCT, joins, set operations, WITH or LIMIT "

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "table/functions/aggregate_function.h"
 #include "table/planner/sql_to_rel_internal.h"
 #include "table/runtime/over_aggregate.h"
 
@@ -28,13 +29,15 @@ void collectOvers(const sql::Expr& e, std::vector<const sql::Expr*>& out) {
     if (c) collectOvers(*c, out);
 }
 
-// An aggregate call outside every OVER (a GROUP BY aggregate written next to OVER aggregates).
-const sql::Expr* plainAggregate(const sql::Expr& e) {
+// An aggregate call outside every OVER (a GROUP BY aggregate written next to OVER aggregates);
+// `is_aggregate` tells aggregate calls.
+template <typename IsAggregate>
+const sql::Expr* plainAggregate(const sql::Expr& e, const IsAggregate& is_aggregate) {
   if (e.kind == sql::ExprKind::kOver) return nullptr;
-  if (e.kind == sql::ExprKind::kCall && isAggregateName(e.name)) return &e;
+  if (is_aggregate(e)) return &e;
   for (const auto& c : e.children)
     if (c)
-      if (const sql::Expr* a = plainAggregate(*c)) return a;
+      if (const sql::Expr* a = plainAggregate(*c, is_aggregate)) return a;
   return nullptr;
 }
 
@@ -72,7 +75,7 @@ RelNodePtr SqlToRelConverter::Impl::convertOverAggregate(const sql::SelectStmt& 
   if (from.windowed) fail(from.window_pos, "OVER aggregation over a window table function is not supported yet");
   for (const auto& item : s.select_list)
     if (item.expr)
-      if (const sql::Expr* a = plainAggregate(*item.expr))
+      if (const sql::Expr* a = plainAggregate(*item.expr, [this](const sql::Expr& x) { return isAggregateCall(x); }))
         fail(a->pos, fmt::format("Expression '{}' is an aggregate without OVER; it cannot be mixed with OVER "
                                  "aggregates in one SELECT",
                                  a->toString()));
@@ -83,9 +86,9 @@ RelNodePtr SqlToRelConverter::Impl::convertOverAggregate(const sql::SelectStmt& 
       fail(fn.pos, fmt::format("{}() together with OVER aggregates in one SELECT is not supported; rank in a "
                                "subquery",
                                fn.name));
-    if (!isAggregateName(fn.name))
-      fail(fn.pos, fmt::format("Function {} cannot be used with OVER; supported: COUNT, SUM, AVG, MIN, MAX and "
-                               "ROW_NUMBER",
+    if (!isAggregateCall(fn))
+      fail(fn.pos, fmt::format("Function {} cannot be used with OVER; supported: COUNT, SUM, AVG, MIN, MAX, "
+                               "user-defined aggregate functions and ROW_NUMBER",
                                fn.name));
     for (const auto& arg : fn.children) {
       std::vector<const sql::Expr*> nested;
@@ -162,6 +165,19 @@ RelNodePtr SqlToRelConverter::Impl::convertOverAggregate(const sql::SelectStmt& 
     AggregateCall call;
     call.distinct = fn->distinct;
     if (fn->filter) fail(fn->filter->pos, "FILTER (WHERE ...) in an OVER aggregation is not supported yet");
+    if (const CatalogFunction* udaf = userAggregate(fn->name)) {
+      // The arguments become columns of the pre-Calc (its names are only for explain).
+      std::vector<ExprPtr> args;
+      call = userAggregateCall(*fn, *udaf, from.scope, args);
+      for (auto& arg : args) call.user_args.push_back(columnOf(std::move(arg)));
+      if (!spec.unbounded && !call.function->hasRetract())
+        fail(fn->pos, fmt::format("Function {} does not implement retract, which an OVER window of n PRECEDING "
+                                  "rows or time needs",
+                                  udaf->name));
+      call.name = fmt::format("w0$o{}", spec.calls.size());
+      spec.calls.push_back(call);
+      continue;
+    }
     if (fn->star && fn->name != "COUNT") fail(fn->pos, fmt::format("{}(*) is not allowed", fn->name));
     if (isVarianceName(fn->name) || fn->name == "FIRST_VALUE" || fn->name == "LAST_VALUE" || fn->name == "LISTAGG")
       fail(fn->pos, fmt::format("{} in an OVER aggregation is not supported yet", fn->name));

@@ -161,7 +161,7 @@ bool SqlToRelConverter::Impl::selectHasOver(const sql::SelectStmt& s) {
 RelNodePtr SqlToRelConverter::Impl::convertOverSelect(const sql::SelectStmt& s, FromResult& from, ExprPtr where) {
   for (const auto& item : s.select_list) {
     const sql::Expr* o = item.expr ? firstOver(*item.expr) : nullptr;
-    if (o != nullptr && o->children[0]->kind == sql::ExprKind::kCall && isAggregateName(o->children[0]->name))
+    if (o != nullptr && isAggregateCall(*o->children[0]))
       return convertOverAggregate(s, from, where);
   }
   const sql::Expr* over = nullptr;

@@ -153,6 +153,11 @@ class SubplanReuser {
                            a.kind == AggKind::kListAgg ? a.separator : std::string());
           appendType(d, a.arg_type);
           appendType(d, a.result_type);
+          if (a.kind == AggKind::kUser) {
+            // The same function object over the same columns (two registrations are two functions).
+            d += fmt::format("u{}", static_cast<const void*>(a.function.get()));
+            appendInts(d, a.user_args);
+          }
         }
         if (n.kind == RelKind::kWindowAggregate)
           d += fmt::format("|w{},{},{},{},{},{}", static_cast<int>(n.window.kind), n.window.time_index, n.window.size_ms,

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "table/functions/aggregate_function.h"
 
 namespace sluice::table::agg {
 
@@ -288,12 +289,21 @@ std::unique_ptr<ValueCounter> ValueCounter::deserialize(Phys p, runtime::DataInp
   throw InputError(fmt::format("unknown value counter class {}", static_cast<int>(p)));
 }
 
+UserAccumulator::UserAccumulator() = default;
+UserAccumulator::UserAccumulator(UserAccumulator&&) noexcept = default;
+UserAccumulator& UserAccumulator::operator=(UserAccumulator&&) noexcept = default;
+UserAccumulator::~UserAccumulator() = default;
+
 namespace {
 constexpr uint8_t kAccumulatorsVersion = 1;
+/// The version of accumulators with user-defined aggregates (version 1 and a trailing user section), so
+/// the bytes of queries without them stay what they were.
+constexpr uint8_t kAccumulatorsVersionWithUser = 2;
 }  // namespace
 
 void AccumulatorsSerializer::serialize(const Accumulators& acc, runtime::DataOutputView& out) {
-  out.writeBytes(&kAccumulatorsVersion, 1);
+  const bool with_user = !acc.user.empty();
+  out.writeBytes(with_user ? &kAccumulatorsVersionWithUser : &kAccumulatorsVersion, 1);
   runtime::TypeSerializer<int64_t>::serialize(acc.record_count, out);
   out.writeVarUint(acc.slots.size());
   for (const AggSlot& slot : acc.slots) {
@@ -305,6 +315,19 @@ void AccumulatorsSerializer::serialize(const Accumulators& acc, runtime::DataOut
     const auto p = static_cast<uint8_t>(static_cast<uint8_t>(counter->phys()) | (counter->isList() ? kListFlag : 0));
     out.writeBytes(&p, 1);
     counter->serialize(out);
+  }
+  if (!with_user) return;
+  out.writeVarUint(acc.user.size());
+  std::string bytes;
+  for (const UserAccumulator& u : acc.user) {
+    const std::string* form = &u.bytes;
+    if (u.acc) {
+      bytes.clear();
+      u.function->serialize(*u.acc, bytes);
+      form = &bytes;
+    }
+    out.writeVarUint(form->size());
+    out.writeBytes(form->data(), form->size());
   }
 }
 
@@ -325,14 +348,25 @@ Accumulators AccumulatorsSerializer::copy(const Accumulators& acc) {
     runtime::DataInputView r(bytes);
     out.counters.push_back(ValueCounter::deserialize(c->phys(), r, c->isList()));
   }
+  out.user.reserve(acc.user.size());
+  for (const UserAccumulator& u : acc.user) {
+    UserAccumulator& c = out.user.emplace_back();
+    if (u.acc) {
+      c.function = u.function;
+      c.acc = u.function->copy(*u.acc);
+    } else {
+      c.bytes = u.bytes;
+    }
+  }
   return out;
 }
 
 Accumulators AccumulatorsSerializer::deserialize(runtime::DataInputView& in) {
   uint8_t version;
   in.readBytes(&version, 1);
-  if (version != kAccumulatorsVersion) {
-    throw InputError(fmt::format("accumulators of unknown version {} (expected {})", version, kAccumulatorsVersion));
+  if (version != kAccumulatorsVersion && version != kAccumulatorsVersionWithUser) {
+    throw InputError(fmt::format("accumulators of unknown version {} (expected {} or {})", version,
+                                 kAccumulatorsVersion, kAccumulatorsVersionWithUser));
   }
   Accumulators acc;
   acc.record_count = runtime::TypeSerializer<int64_t>::deserialize(in);
@@ -352,6 +386,15 @@ Accumulators AccumulatorsSerializer::deserialize(runtime::DataInputView& in) {
     if (phys > static_cast<uint8_t>(Phys::kString)) throw InputError(fmt::format("unknown value counter class {}", p));
     acc.counters.push_back(ValueCounter::deserialize(static_cast<Phys>(phys), in, list));
   }
+  if (version == kAccumulatorsVersionWithUser) {
+    const size_t num_user = in.readLength(1);
+    acc.user.resize(num_user);
+    for (UserAccumulator& u : acc.user) {
+      const size_t n = in.readLength(1);
+      u.bytes.resize(n);
+      in.readBytes(u.bytes.data(), n);
+    }
+  }
   return acc;
 }
 
@@ -369,6 +412,10 @@ AggsHandler::AggsHandler(const types::RowType& input, const std::vector<Aggregat
                             input.types[static_cast<size_t>(c.filter_arg)].id == TypeId::kBoolean,
                         "{}: the FILTER column {} must be a BOOLEAN column of the input", d.name, c.filter_arg);
       d.filter = c.filter_arg;
+    }
+    if (c.kind == AggKind::kUser) {
+      addUserCall(c, input, std::move(d));
+      continue;
     }
     LogicalType arg_type = LogicalType::bigint(false);
     if (c.kind != AggKind::kCountStar) {
@@ -401,15 +448,130 @@ AggsHandler::AggsHandler(const types::RowType& input, const std::vector<Aggregat
   }
 }
 
+void AggsHandler::addUserCall(const AggregateCall& c, const types::RowType& input, Desc d) {
+  SLUICE_CHECK(c.function != nullptr, "{}: a user-defined aggregate call without its function", d.name);
+  std::vector<LogicalType> given;
+  for (int k : c.user_args) {
+    SLUICE_USER_CHECK(k >= 0 && static_cast<size_t>(k) < input.size(),
+                      "{}: argument column {} out of range (input has {} columns)", d.name, k, input.size());
+    given.push_back(input.types[static_cast<size_t>(k)]);
+  }
+  std::vector<LogicalType> wanted = given;
+  LogicalType result;
+  try {
+    result = c.function->inferType(wanted);
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("Invalid function call {}: {}", c.function_name.empty() ? d.name : c.function_name,
+                                e.what()));
+  }
+  SLUICE_CHECK(wanted.size() == given.size(), "{}: inferType changed the number of arguments", d.name);
+  for (size_t k = 0; k < given.size(); ++k) {
+    // The planner casts the arguments below the aggregate; a column read in another representation
+    // would be misread.
+    SLUICE_CHECK(physOf(wanted[k]) == physOf(given[k]), "{}: argument {} is {}, the function reads {}", d.name, k + 1,
+                 given[k].toString(), wanted[k].toString());
+  }
+  if (c.result_type.id != TypeId::kNull) {
+    SLUICE_CHECK(c.result_type.sameRoot(result), "{}: planner result type {} differs from the function's {}", d.name,
+                 c.result_type.toString(), result.toString());
+  }
+  d.arg = c.user_args.empty() ? -1 : c.user_args[0];
+  d.arg_type = given.empty() ? LogicalType::bigint(false) : given[0];
+  d.arg_phys = physOf(d.arg_type);
+  d.arg_id = d.arg_type.id;
+  d.arg_scale = d.arg_type.scale;
+  d.result_phys = physOf(result);
+  d.result_type = result;
+  d.function = c.function;
+  d.user_args = c.user_args;
+  d.user_consts.assign(c.user_args.size(), 0);
+  d.call_text = c.call_text.empty() ? d.name : c.call_text;
+  d.distinct = c.distinct;
+  if (d.distinct) {
+    // DistinctAggCodeGen's view over the one argument: a value reaches the function when it appears and
+    // leaves it (retract) when its last row does.
+    SLUICE_USER_CHECK(c.user_args.size() == 1, "{}: DISTINCT takes exactly one argument", d.name);
+    d.counter = static_cast<int>(counter_shapes_.size());
+    counter_shapes_.push_back({d.arg_phys, false});
+  }
+  d.user = static_cast<int>(num_user_++);
+  user_results_.emplace_back(result);
+  user_cols_.reserve(std::max(user_cols_.capacity(), c.user_args.size()));
+  descs_.push_back(std::move(d));
+  result_types_.push_back(result);
+}
+
+namespace {
+
+// A failure inside a user-defined aggregate fails the job naming the call (as a scalar function's).
+template <typename Fn>
+auto callUser(const std::string& what, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("user-defined aggregate function {} failed: {}", what, e.what()));
+  }
+}
+
+}  // namespace
+
+AggregateAccumulator& AggsHandler::userAccumulator(Accumulators& acc, const Desc& d) const {
+  UserAccumulator& u = acc.user[static_cast<size_t>(d.user)];
+  if (!u.acc) {
+    // Restored bytes (or a RocksDB read): the function reads its own form back.
+    u.acc = callUser(d.call_text, [&] { return d.function->deserialize(u.bytes); });
+    u.function = d.function;
+    u.bytes.clear();
+    u.bytes.shrink_to_fit();
+  }
+  return *u.acc;
+}
+
+void AggsHandler::applyUser(const Desc& d, Accumulators& acc, const RowBatch& batch, size_t row, int64_t delta) const {
+  AggregateAccumulator& a = userAccumulator(acc, d);
+  user_cols_.clear();
+  for (int k : d.user_args) user_cols_.push_back(&batch.column(static_cast<size_t>(k)));
+  const FunctionArgs args(user_cols_, d.user_consts, row);
+  callUser(d.call_text, [&] {
+    for (int64_t i = 0; i < (delta > 0 ? delta : -delta); ++i) {
+      if (delta > 0) d.function->accumulate(a, args);
+      else d.function->retract(a, args);
+    }
+  });
+}
+
+void AggsHandler::accumulateUserValue(const Desc& d, Accumulators& acc, const AggValue& v) const {
+  Column col(d.arg_type);
+  switch (d.arg_phys) {
+    case Phys::kLong: col.appendLong(v.l); break;
+    case Phys::kDouble: col.appendDouble(v.d); break;
+    case Phys::kString: col.appendString(v.s); break;
+  }
+  AggregateAccumulator& a = userAccumulator(acc, d);
+  const std::vector<const Column*> cols = {&col};
+  const FunctionArgs args(cols, d.user_consts, 0);
+  callUser(d.call_text, [&] { d.function->accumulate(a, args); });
+}
+
 void AggsHandler::init(Accumulators& acc) const {
   acc.record_count = 0;
   acc.slots.assign(descs_.size(), AggSlot{});
   acc.counters.clear();
   acc.counters.reserve(counter_shapes_.size());
   for (const CounterShape& c : counter_shapes_) acc.counters.push_back(ValueCounter::make(c.phys, c.list));
+  acc.user.clear();
+  acc.user.resize(num_user_);
+  for (const Desc& d : descs_) {
+    if (d.kind != AggKind::kUser) continue;
+    UserAccumulator& u = acc.user[static_cast<size_t>(d.user)];
+    u.acc = callUser(d.call_text, [&] { return d.function->createAccumulator(); });
+    SLUICE_USER_CHECK(u.acc != nullptr, "user-defined aggregate function {}: createAccumulator returned null",
+                      d.call_text);
+    u.function = d.function;
+  }
 }
 
-void AggsHandler::checkLayout(const Accumulators& acc) const {
+void AggsHandler::checkLayout(Accumulators& acc) const {
   if (acc.slots.size() != descs_.size()) {
     throw InputError(fmt::format("accumulators hold {} aggregates, the query has {}", acc.slots.size(), descs_.size()));
   }
@@ -426,6 +588,19 @@ void AggsHandler::checkLayout(const Accumulators& acc) const {
       throw InputError(fmt::format("value map {} is {}, the query needs {}", i,
                                    acc.counters[i]->isList() ? "a list" : "a map",
                                    counter_shapes_[i].list ? "a list" : "a map"));
+    }
+  }
+  if (acc.user.size() != num_user_) {
+    throw InputError(fmt::format("accumulators hold {} user-defined aggregates, the query has {}", acc.user.size(),
+                                 num_user_));
+  }
+  // Restored user accumulators are read back now, so bytes of another function fail the restore.
+  for (const Desc& d : descs_) {
+    if (d.kind != AggKind::kUser) continue;
+    try {
+      userAccumulator(acc, d);
+    } catch (const UserError& e) {
+      throw InputError(e.what());
     }
   }
 }
@@ -451,6 +626,17 @@ void AggsHandler::update(Accumulators& acc, const RowBatch& batch, size_t row, i
     }
     if (d.kind == AggKind::kCountStar) {
       slot.count += delta;
+      continue;
+    }
+    if (d.kind == AggKind::kUser) {
+      if (d.distinct) {
+        // The distinct view (NULLs stay out of it) forwards a value when it appears or disappears.
+        const Column& col = batch.column(static_cast<size_t>(d.arg));
+        if (col.isNull(row)) continue;
+        const int64_t n = acc.counters[static_cast<size_t>(d.counter)]->add(col, row, delta);
+        if (delta > 0 ? n != 1 : n != 0) continue;
+      }
+      applyUser(d, acc, batch, row, delta);
       continue;
     }
     const Column& col = batch.column(static_cast<size_t>(d.arg));
@@ -489,6 +675,8 @@ void AggsHandler::applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter
       // Insert-only FIRST_VALUE / LAST_VALUE need one value (FirstValueAggFunction / LastValueAggFunction).
       if (!with_retraction_ && d.kind != AggKind::kListAgg) counter->keepOnlyExtreme(d.kind == AggKind::kLastValue);
       return;
+    case AggKind::kUser:
+      throw InternalError(fmt::format("{}: a user-defined aggregate reached the built-in path", d.name));
     case AggKind::kMin:
     case AggKind::kMax: {
       const bool max = d.kind == AggKind::kMax;
@@ -546,6 +734,22 @@ void AggsHandler::merge(Accumulators& into, const Accumulators& from) const {
     const AggSlot& other = from.slots[i];
     ValueCounter* counter = d.counter >= 0 ? into.counters[static_cast<size_t>(d.counter)].get() : nullptr;
     const ValueCounter* other_counter = d.counter >= 0 ? from.counters[static_cast<size_t>(d.counter)].get() : nullptr;
+    if (d.kind == AggKind::kUser) {
+      if (d.distinct) {
+        // Only the values new to `into` reach the function, as rows of them would.
+        appeared.clear();
+        counter->mergeFrom(*other_counter, &appeared);
+        for (const AggValue& v : appeared) accumulateUserValue(d, into, v);
+        continue;
+      }
+      AggregateAccumulator& a = userAccumulator(into, d);
+      const UserAccumulator& o = from.user[static_cast<size_t>(d.user)];
+      std::unique_ptr<AggregateAccumulator> restored;
+      if (!o.acc) restored = callUser(d.call_text, [&] { return d.function->deserialize(o.bytes); });
+      const AggregateAccumulator& other_acc = o.acc ? *o.acc : *restored;
+      callUser(d.call_text, [&] { d.function->merge(a, other_acc); });
+      continue;
+    }
     if (d.distinct) {
       // Only the values new to `into` reach the inner COUNT / SUM / AVG, as a row of them would.
       appeared.clear();
@@ -582,6 +786,8 @@ void AggsHandler::merge(Accumulators& into, const Accumulators& from) const {
         counter->mergeFrom(*other_counter, nullptr);
         if (!with_retraction_ && d.kind != AggKind::kListAgg) counter->keepOnlyExtreme(d.kind == AggKind::kLastValue);
         break;
+      case AggKind::kUser:
+        break;  // above
     }
   }
 }
@@ -643,6 +849,9 @@ void AggsHandler::getValue(const Accumulators& acc, std::vector<AggValue>& out) 
       case AggKind::kListAgg:
         if (!acc.counters[static_cast<size_t>(d.counter)]->join(d.separator, v.s)) v.is_null = true;
         break;
+      case AggKind::kUser:
+        userValue(d, acc, v);
+        break;
       case AggKind::kMin:
       case AggKind::kMax:
         if (d.counter >= 0) {
@@ -656,6 +865,24 @@ void AggsHandler::getValue(const Accumulators& acc, std::vector<AggValue>& out) 
         }
         break;
     }
+  }
+}
+
+void AggsHandler::userValue(const Desc& d, const Accumulators& acc, AggValue& v) const {
+  const UserAccumulator& u = acc.user[static_cast<size_t>(d.user)];
+  std::unique_ptr<AggregateAccumulator> restored;
+  if (!u.acc) restored = callUser(d.call_text, [&] { return d.function->deserialize(u.bytes); });
+  const AggregateAccumulator& a = u.acc ? *u.acc : *restored;
+  Column& out = user_results_[static_cast<size_t>(d.user)];
+  out.clear();
+  out.appendNull();  // the slot FunctionResult writes
+  FunctionResult result(out, 0);
+  v.is_null = !callUser(d.call_text, [&] { return d.function->getValue(a, result); });
+  if (v.is_null) return;
+  switch (d.result_phys) {
+    case Phys::kLong: v.l = out.longs()[0]; break;
+    case Phys::kDouble: v.d = out.doubles()[0]; break;
+    case Phys::kString: v.s.assign(out.arena(), out.strings()[0].offset, out.strings()[0].length); break;
   }
 }
 

@@ -14,6 +14,10 @@
 #include "table/runtime/aggregate_call.h"
 #include "types/row_batch.h"
 
+namespace sluice::table {
+class AggregateAccumulator;  // table/functions/aggregate_function.h
+}  // namespace sluice::table
+
 namespace sluice::table::agg {
 
 /// How a value is held in a column: int64_t, double or string bytes (see logical_type.h).
@@ -79,6 +83,20 @@ class ValueCounter {
   static std::unique_ptr<ValueCounter> deserialize(Phys p, runtime::DataInputView& in, bool list = false);
 };
 
+/// The accumulator of one user-defined aggregate call in one group: the function's object with the
+/// function that made it (so a snapshot can serialize it without the handler), or, restored from a
+/// snapshot and not read by the handler yet, its snapshot bytes (`acc` null): the serializer of the state
+/// layer is static and cannot know the function. AggsHandler turns the bytes into the object on first use.
+struct UserAccumulator {
+  UserAccumulator();
+  UserAccumulator(UserAccumulator&&) noexcept;
+  UserAccumulator& operator=(UserAccumulator&&) noexcept;
+  ~UserAccumulator();
+  std::shared_ptr<const AggregateFunction> function;  ///< set together with `acc`
+  std::unique_ptr<AggregateAccumulator> acc;
+  std::string bytes;  ///< the snapshot form while `acc` is null
+};
+
 /// All accumulators of one group (one key, or one key in one window). `record_count` is the number of
 /// accumulated minus retracted rows: Flink's RecordCounter over the COUNT(*) the planner adds when the
 /// input may retract.
@@ -86,12 +104,16 @@ struct Accumulators {
   int64_t record_count = 0;
   std::vector<AggSlot> slots;                            ///< one per aggregate call
   std::vector<std::unique_ptr<ValueCounter>> counters;   ///< only for calls that need a value map
+  std::vector<UserAccumulator> user;                     ///< one per user-defined aggregate call, in order
 };
 
 /// The snapshot form of Accumulators, as the state layer's descriptors take a serializer (static
-/// serialize / deserialize, like TypeSerializer): u8 version (1), int64 record_count, varint number of
-/// slots and per slot int64 count and value, varint number of counters and per counter u8 Phys (plus
-/// kListFlag for a list) then ValueCounter::serialize. Used only by snapshots and restores, never per row. Any thread.
+/// serialize / deserialize, like TypeSerializer): u8 version (1, or 2 when there are user accumulators),
+/// int64 record_count, varint number of slots and per slot int64 count and value, varint number of
+/// counters and per counter u8 Phys (plus kListFlag for a list) then ValueCounter::serialize; version 2
+/// then a varint number of user accumulators and per one a varint length and the bytes of its function's
+/// serialize(). Used by snapshots and restores, and by RocksDB's reads and writes of a key. Any thread
+/// (a user accumulator's serialize runs on the snapshot thread: AggregateFunction is thread-safe).
 struct AccumulatorsSerializer {
   static void serialize(const Accumulators& acc, runtime::DataOutputView& out);
   /// Throws InputError on malformed bytes (unknown version or Phys, truncation).
@@ -119,8 +141,10 @@ class AggsHandler {
   void init(Accumulators& acc) const;
   /// Checks that restored accumulators have the shape init() gives (as many slots as calls, counters of
   /// the same classes), so a checkpoint of another query is refused instead of misread. Throws
-  /// InputError saying what differs.
-  void checkLayout(const Accumulators& acc) const;
+  /// InputError saying what differs. Restored user-defined accumulators are read back by their function
+  /// here (an InputError when it refuses the bytes).
+  void checkLayout(Accumulators& acc) const;
+  void checkLayout(Accumulators&& acc) const { checkLayout(acc); }
   /// Adds row `row` of `batch` (an input row) to `acc`.
   void accumulate(Accumulators& acc, const types::RowBatch& batch, size_t row) const;
   /// Adds the accumulators `from` into `into` (Flink's AggsHandleFunction.merge, used when session
@@ -151,7 +175,15 @@ class AggsHandler {
     int counter = -1;    ///< index into Accumulators::counters, or -1
     std::string name;
     std::string separator;  ///< LISTAGG
+    // kUser:
+    std::shared_ptr<const AggregateFunction> function;
+    std::vector<int> user_args;
+    std::vector<uint8_t> user_consts;  ///< all 0: every argument is a column
+    types::LogicalType result_type;
+    std::string call_text;  ///< the call as written (failures name it)
+    int user = -1;  ///< index into Accumulators::user
   };
+  void addUserCall(const AggregateCall& c, const types::RowType& input, Desc d);
 
   void update(Accumulators& acc, const types::RowBatch& batch, size_t row, int64_t delta) const;
   void applyValue(const Desc& d, AggSlot& slot, ValueCounter* counter, const types::Column& col, size_t row,
@@ -161,6 +193,14 @@ class AggsHandler {
   void addToSum(const Desc& d, int64_t& sum, int64_t v, bool negate) const;
   /// Keeps the smaller (MIN) or larger (MAX) of `slot` and a candidate `v` (int64 or double bits).
   static void keepExtreme(const Desc& d, AggSlot& slot, int64_t v);
+  /// The user accumulator of call `d` in `acc`, made from its restored bytes first when needed.
+  AggregateAccumulator& userAccumulator(Accumulators& acc, const Desc& d) const;
+  /// Accumulates (delta > 0) or retracts row `row` of `batch` into the user accumulator of `d`.
+  void applyUser(const Desc& d, Accumulators& acc, const types::RowBatch& batch, size_t row, int64_t delta) const;
+  /// The result of the user call `d` into `v`.
+  void userValue(const Desc& d, const Accumulators& acc, AggValue& v) const;
+  /// Accumulates the single argument value `v` (a distinct value that appeared in a merge).
+  void accumulateUserValue(const Desc& d, Accumulators& acc, const AggValue& v) const;
 
   std::vector<Desc> descs_;
   std::vector<types::LogicalType> result_types_;
@@ -169,7 +209,10 @@ class AggsHandler {
     bool list;
   };
   std::vector<CounterShape> counter_shapes_;  ///< class of each counter's values, and whether it is a list
+  size_t num_user_ = 0;                       ///< user-defined aggregate calls
   bool with_retraction_;
+  mutable std::vector<const types::Column*> user_cols_;  ///< reused argument list of a user call
+  mutable std::vector<types::Column> user_results_;      ///< per user call: the one-row column getValue writes
 };
 
 /// Encodes the group-key columns of a row into a compact byte string usable as a hash-map key:

@@ -62,6 +62,8 @@ LogicalType AggregateCall::resultType(AggKind kind, const LogicalType& arg) {
                                     kind == AggKind::kMin ? "MIN" : "MAX"));
       }
       return arg.withNullable(true);
+    case AggKind::kUser:
+      throw InternalError("the result type of a user-defined aggregate comes from its function");
   }
   throw InternalError("unknown AggKind");
 }

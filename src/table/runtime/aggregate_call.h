@@ -3,8 +3,10 @@
 /// Result types follow Flink: COUNT -> BIGINT NOT NULL; SUM(INT) -> INT, SUM(BIGINT) -> BIGINT,
 /// SUM(DECIMAL(p,s)) -> DECIMAL(38,s), SUM(DOUBLE) -> DOUBLE; AVG(x) -> the type of x for INT/BIGINT/
 /// DOUBLE (integer division for integers), DECIMAL(p,s) -> DECIMAL(38, max(6,s)); MIN/MAX -> the type of x.
-/// Every result but COUNT is nullable (NULL when no non-NULL input).
+/// Every result but COUNT is nullable (NULL when no non-NULL input). A user-defined aggregate (kUser) has
+/// the result type its function's inferType gives.
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,11 +14,14 @@
 
 namespace sluice::table {
 
+class AggregateFunction;  // table/functions/aggregate_function.h
+
 /// FIRST_VALUE / LAST_VALUE: the first / last non-NULL value in arrival order (Flink's
 /// FirstValueWithRetractAggFunction / LastValueWithRetractAggFunction: a retraction removes the value's
 /// earliest occurrence); LISTAGG: the non-NULL string values in arrival order joined by `separator`
 /// (ListAggWithRetractAggFunction). All three: the argument's type (LISTAGG: STRING), NULL when no value.
-enum class AggKind { kCountStar, kCount, kSum, kMin, kMax, kAvg, kFirstValue, kLastValue, kListAgg };
+/// kUser: a user-defined AggregateFunction (`function`) over the columns `user_args`.
+enum class AggKind { kCountStar, kCount, kSum, kMin, kMax, kAvg, kFirstValue, kLastValue, kListAgg, kUser };
 
 struct AggregateCall {
   AggKind kind = AggKind::kCountStar;
@@ -30,8 +35,16 @@ struct AggregateCall {
   types::LogicalType result_type;
   std::string separator = ",";  ///< LISTAGG's second argument (a literal), Flink's default ','
   std::string name;            ///< e.g. "COUNT(*)", "AVG(DEPARTURE_DELAY)" for explain
+  /// kUser: the function, the name it was called by (explain), its argument columns in order, already of
+  /// the parameter types its inferType asked for (arg_index is -1; DISTINCT takes exactly one), and the
+  /// call as written, which a failure of the function names (`name` when empty).
+  std::shared_ptr<const AggregateFunction> function;
+  std::string function_name;
+  std::vector<int> user_args;
+  std::string call_text;
 
-  /// The Flink result type of `kind` over `arg` (see above). Throws UserError on a non-numeric SUM/AVG.
+  /// The Flink result type of `kind` over `arg` (see above). Throws UserError on a non-numeric SUM/AVG,
+  /// InternalError for kUser (its function types it).
   static types::LogicalType resultType(AggKind kind, const types::LogicalType& arg);
 };
 

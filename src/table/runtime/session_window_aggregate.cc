@@ -182,7 +182,7 @@ void SessionWindowAggregateOperator::open(const runtime::OperatorContext& ctx, r
       if (!ns.empty()) throw InputError(fmt::format("a namespace of {} bytes (expected none)", ns.size()));
       if (v.sessions.empty()) throw InputError("a key without sessions");
       for (size_t i = 0; i < v.sessions.size(); ++i) {
-        const Session& w = v.sessions[i];
+        Session& w = v.sessions[i];
         if (w.start >= w.end) throw InputError(fmt::format("a session [{}, {}) that is empty", w.start, w.end));
         if (i > 0 && v.sessions[i - 1].end >= w.start)
           throw InputError(fmt::format("sessions [.., {}) and [{}, ..) that touch or are out of order",
