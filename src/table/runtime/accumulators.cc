@@ -597,11 +597,15 @@ void AggsHandler::checkLayout(Accumulators& acc) const {
   // Restored user accumulators are read back now, so bytes of another function fail the restore.
   for (const Desc& d : descs_) {
     if (d.kind != AggKind::kUser) continue;
+    UserAccumulator& u = acc.user[static_cast<size_t>(d.user)];
+    if (u.acc) continue;
     try {
-      userAccumulator(acc, d);
-    } catch (const UserError& e) {
-      throw InputError(e.what());
+      u.acc = d.function->deserialize(u.bytes);
+    } catch (const std::exception& e) {
+      throw InputError(fmt::format("the accumulator of {} does not decode: {}", d.call_text, e.what()));
     }
+    u.function = d.function;
+    u.bytes.clear();
   }
 }
 
