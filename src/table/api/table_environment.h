@@ -121,9 +121,9 @@ class TableEnvironment {
   /// TableEnvironment#createStatementSet). The set refers to this environment, which must outlive it.
   StatementSet createStatementSet();
 
-  /// Registers a user-defined scalar or table function (user_function.h) under `name` (Flink's
-  /// createTemporarySystemFunction): it shadows a built-in of that name. Throws UserError when a
-  /// temporary system function of that name exists.
+  /// Registers a user-defined scalar, table or aggregate function (user_function.h, aggregate_function.h)
+  /// under `name` (Flink's createTemporarySystemFunction): it shadows a built-in of that name. Throws
+  /// UserError when a temporary system function of that name exists.
   void createTemporarySystemFunction(const std::string& name, std::shared_ptr<const UserDefinedFunction> function);
   /// The same in the default catalog and database (Flink's createTemporaryFunction), resolved after the
   /// built-ins. Throws UserError when a temporary function of that name exists.

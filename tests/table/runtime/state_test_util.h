@@ -2,6 +2,8 @@
 /// Helpers for the snapshot / restore tests of the SQL operators: state contexts for a subtask's key
 /// groups, a checkpoint as a StreamTask takes it, and the state of a subtask after rescaling.
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +30,19 @@ inline std::unique_ptr<runtime::state::StreamOperatorStateContext> makeStateCont
     const runtime::checkpoint::OperatorSubtaskState* restored, int32_t parallelism = 1, int32_t index = 0) {
   return std::make_unique<runtime::state::StreamOperatorStateContext>("op", subtaskRange(parallelism, index),
                                                                       kMaxParallelism, restored);
+}
+
+/// A state context for subtask 0 of 1 on the backend `type` (RocksDB under the test's temporary
+/// directory, in a folder named after `instance`), restored from `restored` (nullptr: fresh).
+inline std::unique_ptr<runtime::state::StreamOperatorStateContext> makeStateContext(
+    const runtime::checkpoint::OperatorSubtaskState* restored, runtime::state::StateBackendType type,
+    const std::string& instance) {
+  runtime::state::StateBackendOptions o;
+  o.type = type;
+  o.local_directory = ::testing::TempDir();
+  o.instance_name = instance;
+  return std::make_unique<runtime::state::StreamOperatorStateContext>("op", subtaskRange(1, 0), kMaxParallelism,
+                                                                      restored, o);
 }
 
 /// Opens `op` as subtask `index` of `parallelism` on `state`, writing to `out`.

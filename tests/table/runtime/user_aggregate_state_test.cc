@@ -73,12 +73,7 @@ class UserAggregateStateTest : public ::testing::TestWithParam<runtime::state::S
  protected:
   std::unique_ptr<runtime::state::StreamOperatorStateContext> context(
       const runtime::checkpoint::OperatorSubtaskState* restored) const {
-    runtime::state::StateBackendOptions o;
-    o.type = GetParam();
-    o.local_directory = ::testing::TempDir();
-    o.instance_name = "UserAggregateStateTest";
-    return std::make_unique<runtime::state::StreamOperatorStateContext>(
-        "op", testing::subtaskRange(1, 0), testing::kMaxParallelism, restored, o);
+    return testing::makeStateContext(restored, GetParam(), "UserAggregateStateTest");
   }
 };
 
