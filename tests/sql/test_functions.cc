@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,24 @@ std::optional<double> weightedAverage(const WeightedSum& a) {
   if (a.weight == 0) return std::nullopt;
   return static_cast<double>(a.sum) / static_cast<double>(a.weight);
 }
+
+// Declares a NOT NULL BIGINT result and then gives NULL: the runtime must refuse it, not write a NULL into
+// a NOT NULL column.
+class NullInNotNull final : public table::AggregateFunction {
+ public:
+  types::LogicalType inferType(std::vector<types::LogicalType>&) const override {
+    return types::LogicalType::bigint(false);
+  }
+  std::unique_ptr<table::AggregateAccumulator> createAccumulator() const override {
+    return std::make_unique<table::AggregateAccumulator>();
+  }
+  void accumulate(table::AggregateAccumulator&, const table::FunctionArgs&) const override {}
+  bool getValue(const table::AggregateAccumulator&, table::FunctionResult&) const override { return false; }
+  void serialize(const table::AggregateAccumulator&, std::string&) const override {}
+  std::unique_ptr<table::AggregateAccumulator> deserialize(std::string_view) const override {
+    return std::make_unique<table::AggregateAccumulator>();
+  }
+};
 
 }  // namespace
 
@@ -70,6 +89,8 @@ void registerTestFunctions() {
         },
         [](Values& a, const Values& b) { a.insert(a.end(), b.begin(), b.end()); });
   });
+  table::registerFunctionClass("sluice.test.udf.NullInNotNull",
+                                [] { return std::make_shared<const NullInNotNull>(); });
   table::registerFunctionClass("sluice.test.udf.Unlucky", [] {
     return table::makeAggregateFunction<int64_t>(
         [](int64_t& n, int32_t v) {

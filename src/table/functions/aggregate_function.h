@@ -2,7 +2,8 @@
 /// User-defined aggregate functions (Flink's AggregateFunction<T, ACC>): a C++ object that folds the rows
 /// of a group into an accumulator and reads a result from it, called from SQL like a built-in aggregate
 /// (`SELECT k, wavg(v, w) FROM t GROUP BY k`, in a window TVF aggregation, `wavg(v, w) OVER (...)`, with
-/// `FILTER (WHERE ...)` and, for one argument, `DISTINCT`). Registered like the scalar and table
+/// `FILTER (WHERE ...)` outside OVER and, for one argument, `DISTINCT` (which skips NULL arguments before
+/// the function sees them, as the built-in DISTINCT aggregates do)). Registered like the scalar and table
 /// functions of user_function.h (`TableEnvironment::createTemporarySystemFunction`,
 /// `createTemporaryFunction`, `registerFunctionClass` + `CREATE FUNCTION ... AS 'class'`).
 ///
@@ -13,7 +14,8 @@
 ///   changelog), and for bounded OVER frames. The planner refuses such a query at the call's SQL position
 ///   ("Function f does not implement retract ...") when the function has none.
 /// - merge(acc, other) adds another accumulator of the same call: needed by SESSION windows (sessions
-///   merge); refused at plan time the same way when absent.
+///   merge) and, as Flink asks, by HOP and CUMULATE; refused at plan time the same way when absent.
+/// - getValue returning NULL for a NOT NULL result type (see inferType) fails the job naming the call.
 ///
 /// State: the accumulator of each group lives in the operator's keyed state (runtime/state), so it is
 /// part of every checkpoint and savepoint and restored on either state backend (hashmap: the object
@@ -62,7 +64,7 @@ class AggregateFunction : public UserDefinedFunction {
   /// entry to another type to have the argument cast to it first); returns the result type. Throw
   /// UserError to refuse the call: the planner reports it at the call's SQL position.
   virtual types::LogicalType inferType(std::vector<types::LogicalType>& args) const = 0;
-  /// A fresh accumulator (a group's first row, a new window).
+  /// A fresh accumulator (a group's first row, a new window); never null.
   virtual std::unique_ptr<AggregateAccumulator> createAccumulator() const = 0;
   /// Adds one row, its arguments in `args` (a NULL argument is passed as NULL).
   virtual void accumulate(AggregateAccumulator& acc, const FunctionArgs& args) const = 0;
@@ -217,7 +219,8 @@ std::shared_ptr<const AggregateFunction> makeAggregateLambda(Acc initial, FAcc a
 
 }  // namespace udf_internal
 
-/// An aggregate function from C++ callables over an accumulator of type `Acc`, its SQL signature taken
+/// An aggregate function from C++ callables (non-generic lambdas, or functors with one const
+/// operator(): the signature is read from it) over an accumulator of type `Acc`, its SQL signature taken
 /// from the C++ one as Flink extracts it from the accumulate and getValue methods:
 /// - `accumulate`: `void(Acc&, A...)`, the A of the types makeScalarFunction takes (bool, int32_t,
 ///   int64_t, float, double, std::string / std::string_view, std::optional of them). A NULL argument for a

@@ -333,11 +333,17 @@ RelNodePtr SqlToRelConverter::Impl::convertAggregate(const sql::SelectStmt& s, F
         pre_names.push_back("$f" + std::to_string(pre.size() - 1));
       }
       addFilter(*a, call);
-      // Sessions merge as rows bridge them (MergingWindowProcessFunction calls the function's merge).
-      if (windowed && window.kind == WindowSpec::Kind::kSession && !call.function->hasMerge())
-        fail(a->pos, fmt::format("Function {} does not implement merge, which a SESSION window needs (its sessions "
-                                 "merge)",
-                                 udaf->name));
+      // Sessions merge as rows bridge them (MergingWindowProcessFunction calls the function's merge); Flink
+      // also asks merge of HOP and CUMULATE (slice-shared assigners: a window is merged from its slices,
+      // StreamExecWindowAggregate), though this engine accumulates their windows directly.
+      if (windowed && window.kind != WindowSpec::Kind::kTumble && !call.function->hasMerge()) {
+        const char* kind = window.kind == WindowSpec::Kind::kSession ? "SESSION" :
+                           window.kind == WindowSpec::Kind::kHop     ? "HOP" : "CUMULATE";
+        fail(a->pos, fmt::format("Function {} does not implement merge, which a {} window needs ({})", udaf->name,
+                                 kind,
+                                 window.kind == WindowSpec::Kind::kSession ? "its sessions merge"
+                                                                           : "a window is merged from its slices"));
+      }
       call.name = a->toString();
       user_calls.emplace_back(calls.size(), a->pos);
       calls.push_back(std::move(call));

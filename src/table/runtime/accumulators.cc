@@ -882,6 +882,9 @@ void AggsHandler::userValue(const Desc& d, const Accumulators& acc, AggValue& v)
   out.appendNull();  // the slot FunctionResult writes
   FunctionResult result(out, 0);
   v.is_null = !callUser(d.call_text, [&] { return d.function->getValue(a, result); });
+  if (v.is_null && !d.result_type.nullable)
+    throw UserError(fmt::format("user-defined aggregate function {} returned NULL for its NOT NULL result type",
+                                d.call_text));
   if (v.is_null) return;
   switch (d.result_phys) {
     case Phys::kLong: v.l = out.longs()[0]; break;
