@@ -78,7 +78,9 @@ class SummingSink : public runtime::StreamOperator {
     h_->sink_snapshotted = true;
     h_->cv.notify_all();
     // Checkpoint 1 stays the latest completed one while the test reads it.
-    if (id > 1) EXPECT_TRUE(h_->cv.wait_for(lock, std::chrono::seconds(30), [&] { return h_->finish; }));
+    if (id > 1) {
+      EXPECT_TRUE(h_->cv.wait_for(lock, std::chrono::seconds(30), [&] { return h_->finish; }));
+    }
   }
 
  private:
