@@ -228,8 +228,12 @@ TEST(TwoInputBacklogSortingTest, TheSortedBacklogOfBothInputsComesFirstThenTheOp
   size_t advanced = got.size();
   for (size_t i = 0; i < got.size(); ++i) {
     if (std::get<5>(got[i]) == 0 && advanced == got.size()) advanced = i;
-    if (i >= advanced) EXPECT_EQ(std::get<5>(got[i]), 0) << "record " << i << ": the watermark went back";
-    if (is_backlog(got[i])) EXPECT_LT(i, advanced) << "backlog record " << i << " after the watermark advanced";
+    if (i >= advanced) {
+      EXPECT_EQ(std::get<5>(got[i]), 0) << "record " << i << ": the watermark went back";
+    }
+    if (is_backlog(got[i])) {
+      EXPECT_LT(i, advanced) << "backlog record " << i << " after the watermark advanced";
+    }
   }
   // After it: streaming, each input's records in their order, and some records came that way (each input's
   // records after its attributes turned not-backlog are not sorted).

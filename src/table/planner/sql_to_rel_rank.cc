@@ -408,7 +408,16 @@ RelNodePtr SqlToRelConverter::Impl::applyOrderByLimit(const sql::Query& q, RelNo
                              static_cast<bool>(rel->rowtime[i]), false});
   RankSpec spec;
   for (const auto& o : q.order_by) {
-    ExprPtr x = convert(*o.expr, scope);
+    ExprPtr x;
+    try {
+      x = convert(*o.expr, scope);
+    } catch (const SqlError&) {
+      // The scope here is the SELECT list's result; a column of FROM that is not selected is not in it.
+      if (o.expr->kind != sql::ExprKind::kIdentifier) throw;
+      fail(o.expr->pos, fmt::format("Column '{}' is not in the query's result: ORDER BY a column that is not in the "
+                                    "SELECT list is not supported yet; add it to the SELECT list",
+                                    sql::qualifiedNameToString(o.expr->names)));
+    }
     if (x->kind != ExprKind::kInputRef)
       fail(o.pos, "ORDER BY supports columns of the query's result only yet; compute the expression in the SELECT list");
     spec.order.push_back(SortField{x->input_index, !o.descending, o.nullsFirst()});
