@@ -374,6 +374,7 @@ RocksDBStore::MemoryUsage RocksDBStore::memoryUsage() const {
   m.block_cache_usage = impl_->block_cache->GetUsage();
   uint64_t v = 0;
   if (impl_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &v)) m.memtable_bytes = v;
+  if (impl_->db->GetAggregatedIntProperty(rocksdb::DB::Properties::kLiveSstFilesSize, &v)) m.live_sst_bytes = v;
   return m;
 }
 

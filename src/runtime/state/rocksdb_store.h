@@ -104,11 +104,13 @@ class RocksDBStore {
   /// prefix range scans of each overlapping old database).
   void copyRange(const RocksDBStore& source, std::string_view begin, std::string_view end);
   /// Bytes in use, for tests and diagnostics: the block cache's capacity and usage (shared by the slot's
-  /// backends when the memory is managed, memtables charged to it then) and this database's memtables.
+  /// backends when the memory is managed, memtables charged to it then) and this database's memtables; and,
+  /// on disk, the live SST files (RocksDB's own count: listing the directory races with compactions).
   struct MemoryUsage {
     uint64_t block_cache_capacity = 0;
     uint64_t block_cache_usage = 0;
     uint64_t memtable_bytes = 0;
+    uint64_t live_sst_bytes = 0;
   };
   MemoryUsage memoryUsage() const;
   /// The database directory.
