@@ -552,8 +552,8 @@ void CheckpointCoordinator::run() {
       const auto pause_end = last_completion_ ? *last_completion_ + std::chrono::milliseconds(config_.min_pause_ms)
                                               : now;
       if (static_cast<int32_t>(pending_.size()) >= config_.max_concurrent) {
-        // A periodic trigger is skipped; a requested checkpoint waits for a completion or an abort.
-        if (!requested_) scheduleFromLocked(now, interval);
+        // The due trigger stays queued (Flink's CheckpointRequestDecider): it starts as soon as a pending
+        // checkpoint completes, is declined or expires (min-pause permitting), not a whole interval later.
       } else if (now < pause_end) {
         next_trigger_ = pause_end;
       } else {
@@ -575,8 +575,8 @@ void CheckpointCoordinator::run() {
       }
     }
     auto wake = next_expiry;
-    // A request queued behind pending checkpoints has no deadline: their completion or abort wakes the loop.
-    const bool queued = requested_ && static_cast<int32_t>(pending_.size()) >= config_.max_concurrent;
+    // A trigger queued behind pending checkpoints has no deadline: their completion or abort wakes the loop.
+    const bool queued = (requested_ || now >= next_trigger_) && static_cast<int32_t>(pending_.size()) >= config_.max_concurrent;
     if (interval > 0 && !suspended_ && !queued && (!wake || next_trigger_ < *wake)) wake = next_trigger_;
     // While suspended, completed checkpoints wait (not finalized): they must not keep the loop spinning.
     auto ready = [&] {
