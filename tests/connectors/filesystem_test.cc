@@ -321,6 +321,20 @@ TEST(FileSystemFactoryTest, UnknownOptionListsSupportedOnes) {
     EXPECT_THAT(msg, ::testing::HasSubstr("Unsupported options:\n\ncsv.delimiter\n"));
     EXPECT_THAT(msg, ::testing::HasSubstr("csv.field-delimiter\n"));
     EXPECT_THAT(msg, ::testing::Not(::testing::HasSubstr("Unsupported options:\n\ncsv.delimiter\nsink.")));
+    // 6 edits from 'csv.field-delimiter': too far for a guess.
+    EXPECT_THAT(msg, ::testing::Not(::testing::HasSubstr("Did you mean")));
+  }
+  // 1 edit from 'source.monitor-interval', 2 from 'sink.rolling-policy.file-size'.
+  t = fsTable("/tmp", idName(), {{"source.monitor-intervall", "1s"}, {"sink.rolling-policy.fiel-size", "1MB"}});
+  try {
+    registry.find(t);
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_THAT(msg, ::testing::HasSubstr("Unsupported options:\n\nsink.rolling-policy.fiel-size\nsource.monitor-intervall\n\n"
+                                          "Did you mean 'sink.rolling-policy.file-size' instead of "
+                                          "'sink.rolling-policy.fiel-size'?\n\nDid you mean 'source.monitor-interval' instead "
+                                          "of 'source.monitor-intervall'?\n\nSupported options:"));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/config.h"
 #include "common/error.h"
 
 namespace sluice::table {
@@ -38,6 +39,24 @@ bool matchesPattern(const std::string& pattern, const std::string& key) {
   return key.size() > prefix.size() + suffix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
          key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+// The supported option nearest to `key` by edit distance, empty if none is close. A pattern takes the
+// key's own field name ("fields.#.kind" is tried as "fields.f0.kind" for "fields.f0.kidn").
+std::string closestOption(const std::string& key, const std::set<std::string>& supported) {
+  std::vector<std::string> candidates;
+  for (const std::string& p : supported) {
+    const size_t hash = p.find('#');
+    if (hash == std::string::npos) {
+      candidates.push_back(p);
+      continue;
+    }
+    const std::string prefix = p.substr(0, hash);
+    const size_t last_dot = key.rfind('.');
+    if (key.compare(0, prefix.size(), prefix) != 0 || last_dot == std::string::npos || last_dot <= prefix.size()) continue;
+    candidates.push_back(prefix + key.substr(prefix.size(), last_dot - prefix.size()) + p.substr(hash + 1));
+  }
+  return closestConfigKey(key, candidates);
+}
 }  // namespace
 
 const DynamicTableFactory& FactoryRegistry::find(const ResolvedTable& table) const {
@@ -68,8 +87,14 @@ const DynamicTableFactory& FactoryRegistry::find(const ResolvedTable& table) con
     std::vector<std::string> all{"connector"};
     all.insert(all.end(), supported.begin(), supported.end());
     std::sort(all.begin(), all.end());
-    throw UserError(fmt::format("Unsupported options found for '{}' (table '{}').\n\nUnsupported options:\n\n{}\n\nSupported options:\n\n{}",
-                                f.identifier(), table.name, fmt::join(unsupported, "\n"), fmt::join(all, "\n")));
+    // Flink's message, plus the nearest supported option of each misspelt one.
+    std::string hints;
+    for (const std::string& key : unsupported) {
+      const std::string close = closestOption(key, supported);
+      if (!close.empty()) hints += fmt::format("Did you mean '{}' instead of '{}'?\n\n", close, key);
+    }
+    throw UserError(fmt::format("Unsupported options found for '{}' (table '{}').\n\nUnsupported options:\n\n{}\n\n{}Supported options:\n\n{}",
+                                f.identifier(), table.name, fmt::join(unsupported, "\n"), hints, fmt::join(all, "\n")));
   }
   return f;
 }
