@@ -121,7 +121,12 @@ void validate(const ConfigOptionSpec& spec, const std::string& key, const std::s
         badValue(key, value, fmt::format("must be at least {} ms", *spec.min_value));
       break;
     }
-    case ConfigType::kMemorySize: parseMemorySize(key, value); break;
+    case ConfigType::kMemorySize: {
+      const int64_t bytes = parseMemorySize(key, value);
+      if (spec.min_value && bytes < *spec.min_value)
+        badValue(key, value, fmt::format("must be at least {} bytes", *spec.min_value));
+      break;
+    }
     case ConfigType::kString: break;
     case ConfigType::kEnum: {
       std::string v = lower(trim(value));
@@ -422,7 +427,7 @@ std::vector<std::string> tmpDirectories(const Configuration& config) {
 const ConfigOption<int64_t> kSortedInputsMemory(
     "execution.sorted-inputs.memory", ConfigType::kMemorySize, "128 mb",
     "Memory of the external sorter of one keyed input (BATCH sorted inputs, sorting during backlog) before it "
-    "spills a sorted run to io.tmp.dirs (Flink's ExecutionOptions.SORTED_INPUTS_MEMORY).");
+    "spills a sorted run to io.tmp.dirs (Flink's ExecutionOptions.SORTED_INPUTS_MEMORY).", 1024);
 const ConfigOption<bool> kSortedInputsEnabled(
     "execution.sorted-inputs.enabled", ConfigType::kBool, "true",
     "Sort the inputs of keyed one-input operators in BATCH runtime mode (Flink's ExecutionOptions.SORT_INPUTS).");

@@ -63,8 +63,8 @@ class ConfigOption {
                std::vector<std::string> enum_values = {})
       : spec_(&registerConfigOption(ConfigOptionSpec{std::move(key), type, std::move(default_value),
                                                      std::move(description), std::move(enum_values), {}})) {}
-  /// An integer option whose values below `min_value` are rejected when set (so `SET` and `-D` name the
-  /// key at once instead of the job failing later).
+  /// An integer, duration (ms) or memory-size (bytes) option whose values below `min_value` are rejected
+  /// when set (so `SET` and `-D` name the key at once instead of the job failing later).
   ConfigOption(std::string key, ConfigType type, std::string default_value, std::string description,
                int64_t min_value)
       : spec_(&registerConfigOption(ConfigOptionSpec{std::move(key), type, std::move(default_value),
