@@ -1,7 +1,8 @@
 // JSON functions. Queries follow Flink's defaults (SQL/JSON, lax mode): JSON_VALUE gives the scalar at
 // the path as a string (NULL ON EMPTY, NULL ON ERROR: no match, an object/array, several matches or
-// invalid JSON give NULL); JSON_QUERY gives the object/array at the path as compact JSON (WITHOUT
-// ARRAY WRAPPER, so a scalar is an error and NULL); JSON_EXISTS is FALSE ON ERROR. JSON_OBJECT is NULL
+// invalid JSON give NULL); JSON_QUERY gives the object/array at the path as compact JSON (a path with
+// a wildcard: the array of its matches; WITHOUT ARRAY WRAPPER, so a scalar is an error and NULL, unless
+// WITH [CONDITIONAL | UNCONDITIONAL] ARRAY WRAPPER wraps it); JSON_EXISTS is FALSE ON ERROR. JSON_OBJECT is NULL
 // ON NULL by default, JSON_ARRAY ABSENT ON NULL; numbers keep their SQL text (DECIMAL 1.50 stays 1.50),
 // other non-string values become JSON strings in the print format.
 #include <nlohmann/json.hpp>
@@ -146,6 +147,22 @@ bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& 
   return true;
 }
 
+bool hasWildcard(const JsonPath& path) {
+  for (const PathStep& s : path.steps) {
+    if (s.kind == PathStep::kAnyKey || s.kind == PathStep::kAnyIndex) return true;
+  }
+  return false;
+}
+
+/// JSON_QUERY's WITHOUT / WITH CONDITIONAL / WITH UNCONDITIONAL ARRAY WRAPPER (Calcite's
+/// SqlJsonQueryWrapperBehavior, which Flink runs): conditional wraps whatever is not an array.
+enum class Wrapper { kWithout, kConditional, kUnconditional };
+Wrapper wrapperOf(const std::string& text) {
+  if (text == "CONDITIONAL") return Wrapper::kConditional;
+  if (text == "UNCONDITIONAL") return Wrapper::kUnconditional;
+  return Wrapper::kWithout;
+}
+
 std::string scalarText(const Json& j) {
   if (j.is_string()) return j.get<std::string>();
   return j.dump();
@@ -198,9 +215,10 @@ RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool
       // ON EMPTY / ON ERROR behaviours: Flink's defaults unless the call carries them (args 2..5).
       const bool exists = op == ScalarOp::kJsonExists;
       std::array<std::string, 2> modes = {"NULL", exists ? "FALSE" : "NULL"};
-      if (args.size() == 6) modes = {constString(*args[2]), constString(*args[4])};
+      if (args.size() >= 6) modes = {constString(*args[2]), constString(*args[4])};
+      const Wrapper wrapper = args.size() == 7 ? wrapperOf(constString(*args[6])) : Wrapper::kWithout;
       const char* name = scalarOpName(op);
-      return [op, path, modes, name, exists](const RowArgs& a, Column& out, size_t i) {
+      return [op, path, modes, name, exists, wrapper](const RowArgs& a, Column& out, size_t i) {
         if (!a.valid(0) || !a.valid(1)) return false;
         // Applies behaviour `which` (0 ON EMPTY, 1 ON ERROR); returns the row's validity.
         const auto behave = [&](int which, const std::string& why) {
@@ -234,17 +252,32 @@ RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool
           out.longs()[i] = !found.empty();
           return true;
         }
-        if (found.empty()) return behave(0, "the result is empty");
-        if (found.size() != 1) return behave(1, fmt::format("the path selects {} values", found.size()));
-        const Json& j = *found[0];
         if (op == ScalarOp::kJsonValue) {
+          if (found.empty()) return behave(0, "the result is empty");
+          if (found.size() != 1) return behave(1, fmt::format("the path selects {} values", found.size()));
+          const Json& j = *found[0];
           if (j.is_null()) return false;
           if (j.is_structured()) return behave(1, "the value at the path is not a scalar");
           setString(out, i, scalarText(j));
-        } else {
-          if (!j.is_structured()) return behave(1, "the value at the path is not an object or array");
-          setString(out, i, j.dump());
+          return true;
         }
+        // JSON_QUERY: a path with a wildcard selects the array of its matches (Flink's 'lax $.a[*].c' gives
+        // '["c1","c2"]', an empty array when nothing matches); then the wrapper.
+        const bool wildcard = hasWildcard(*p);
+        if (found.empty() && !wildcard) return behave(0, "the result is empty");
+        if (found.size() != 1 && !wildcard) return behave(1, fmt::format("the path selects {} values", found.size()));
+        Json value;
+        if (wildcard) {
+          value = Json::array();
+          for (const Json* f : found) value.push_back(*f);
+        } else {
+          value = *found[0];
+        }
+        if (wrapper == Wrapper::kUnconditional || (wrapper == Wrapper::kConditional && !value.is_array())) {
+          value = Json::array({std::move(value)});
+        }
+        if (!value.is_structured()) return behave(1, "the value at the path is not an object or array");
+        setString(out, i, value.dump());
         return true;
       };
     }
@@ -300,12 +333,13 @@ LogicalType inferJsonType(ScalarOp op, std::vector<ExprPtr>& args) {
       if (isNullLiteral(args[k])) args[k] = typedNull(LogicalType::string());
     return LogicalType::string(false);
   }
-  checkArity(op, n, 2, 6);
-  if (n != 2 && n != 6) throw InternalError(fmt::format("{} with {} arguments", name, n));
+  checkArity(op, n, 2, 7);
+  if (n != 2 && n != 6 && !(n == 7 && op == ScalarOp::kJsonQuery))
+    throw InternalError(fmt::format("{} with {} arguments", name, n));
   const std::string forms = fmt::format("'{}(<STRING>, <STRING>)'", name);
   requireString(op, args, 0, forms);
   requireString(op, args, 1, forms);
-  if (n == 6) {
+  if (n >= 6) {
     // ON EMPTY / ON ERROR behaviours written by the parser: check that the function allows them.
     for (size_t k : {size_t{2}, size_t{4}}) {
       const std::string mode = std::get<std::string>(args[k]->literal);
@@ -329,7 +363,7 @@ LogicalType inferJsonType(ScalarOp op, std::vector<ExprPtr>& args) {
     throw UserError(fmt::format("Invalid JSON path expression '{}' in {}", std::get<std::string>(p.literal), name));
   if (op == ScalarOp::kJsonExists)
     return LogicalType::boolean(args[0]->type.nullable || args[1]->type.nullable ||
-                                (n == 6 && std::get<std::string>(args[4]->literal) == "UNKNOWN"));
+                                (n >= 6 && std::get<std::string>(args[4]->literal) == "UNKNOWN"));
   return LogicalType::string(true);
 }
 
@@ -338,7 +372,7 @@ NodePtr makeJsonNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> 
   // Queries check their own NULLs (a DEFAULT value may be NULL); ERROR ON ... may throw per row.
   const bool constructor = op == ScalarOp::kJsonObject || op == ScalarOp::kJsonArray;
   bool may_throw = op == ScalarOp::kJsonObject;
-  if (!constructor && args.size() == 6) may_throw = constString(*args[2]) == "ERROR" || constString(*args[4]) == "ERROR";
+  if (!constructor && args.size() >= 6) may_throw = constString(*args[2]) == "ERROR" || constString(*args[4]) == "ERROR";
   RowFn fn = jsonKernel(op, args, raw);
   return makeRowFunctionNode(type, std::move(args), false, may_throw, std::move(fn), reg);
 }

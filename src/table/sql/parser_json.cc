@@ -44,7 +44,8 @@ ExprPtr Parser::parseJsonQuery(const Token& name_tok, ExprPtr call) {
   // JSON_QUERY / JSON_EXISTS. RETURNING becomes a TRY_CAST around the call. Behaviours other than the
   // defaults add four children: {'<mode>' ON EMPTY, its DEFAULT value or NULL, '<mode>' ON ERROR, its
   // DEFAULT value or NULL}, modes NULL, ERROR, DEFAULT, TRUE, FALSE, UNKNOWN, EMPTY ARRAY, EMPTY OBJECT
-  // (the planner checks which the function allows).
+  // (the planner checks which the function allows). JSON_QUERY's WITH [CONDITIONAL | UNCONDITIONAL]
+  // [ARRAY] WRAPPER adds those four (defaults included) and a seventh, 'CONDITIONAL' or 'UNCONDITIONAL'.
   const std::string& u = name_tok.upper;
   call->children.push_back(parseExpr());
   expectSymbol(",");
@@ -54,15 +55,29 @@ ExprPtr Parser::parseJsonQuery(const Token& name_tok, ExprPtr call) {
   std::string modes[2] = {"NULL", u == "JSON_EXISTS" ? "FALSE" : "NULL"};
   ExprPtr defaults[2];
   bool custom = false;
+  std::string wrapper;  ///< JSON_QUERY's: empty = WITHOUT
   while (!peek().isSymbol(")")) {
     const Token& what = peek();
     if (what.isWord("WITHOUT")) {
       next();
       acceptWord("ARRAY");
       expectWord("WRAPPER");
+      wrapper.clear();
       continue;
     }
-    if (what.isWord("WITH")) unsupported(what, fmt::format("WITH ... WRAPPER in {}", u));
+    if (what.isWord("WITH")) {
+      // WITH [CONDITIONAL | UNCONDITIONAL] [ARRAY] WRAPPER; WITH alone is UNCONDITIONAL.
+      if (u != "JSON_QUERY") unsupported(what, fmt::format("WITH ... WRAPPER in {}", u));
+      next();
+      if (acceptWord("CONDITIONAL")) wrapper = "CONDITIONAL";
+      else {
+        acceptWord("UNCONDITIONAL");
+        wrapper = "UNCONDITIONAL";
+      }
+      acceptWord("ARRAY");
+      expectWord("WRAPPER");
+      continue;
+    }
     std::string mode;
     ExprPtr value;
     if (what.isWord("NULL") || what.isWord("ERROR") || what.isWord("TRUE") || what.isWord("FALSE") ||
@@ -90,12 +105,13 @@ ExprPtr Parser::parseJsonQuery(const Token& name_tok, ExprPtr call) {
     defaults[which] = std::move(value);
   }
   next();
-  if (custom) {
+  if (custom || !wrapper.empty()) {
     for (int k = 0; k < 2; ++k) {
       call->children.push_back(makeLiteral(LiteralKind::kString, modes[k], name_tok.pos));
       call->children.push_back(defaults[k] ? std::move(defaults[k]) : makeLiteral(LiteralKind::kNull, "", name_tok.pos));
     }
   }
+  if (!wrapper.empty()) call->children.push_back(makeLiteral(LiteralKind::kString, wrapper, name_tok.pos));
   if (!returning) return call;
   auto cast = std::make_unique<Expr>();
   cast->kind = ExprKind::kCast;
