@@ -58,12 +58,17 @@ class HoldingSource : public runtime::SourceOperator {
       output_->collect(std::move(b));
       return runtime::InputStatus::kMoreAvailable;
     }
+    // X stays in the writer until this subtask takes the trigger: an idle source flushes at once, and the
+    // coordinator may not have dispatched subtask 1's trigger yet when the sink has snapshotted.
+    if (ctx_.subtask_index == 1 && !snapshotted_) return runtime::InputStatus::kMoreAvailable;
     return h_->finish ? runtime::InputStatus::kEndOfInput : runtime::InputStatus::kNothingAvailable;
   }
+  void snapshotState(int64_t) override { snapshotted_ = true; }  // the task thread, as emitNext
 
  private:
   Hooks* h_;
   bool emitted_ = false;
+  bool snapshotted_ = false;
 };
 
 class SummingSink : public runtime::StreamOperator {
