@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "connectors/connector_options.h"
 #include "connectors/operator_util.h"
+#include "table/functions/time_zone.h"
 
 namespace sluice::connectors {
 
@@ -83,6 +84,10 @@ DataGenSourceReader::DataGenSourceReader(std::shared_ptr<const DataGenSpec> spec
   emitted_fields_ = spec_->projection;
   if (emitted_fields_.empty())
     for (size_t f = 0; f < spec_->fields.size(); ++f) emitted_fields_.push_back(static_cast<int>(f));
+  for (int f : emitted_fields_) {
+    const TypeId id = spec_->fields[static_cast<size_t>(f)].type.id;
+    needs_local_clock_ = needs_local_clock_ || id == TypeId::kDate || id == TypeId::kTime;
+  }
   // The rate clock starts with the subtask (operator open), as before the split arrives.
   start_ns_ = nowNanos();
 }
@@ -166,6 +171,13 @@ runtime::InputStatus DataGenSourceReader::pollNext(runtime::ReaderOutput<types::
 
 void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
   const int64_t now_ms = wallClockMillis();
+  // DATE and TIME are the machine's local date and time of day (Flink: LocalDate.now(), LocalTime.now()
+  // in the JVM's default zone), not the session zone.
+  int64_t local_ms = 0;
+  if (needs_local_clock_) local_ms = table::ZoneRules::resolve("default").toLocal(now_ms);
+  constexpr int64_t kMsPerDay = 86'400'000;
+  const int64_t local_day = local_ms >= 0 ? local_ms / kMsPerDay : -((-local_ms + kMsPerDay - 1) / kMsPerDay);
+  const int64_t local_ms_of_day = local_ms - local_day * kMsPerDay;
   // Unprojected fields are not generated: their values would be dropped, and the row limit was fixed
   // in addSplit() from every sequence.
   for (size_t k = 0; k < emitted_fields_.size(); ++k) {
@@ -233,6 +245,8 @@ void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
           col.appendLong(now_ms - past);
           break;
         }
+        case TypeId::kDate: col.appendLong(local_day); break;
+        case TypeId::kTime: col.appendLong(local_ms_of_day); break;
         default: col.appendNull(); break;
       }
     }
@@ -420,6 +434,9 @@ std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const 
       case TypeId::kTimestamp:
       case TypeId::kTimestampLtz:
         f.max_past_ms = durationOption(o, prefix + "max-past", 0, t);
+        break;
+      case TypeId::kDate:
+      case TypeId::kTime:
         break;
       default:
         throw UserError(fmt::format("The datagen connector does not support type {} (column '{}' of table '{}').",

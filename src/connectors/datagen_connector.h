@@ -12,9 +12,12 @@
 ///  - random: INT/BIGINT in [min, max] (defaults: the type's range), DOUBLE in [min, max), DECIMAL in
 ///    [min, max] clipped to the type's range, BOOLEAN, STRING/VARCHAR of `length` (default 100 for
 ///    STRING, n for VARCHAR(n)/CHAR(n)) lowercase hex characters (`var-len` picks a length 1..length),
-///    TIMESTAMP = now minus a random duration up to `max-past` (default 0). `null-rate` in [0, 1].
-/// Random values use a fixed seed per subtask and field, so runs are repeatable (TIMESTAMP follows the
-/// clock). Threading: used by the task thread only.
+///    TIMESTAMP and TIMESTAMP_LTZ = now minus a random duration up to `max-past` (default 0), DATE =
+///    today and TIME = the time of day (ms), both on the machine's clock in its own zone (TZ, else
+///    /etc/localtime) as Flink's LocalDate.now()/LocalTime.now(); `max-past` only moves timestamps.
+///    `null-rate` in [0, 1]. A sequence of DATE, TIME or a timestamp is a UserError, as in Flink.
+/// Random values use a fixed seed per subtask and field, so runs are repeatable (the time types follow
+/// the clock). Threading: used by the task thread only.
 
 #include <cstdint>
 #include <deque>
@@ -131,6 +134,7 @@ class DataGenSourceReader final : public runtime::SourceReader<types::RowBatch, 
   std::vector<int> emitted_fields_;  ///< physical field of each output column
   std::vector<FieldState> state_;    ///< per physical field
   size_t batch_size_ = 1024;
+  bool needs_local_clock_ = false;  ///< a DATE or TIME column is emitted
   bool active_ = false;
   bool started_any_ = false;
   DataGenSplit current_;

@@ -1,5 +1,7 @@
 #include "connectors/datagen_connector.h"
 
+#include <cstdlib>
+#include <ctime>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -145,6 +147,52 @@ TEST(DataGenTest, SequenceOfStringsAndDecimals) {
   EXPECT_EQ(b.column(2).getDouble(2), 2.0);
 }
 
+// Local calendar day and millisecond of the day of the current instant, from libc (the oracle).
+std::pair<int64_t, int64_t> libcLocalNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  std::tm tm{};
+  localtime_r(&ts.tv_sec, &tm);
+  const int64_t local_s = static_cast<int64_t>(ts.tv_sec) + tm.tm_gmtoff;
+  const int64_t day = local_s >= 0 ? local_s / 86400 : -((-local_s + 86399) / 86400);
+  return {day, (local_s - day * 86400) * 1000 + ts.tv_nsec / 1'000'000};
+}
+
+TEST(DataGenTest, DateAndTimeAreTheLocalClock) {
+  // UTC+14 most of the day falls on another calendar day than UTC: a generator that ignored the zone fails.
+  const char* old_tz = std::getenv("TZ");
+  const std::string saved = old_tz ? old_tz : "";
+  setenv("TZ", "Pacific/Kiritimati", 1);
+  tzset();
+  auto t = genTable(RowType{{"d", "t", "n"}, {LogicalType::date(), LogicalType::time(3), LogicalType::date()}},
+                    {{"number-of-rows", "20"}, {"rows-per-second", "100000000"}, {"fields.n.null-rate", "1"},
+                     {"fields.d.max-past", "10 d"}});
+  Configuration conf;
+  auto src = DataGenTableFactory().createSource(t, conf);
+  const auto before = libcLocalNow();
+  CollectingOutput out;
+  runSource(*src, 0, 1, out);
+  const auto after = libcLocalNow();
+  if (old_tz) setenv("TZ", saved.c_str(), 1); else unsetenv("TZ");
+  tzset();
+  ASSERT_EQ(out.rows(), 20u);
+  for (const auto& b : out.batches) {
+    for (size_t r = 0; r < b.numRows(); ++r) {
+      // max-past moves only timestamps: the date is today.
+      EXPECT_GE(b.column(0).getLong(r), before.first);
+      EXPECT_LE(b.column(0).getLong(r), after.first);
+      const int64_t ms = b.column(1).getLong(r);
+      if (before.first == after.first) {
+        EXPECT_GE(ms, before.second);
+        EXPECT_LE(ms, after.second);
+      }
+      EXPECT_GE(ms, 0);
+      EXPECT_LT(ms, 86'400'000);
+      EXPECT_TRUE(b.column(2).isNull(r));
+    }
+  }
+}
+
 TEST(DataGenTest, BadOptions) {
   Configuration conf;
   DataGenTableFactory f;
@@ -155,6 +203,17 @@ TEST(DataGenTest, BadOptions) {
   EXPECT_THROW(f.createSource(genTable(one, {{"fields.b.min", "5"}}), conf), UserError);
   EXPECT_THROW(f.createSource(genTable(one, {{"scan.parallelism", "-1"}}), conf), UserError);
   EXPECT_EQ(f.createSource(genTable(one, {{"scan.parallelism", "2"}}), conf)->parallelism(), 2);
+  // Flink's SequenceGeneratorVisitor has no DATE, TIME or timestamp sequence.
+  for (const LogicalType& type : {LogicalType::date(), LogicalType::time(0), LogicalType::timestamp(3)}) {
+    try {
+      f.createSource(genTable(RowType{{"a"}, {type}},
+                              {{"fields.a.kind", "sequence"}, {"fields.a.start", "1"}, {"fields.a.end", "5"}}),
+                     conf);
+      ADD_FAILURE() << type.toString();
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("does not support type " + type.toString()), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -372,9 +372,15 @@ struct SqlToRelConverter::Impl {
                                  const LogicalType& type);
   /// A WHERE conjunct `x [NOT] IN (SELECT ...)`, `EXISTS (...)` or `NOT EXISTS (...)` as a semi / anti join
   /// of `input` with the subquery; a correlated subquery's conditions on the outer row become join keys
-  /// and a residual join condition (sql_to_rel_join.cc).
+  /// and a residual join condition (sql_to_rel_join.cc); a correlated EXISTS needs an equality with the
+  /// outer row and a plain SELECT ... FROM ... WHERE (no GROUP BY, DISTINCT, joins, set operations).
   RelNodePtr convertSubqueryPredicate(const RelNodePtr& input, const Scope& scope, const sql::Expr& pred);
   RelNodePtr convertInSubquery(const RelNodePtr& input, const Scope& scope, const sql::Expr& in);
+  /// An uncorrelated [NOT] EXISTS: a semi (anti) join of `input` with the rows of `sub` that pass
+  /// `condition` (over sub; may be null), both sides keyed on the constant TRUE, so one subtask joins them
+  /// (as Flink's join without keys after SubQueryRemoveRule).
+  RelNodePtr makeUncorrelatedExists(const RelNodePtr& input, const RelNodePtr& sub, ExprPtr condition, bool negated,
+                                    sql::SourcePos pos);
 
   // ---- SELECT ------------------------------------------------------------------------------
 

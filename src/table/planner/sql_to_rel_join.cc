@@ -243,9 +243,22 @@ RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& i
                      std::none_of(q.selects[0].select_list.begin(), q.selects[0].select_list.end(),
                                   [this](const sql::SelectItem& i) { return i.expr && containsAggregate(*i.expr); });
   if (!plain) {
-    if (exists)
-      fail(e.pos, "EXISTS over a subquery with GROUP BY, aggregates, DISTINCT, joins, set operations, WITH or LIMIT "
-                  "is not supported yet");
+    if (exists) {
+      // Planned on its own: a name of the outer query is not found there.
+      RelNodePtr sub;
+      try {
+        sub = convertQueryRel(q);
+      } catch (const SqlError& err) {
+        std::string msg = err.what();
+        if (msg.find("not found") == std::string::npos) throw;
+        // The hint goes at the end of the first line, before the excerpt with the caret.
+        msg.insert(std::min(msg.find('\n'), msg.size()),
+                   " (an EXISTS subquery with GROUP BY, aggregates, DISTINCT, joins, set operations, WITH or LIMIT "
+                   "cannot read the outer query yet)");
+        throw SqlError(msg, err.line(), err.column());
+      }
+      return makeUncorrelatedExists(input, sub, nullptr, negated, e.pos);
+    }
     return convertInSubquery(input, scope, e);
   }
   const sql::SelectStmt& sel = q.selects[0];
@@ -288,6 +301,10 @@ RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& i
   };
   const bool correlated = std::any_of(parts.begin(), parts.end(), readsOuter) || (in_item && readsOuter(in_item));
   if (!exists && !correlated) return convertInSubquery(input, scope, e);  // planned on its own, as before
+  if (!correlated) {
+    for (ExprPtr& p : parts) p = shiftRefs(p, 0, -nl);
+    return makeUncorrelatedExists(input, inner.rel, parts.empty() ? nullptr : andOf(parts), negated, e.pos);
+  }
   if (in_item && readsOuter(in_item))
     fail(sel.select_list[0].pos, "The select item of a correlated IN subquery can only read the subquery's tables");
 
@@ -347,6 +364,17 @@ RelNodePtr SqlToRelConverter::Impl::convertSubqueryPredicate(const RelNodePtr& i
       if (RelNodePtr wj = makeWindowJoin(type, e.pos, *lw, *rw, input, right, left_keys, right_keys, residual))
         return wj;
   return makeJoin(type, input, right, left_keys, right_keys, andOf(residual), e.pos);
+}
+
+RelNodePtr SqlToRelConverter::Impl::makeUncorrelatedExists(const RelNodePtr& input, const RelNodePtr& sub,
+                                                          ExprPtr condition, bool negated, sql::SourcePos pos) {
+  // Every row on both sides gets the key TRUE: the semi join keeps the outer rows while the subquery has a
+  // row, the anti join while it has none, and both follow the subquery's retractions (they count the rows
+  // of the key), so no aggregate of the subquery is needed. Only the key is kept of the subquery.
+  const ExprPtr key = makeBooleanLiteral(true);
+  RelNodePtr right = makeCalc(sub, std::move(condition), {key}, {"EXPR$0"});
+  return makeJoin(negated ? FlinkJoinType::kAnti : FlinkJoinType::kSemi, input, right, {key},
+                  {makeInputRef(0, key->type)}, nullptr, pos);
 }
 
 RelNodePtr SqlToRelConverter::Impl::convertInSubquery(const RelNodePtr& input, const Scope& scope,

@@ -110,6 +110,159 @@ class Lexer {
     }
   }
 
+  // As readQuoted for a string literal, also recording where each byte of the value was written.
+  std::string readStringWithPositions(SourcePos start, std::vector<SourcePos>& where) {
+    std::string value;
+    advance();
+    for (;;) {
+      if (i_ >= s_.size()) fail("Lexical error: unterminated string literal (missing ')", start);
+      where.push_back({line_, col_});
+      char c = s_[i_];
+      if (c == '\'') {
+        if (peek(1) != '\'') {
+          where.pop_back();
+          advance();
+          return value;
+        }
+        advance();
+      }
+      value.push_back(c);
+      advance();
+    }
+  }
+
+  // If UESCAPE '<c>' follows (after spaces and comments), consumes it and returns the escape string, its
+  // position and the keyword's; otherwise leaves the position where it was.
+  bool readUescape(std::string& esc, SourcePos& esc_pos, SourcePos& word) {
+    const size_t i = i_;
+    const int line = line_, col = col_;
+    skipSpaceAndComments();
+    if (s_.size() - i_ >= 7 && toUpper(s_.substr(i_, 7)) == "UESCAPE" &&
+        (i_ + 7 == s_.size() || !isWordPart(static_cast<unsigned char>(s_[i_ + 7])))) {
+      word = {line_, col_};
+      for (int k = 0; k < 7; ++k) advance();
+      skipSpaceAndComments();
+      if (peek() != '\'') fail("Lexical error: UESCAPE must be followed by a one-character string literal", word);
+      esc_pos = {line_, col_};
+      esc = readQuoted('\'', "string literal", esc_pos);
+      return true;
+    }
+    i_ = i;
+    line_ = line;
+    col_ = col;
+    return false;
+  }
+
+  // U&'...' [UESCAPE '<c>'] (Calcite's SqlLiteral.unescapeUnicode, plus the SQL standard's \+XXXXXX).
+  void lexUnicodeString(Token& t) {
+    advance();  // U
+    advance();  // &
+    std::vector<SourcePos> where;
+    std::string raw = readStringWithPositions(t.pos, where);
+    std::string esc = "\\";
+    SourcePos esc_pos, word;
+    if (readUescape(esc, esc_pos, word)) {
+      if (utf8Length(esc) != 1)
+        fail(fmt::format("UESCAPE '{}' must be exactly one character", esc), esc_pos);
+      const char e = esc[0];
+      if (std::isxdigit(static_cast<unsigned char>(e)) || e == ' ' || e == '\t' || e == '\n' || e == '\r' ||
+          e == '\f' || e == '\v' || e == '+' || e == '"')
+        fail(fmt::format("UESCAPE '{}' may not be hex digit, whitespace, plus sign, or double quote", esc), esc_pos);
+    }
+    t.kind = TokenKind::kString;
+    t.text = unescapeUnicode(raw, where, esc);
+  }
+
+  static size_t utf8Length(std::string_view s) {
+    size_t n = 0;
+    for (char c : s)
+      if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+    return n;
+  }
+
+  static void appendUtf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  // Reads `n` hex digits at raw[k..]; false unless all n are there.
+  static bool hexDigits(std::string_view raw, size_t k, size_t n, uint32_t& v) {
+    if (k + n > raw.size()) return false;
+    v = 0;
+    for (size_t j = k; j < k + n; ++j) {
+      const char c = raw[j];
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+      v = v * 16 + static_cast<uint32_t>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return true;
+  }
+
+  // Escapes: <e><e> is <e>; <e>XXXX a UTF-16 code unit (a surrogate pair as two escapes); <e>+XXXXXX a
+  // code point. Errors name the character index in the literal (as Calcite) and point at the escape.
+  std::string unescapeUnicode(std::string_view raw, const std::vector<SourcePos>& where, std::string_view esc) const {
+    std::string out;
+    size_t chars = 0;  // characters of the literal before position k (Calcite's index)
+    for (size_t k = 0; k < raw.size();) {
+      if (raw.substr(k, esc.size()) != esc) {
+        out.push_back(raw[k]);
+        if ((static_cast<unsigned char>(raw[k]) & 0xC0) != 0x80) ++chars;
+        ++k;
+        continue;
+      }
+      const SourcePos at = where[k];
+      const size_t d = k + esc.size();
+      if (raw.substr(d, esc.size()) == esc) {
+        out.append(esc);
+        k = d + esc.size();
+        chars += 2;
+        continue;
+      }
+      uint32_t cp = 0;
+      if (d < raw.size() && raw[d] == '+') {
+        if (!hexDigits(raw, d + 1, 6, cp))
+          fail(fmt::format("Unicode escape sequence starting at character {} is not exactly six hex digits", chars), at);
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+          fail(fmt::format("Unicode escape sequence starting at character {} is not a valid code point", chars), at);
+        k = d + 7;
+        chars += 8;
+      } else {
+        if (!hexDigits(raw, d, 4, cp))
+          fail(fmt::format("Unicode escape sequence starting at character {} is not exactly four hex digits", chars), at);
+        k = d + 4;
+        chars += 5;
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+          fail(fmt::format("Unicode escape sequence starting at character {} is a lone low surrogate", chars - 5), at);
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          // A high surrogate is only valid as the first half of a pair written as two escapes.
+          uint32_t low = 0;
+          if (raw.substr(k, esc.size()) != esc || !hexDigits(raw, k + esc.size(), 4, low) || low < 0xDC00 ||
+              low > 0xDFFF)
+            fail(fmt::format("Unicode escape sequence starting at character {} is a high surrogate without a low one",
+                             chars - 5),
+                 at);
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          k += esc.size() + 4;
+          chars += 5;
+        }
+      }
+      appendUtf8(out, cp);
+    }
+    return out;
+  }
+
   void lexNumber(Token& t) {
     size_t start = i_;
     bool dot = false;
@@ -134,6 +287,10 @@ class Lexer {
 
   void lexOne(Token& t) {
     unsigned char c = static_cast<unsigned char>(s_[i_]);
+    if ((c == 'U' || c == 'u') && peek(1) == '&' && peek(2) == '\'') {
+      lexUnicodeString(t);
+      return;
+    }
     if (isWordStart(c)) {
       size_t start = i_;
       while (i_ < s_.size() && isWordPart(static_cast<unsigned char>(s_[i_]))) advance();
@@ -149,6 +306,10 @@ class Lexer {
     if (c == '\'') {
       t.kind = TokenKind::kString;
       t.text = readQuoted('\'', "string literal", t.pos);
+      std::string esc;
+      SourcePos esc_pos, word;
+      if (readUescape(esc, esc_pos, word))
+        fail("UESCAPE cannot be specified without Unicode literal introducer", word);
       return;
     }
     if (c == '`') {

@@ -4,9 +4,14 @@
 /// look at tokens. Rules follow Flink's SQL dialect (Calcite with backquoted identifiers):
 ///  - keywords are not told apart here: a word is kWord, the parser compares `upper`;
 ///  - `'it''s'` is a string ('' escapes a quote), `` `my``col` `` a quoted identifier (`` `` `` escapes);
+///  - `U&'caf\00E9'` is a Unicode string (kString, `text` in UTF-8): `\XXXX` is a UTF-16 code unit (a
+///    surrogate pair is two escapes), `\+XXXXXX` a code point, `\\` a backslash; `UESCAPE '!'` after it
+///    picks another escape character (one character; not a hex digit, whitespace, `+` or `"`), as
+///    Calcite's SqlLiteral.unescapeUnicode (`\+XXXXXX` is the SQL standard's; Calcite reads only `\XXXX`);
 ///  - numbers: 42 (kInteger), 1.5 / .5 / 2. (kDecimal), 1e3 / 1.5E-2 (kApproximate).
 /// Errors: throws SqlError (message formatted by formatSqlError) for an unterminated string, quoted
-/// identifier or block comment (at its start) and for a character that starts no token.
+/// identifier or block comment (at its start), for a character that starts no token, for a malformed
+/// Unicode escape (at the escape) and for a bad UESCAPE (at its string, or at UESCAPE after a plain string).
 
 #include <string>
 #include <string_view>

@@ -67,6 +67,65 @@ TEST(SqlLexerTest, ColumnsCountCharactersNotBytes) {
   EXPECT_EQ(toks[1].pos, (SourcePos{1, 5}));
 }
 
+// Expected bytes are the UTF-8 encodings: U+00E9 = C3 A9, U+0416 = D0 96, U+1F600 = F0 9F 98 80
+// (also the surrogate pair D83D DE00).
+TEST(SqlLexerTest, UnicodeStrings) {
+  auto one = [](std::string_view sql) {
+    auto toks = tokenize(sql);
+    EXPECT_EQ(toks.size(), 2u) << sql;
+    EXPECT_EQ(toks[0].kind, TokenKind::kString) << sql;
+    return toks[0].text;
+  };
+  EXPECT_EQ(one("U&'caf\\00E9'"), "caf\xC3\xA9");
+  EXPECT_EQ(one("u&'\\0416\\00e9'"), "\xD0\x96\xC3\xA9");
+  EXPECT_EQ(one("U&'\\+01F600 x'"), "\xF0\x9F\x98\x80 x");
+  EXPECT_EQ(one("U&'\\D83D\\DE00'"), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(one("U&'a\\\\b it''s'"), "a\\b it's");
+  EXPECT_EQ(one("U&''"), "");
+  EXPECT_EQ(one("U&'!0041!!\\0041' UESCAPE '!'"), "A!\\0041");
+  EXPECT_EQ(one("U&'x\xC3\xA9" "0041' /* c */ uescape\n'\xC3\xA9'"), "xA");
+  // Without UESCAPE the next token is untouched; the escape may be a quote.
+  auto toks = tokenize("U&'x' y, U&'''0041' UESCAPE ''''");
+  ASSERT_EQ(toks.size(), 5u);
+  EXPECT_EQ(toks[1].text, "y");
+  EXPECT_EQ(toks[3].text, "A");
+  EXPECT_EQ(toks[4].kind, TokenKind::kEnd);
+}
+
+TEST(SqlLexerTest, UnicodeStringErrors) {
+  struct Case {
+    std::string sql;
+    int line, column;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"SELECT U&'ab\\00G1'", 1, 13, "Unicode escape sequence starting at character 2 is not exactly four hex digits"},
+      {"SELECT\n  U&'\\12'", 2, 6, "starting at character 0 is not exactly four hex digits"},
+      {"U&'\\+0041'", 1, 4, "starting at character 0 is not exactly six hex digits"},
+      {"U&'x\\+110000'", 1, 5, "starting at character 1 is not a valid code point"},
+      {"U&'\\D83Dx'", 1, 4, "a high surrogate without a low one"},
+      {"U&'\\DE00'", 1, 4, "a lone low surrogate"},
+      {"U&'x' UESCAPE 'ab'", 1, 15, "UESCAPE 'ab' must be exactly one character"},
+      {"U&'x' UESCAPE ''", 1, 15, "UESCAPE '' must be exactly one character"},
+      {"U&'x' UESCAPE 'a'", 1, 15, "UESCAPE 'a' may not be hex digit, whitespace, plus sign, or double quote"},
+      {"U&'x' UESCAPE '+'", 1, 15, "may not be hex digit, whitespace, plus sign, or double quote"},
+      {"U&'x' UESCAPE ' '", 1, 15, "may not be hex digit, whitespace, plus sign, or double quote"},
+      {"U&'x' UESCAPE 1", 1, 7, "UESCAPE must be followed by a one-character string literal"},
+      {"SELECT 'x' UESCAPE '!'", 1, 12, "UESCAPE cannot be specified without Unicode literal introducer"},
+      {"U&'abc", 1, 1, "unterminated string literal"},
+  };
+  for (const Case& c : cases) {
+    try {
+      tokenize(c.sql);
+      ADD_FAILURE() << "expected SqlError: " << c.sql;
+    } catch (const SqlError& e) {
+      EXPECT_EQ(e.line(), c.line) << c.sql;
+      EXPECT_EQ(e.column(), c.column) << c.sql;
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.sql << "\n" << e.what();
+    }
+  }
+}
+
 TEST(SqlLexerTest, Errors) {
   try {
     tokenize("a\n  'abc");
