@@ -376,7 +376,9 @@ struct JsonRowDeserializer::Impl {
         ok = v.kind == JsonNode::Kind::kString && types::parseTime(s, out.l);
         break;
       case TypeId::kDecimal:
-        ok = scalar && types::parseDecimal(s, t.scale, out.l);
+        // Past the declared precision is out of range, as the CSV format says (Flink's
+        // DecimalData.fromBigDecimal gives up on it).
+        ok = scalar && types::parseDecimal(s, t.scale, out.l) && types::decimalFitsPrecision(out.l, t.precision);
         break;
       case TypeId::kTimestamp:
         ok = v.kind == JsonNode::Kind::kString && hasTimestampShape(s, options.timestamp_format) &&

@@ -246,6 +246,14 @@ bool parseTimestamp(std::string_view text, int64_t& epoch_ms, int* fraction_digi
   return true;
 }
 
+bool decimalFitsPrecision(int64_t unscaled, int32_t precision) {
+  if (precision >= 19) return true;
+  uint64_t bound = 1;
+  for (int32_t k = 0; k < precision; ++k) bound *= 10;
+  const uint64_t magnitude = unscaled < 0 ? 0 - static_cast<uint64_t>(unscaled) : static_cast<uint64_t>(unscaled);
+  return magnitude < bound;
+}
+
 bool parseDecimal(std::string_view text, int32_t scale, int64_t& unscaled) {
   std::string_view s = trimBlanks(text);
   size_t pos = 0;

@@ -71,6 +71,9 @@ bool parseTimestamp(std::string_view text, int64_t& epoch_ms, int* fraction_digi
 /// value with `scale` fraction digits, rounding HALF_UP like Java's BigDecimal.setScale. Returns false
 /// when malformed or when the result does not fit in int64. Never throws.
 bool parseDecimal(std::string_view text, int32_t scale, int64_t& unscaled);
+/// Whether an unscaled DECIMAL value has at most `precision` digits (|unscaled| < 10^precision; any int64
+/// for precision >= 19). A value past it is out of its type's range.
+bool decimalFitsPrecision(int64_t unscaled, int32_t precision);
 
 /// Parses a whole integer "[+-]digits" (blanks around ignored, as Flink's BinaryStringDataUtil.toLong
 /// trims) into `value`; false when malformed or outside int64. Never throws.

@@ -63,7 +63,12 @@ TEST(JsonFormatTest, ErrorsNamePathAndLine) {
   JsonRowDeserializer ints(RowType{{"i"}, {LogicalType::integer()}}, {}, JsonFlavor::kJson);
   RowBatch bi(ints.producedType());
   EXPECT_THROW(ints.parseLine(R"({"i": 2147483648})", bi, "f.json", 1), InputError);
+  // DECIMAL(5, 2) holds at most 999.99: 12345.678 (5 integer digits) and 999.995 (rounds to 1000.00) are out of range.
+  EXPECT_THROW(d.parseLine(R"({"score": 12345.678})", b, "f.json", 4), InputError);
+  EXPECT_THROW(d.parseLine(R"({"score": -999.995})", b, "f.json", 5), InputError);
   EXPECT_EQ(b.numRows(), 0u);
+  EXPECT_EQ(d.parseLine(R"({"score": -999.994})", b, "f.json", 6), 1u);
+  EXPECT_EQ(rowText(b, 0), "+I[null, null, -999.99]");
 }
 
 TEST(JsonFormatTest, FailOnMissingFieldAndIgnoreParseErrors) {
