@@ -1,4 +1,4 @@
-// JSON functions. Queries follow Flink's defaults (SQL/JSON, lax mode): JSON_VALUE gives the scalar at
+// JSON functions. Queries follow Flink's defaults (SQL/JSON paths, strict unless written 'lax'): JSON_VALUE gives the scalar at
 // the path as a string (NULL ON EMPTY, NULL ON ERROR: no match, an object/array, several matches or
 // invalid JSON give NULL); JSON_QUERY gives the object/array at the path as compact JSON (a path with
 // a wildcard: the array of its matches; WITHOUT ARRAY WRAPPER, so a scalar is an error and NULL, unless
@@ -38,14 +38,25 @@ struct JsonPath {
   std::vector<PathStep> steps;
 };
 
-/// Parses "[lax|strict] $ steps"; false on a syntax error.
+/// Whether `p` starts with `word` (any case) and a blank.
+bool startsWithMode(std::string_view p, std::string_view word) {
+  if (p.size() <= word.size() || !std::isspace(static_cast<unsigned char>(p[word.size()]))) return false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(p[i])) != word[i]) return false;
+  }
+  return true;
+}
+
+/// Parses "[lax|strict] $ steps"; false on a syntax error. Without a mode the path is strict, as Flink's
+/// SqlJsonUtils reads it (so a missing member is an error, ON ERROR, not an empty result).
 bool parsePath(std::string_view p, JsonPath& out) {
   auto skipWs = [&]() { while (!p.empty() && std::isspace(static_cast<unsigned char>(p[0]))) p.remove_prefix(1); };
   skipWs();
-  if (p.substr(0, 6) == "strict" && p.size() > 6 && std::isspace(static_cast<unsigned char>(p[6]))) {
-    out.strict = true;
+  out.strict = true;
+  if (startsWithMode(p, "strict")) {
     p.remove_prefix(6);
-  } else if (p.substr(0, 3) == "lax" && p.size() > 3 && std::isspace(static_cast<unsigned char>(p[3]))) {
+  } else if (startsWithMode(p, "lax")) {
+    out.strict = false;
     p.remove_prefix(3);
   }
   skipWs();
@@ -94,10 +105,15 @@ bool parsePath(std::string_view p, JsonPath& out) {
   return true;
 }
 
-/// The items the path selects; false on a strict-mode structural error.
+/// The items the path selects; false on a strict-mode structural error. In strict mode only a step whose
+/// upstream path is definite (no wildcard before it) fails; after a wildcard a missing member or index is
+/// skipped, as the JSON path engine under Flink's functions does ('$.a[*].c' selects the c members there are).
 bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& out) {
   std::vector<const Json*> cur{&root}, next;
+  bool definite = true;
   for (const PathStep& step : path.steps) {
+    const bool fail = path.strict && definite;  // else a strict mismatch is skipped
+    if (step.kind == PathStep::kAnyKey || step.kind == PathStep::kAnyIndex) definite = false;
     next.clear();
     for (const Json* j : cur) {
       switch (step.kind) {
@@ -109,7 +125,7 @@ bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& 
           } else if (j->is_array() && !path.strict) {
             for (const Json& e : *j)
               if (e.is_object()) objects.push_back(&e);
-          } else if (path.strict) {
+          } else if (fail) {
             return false;
           }
           for (const Json* o : objects) {
@@ -118,7 +134,7 @@ bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& 
             } else {
               auto it = o->find(step.key);
               if (it != o->end()) next.push_back(&*it);
-              else if (path.strict) return false;
+              else if (fail) return false;
             }
           }
           break;
@@ -126,7 +142,8 @@ bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& 
         case PathStep::kIndex: case PathStep::kAnyIndex: {
           if (!j->is_array()) {
             // Lax mode treats a non-array as an array of itself.
-            if (path.strict) return false;
+            if (fail) return false;
+            if (path.strict) break;
             if (step.kind == PathStep::kAnyIndex || step.index == 0) next.push_back(j);
             break;
           }
@@ -134,7 +151,7 @@ bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& 
             for (const Json& e : *j) next.push_back(&e);
           } else if (step.index < static_cast<int64_t>(j->size())) {
             next.push_back(&(*j)[static_cast<size_t>(step.index)]);
-          } else if (path.strict) {
+          } else if (fail) {
             return false;
           }
           break;
@@ -252,20 +269,12 @@ RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool
           out.longs()[i] = !found.empty();
           return true;
         }
-        if (op == ScalarOp::kJsonValue) {
-          if (found.empty()) return behave(0, "the result is empty");
-          if (found.size() != 1) return behave(1, fmt::format("the path selects {} values", found.size()));
-          const Json& j = *found[0];
-          if (j.is_null()) return false;
-          if (j.is_structured()) return behave(1, "the value at the path is not a scalar");
-          setString(out, i, scalarText(j));
-          return true;
-        }
-        // JSON_QUERY: a path with a wildcard selects the array of its matches (Flink's 'lax $.a[*].c' gives
-        // '["c1","c2"]', an empty array when nothing matches); then the wrapper.
+        // What the path gives, as Calcite's JsonFunctions (which Flink runs) sees it: a path with a wildcard
+        // selects the array of its matches (Flink's 'lax $.a[*].c' gives '["c1","c2"]', an empty array when
+        // nothing matches); nothing, or a JSON null, is empty.
         const bool wildcard = hasWildcard(*p);
-        if (found.empty() && !wildcard) return behave(0, "the result is empty");
-        if (found.size() != 1 && !wildcard) return behave(1, fmt::format("the path selects {} values", found.size()));
+        if (!wildcard && found.size() > 1) return behave(1, fmt::format("the path selects {} values", found.size()));
+        if (!wildcard && (found.empty() || found[0]->is_null())) return behave(0, "the result is empty");
         Json value;
         if (wildcard) {
           value = Json::array();
@@ -273,10 +282,17 @@ RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool
         } else {
           value = *found[0];
         }
+        // A result of the wrong kind: in lax mode an empty result, in strict mode an error.
+        const auto wrongKind = [&](const char* why) { return p->strict ? behave(1, why) : behave(0, why); };
+        if (op == ScalarOp::kJsonValue) {
+          if (value.is_structured()) return wrongKind("the value at the path is not a scalar");
+          setString(out, i, scalarText(value));
+          return true;
+        }
         if (wrapper == Wrapper::kUnconditional || (wrapper == Wrapper::kConditional && !value.is_array())) {
           value = Json::array({std::move(value)});
         }
-        if (!value.is_structured()) return behave(1, "the value at the path is not an object or array");
+        if (!value.is_structured()) return wrongKind("the value at the path is not an object or array");
         setString(out, i, value.dump());
         return true;
       };
