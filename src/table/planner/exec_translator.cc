@@ -183,8 +183,9 @@ class Translator {
         int p = global ? 1 : -1;
         if (rel.kind == RelKind::kGroupAggregate) {
           auto t = make(graph::TransformationKind::kOneInput, "GroupAggregate", rel, {ex}, p);
+          // BATCH (batch_final): a global aggregate has its one row even over no input.
           t->factory = makeGroupAggregateFactory(in_type, rel.group_keys, rel.aggregates, true, mini_batch_,
-                                               state_ttl_ms_);
+                                               state_ttl_ms_, rel.batch_final && global);
           return t;
         }
         auto t = make(graph::TransformationKind::kOneInput, rel.group_window ? "GroupWindowAggregate" : "WindowAggregate",

@@ -67,6 +67,7 @@ struct GroupAggregateOperator::Impl {
   agg::KeyCodec keys;
   agg::AggsHandler handler;
   bool generate_update_before;
+  bool emit_empty_group = false;  ///< BATCH global aggregate: the empty group's row at the end
   MiniBatchSpec mini_batch;
   RowBatch bundle;           ///< mini-batch: the rows waiting, in arrival order
   bool timer_pending = false;  ///< mini-batch: a latency timer is registered for the current bundle
@@ -90,10 +91,11 @@ RowType GroupAggregateOperator::outputType(const RowType& input_type, const std:
 
 GroupAggregateOperator::GroupAggregateOperator(RowType input_type, std::vector<int> group_keys,
                                                std::vector<AggregateCall> calls, bool generate_update_before,
-                                               MiniBatchSpec mini_batch, int64_t state_ttl_ms)
+                                               MiniBatchSpec mini_batch, int64_t state_ttl_ms, bool emit_empty_group)
     : output_type_(outputType(input_type, group_keys, calls)),
       impl_(std::make_unique<Impl>(input_type, std::move(group_keys), calls, generate_update_before, mini_batch,
                                    state_ttl_ms)) {
+  impl_->emit_empty_group = emit_empty_group && impl_->keys.keyColumns().empty();
   if (mini_batch.enabled() && mini_batch.latency_ms < 0)
     throw UserError("the mini-batch latency (table.exec.mini-batch.allow-latency) must not be negative");
 }
@@ -227,20 +229,35 @@ void GroupAggregateOperator::processWatermark(runtime::Watermark mark) {
   output_->emitWatermark(mark);
 }
 
-void GroupAggregateOperator::endInput() { finishBundle(); }
+void GroupAggregateOperator::endInput() {
+  finishBundle();
+  Impl& s = *impl_;
+  if (!s.emit_empty_group) return;
+  // The one group of a global aggregate: empty key bytes, the hash over zero columns.
+  s.backend->setCurrentKey("", internal::keyGroupOf(runtime::kKeyHashSeed, *s.backend));
+  if (s.acc_state->value() != nullptr) return;
+  agg::Accumulators empty;
+  s.handler.init(empty);
+  s.handler.getValue(empty, s.next);
+  RowBatch out(output_type_);
+  s.handler.appendValues(s.next, out, 0);
+  out.kinds().push_back(RowKind::kInsert);
+  output_->collect(std::move(out));
+}
 
 void GroupAggregateOperator::prepareSnapshotPreBarrier(int64_t) { finishBundle(); }
 
 std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
-    bool generate_update_before, MiniBatchSpec mini_batch, int64_t state_ttl_ms) {
+    bool generate_update_before, MiniBatchSpec mini_batch, int64_t state_ttl_ms, bool emit_empty_group) {
   // Constructing one instance validates the arguments (UserError) before the job starts.
   GroupAggregateOperator probe(input_type, group_keys, calls, generate_update_before, mini_batch, state_ttl_ms);
   // Sorted by the group keys in BATCH mode and during backlog (FLIP-327).
   return runtime::makeKeyedRowOperatorFactory(
-      [input_type, group_keys, calls = std::move(calls), generate_update_before, mini_batch, state_ttl_ms] {
+      [input_type, group_keys, calls = std::move(calls), generate_update_before, mini_batch, state_ttl_ms,
+       emit_empty_group] {
         return std::make_unique<GroupAggregateOperator>(input_type, group_keys, calls, generate_update_before,
-                                                        mini_batch, state_ttl_ms);
+                                                        mini_batch, state_ttl_ms, emit_empty_group);
       },
       input_type, group_keys);
 }

@@ -29,8 +29,10 @@ struct MiniBatchSpec {
 ///  - record count of the key is 0: emit -D(previous result) and drop the key's state;
 ///  - new result equals the previous one: emit nothing;
 ///  - else emit -U(previous) (only when `generate_update_before`) and +U(new).
-/// Rows produced by one input batch leave as one output batch. endInput emits nothing: every update
-/// was emitted when it happened. Watermarks are forwarded.
+/// Rows produced by one input batch leave as one output batch. endInput emits nothing (every update
+/// was emitted when it happened), except with `emit_empty_group` (a global aggregate in BATCH mode): an
+/// aggregate without GROUP BY has one row even over no input (COUNT 0, SUM NULL, ...), so the empty group's
+/// +I leaves at the end when the group has no state then. Watermarks are forwarded.
 ///
 /// With a MiniBatchSpec the rows wait in a bundle (in arrival order per key); the bundle is finished when it
 /// holds `size` rows, `latency_ms` after its first row (a processing-time timer), before a watermark is
@@ -55,7 +57,7 @@ class GroupAggregateOperator : public runtime::StreamOperator {
   /// Throws UserError on an out-of-range column or an unsupported aggregate argument type.
   GroupAggregateOperator(types::RowType input_type, std::vector<int> group_keys,
                          std::vector<AggregateCall> calls, bool generate_update_before = true,
-                         MiniBatchSpec mini_batch = {}, int64_t state_ttl_ms = 0);
+                         MiniBatchSpec mini_batch = {}, int64_t state_ttl_ms = 0, bool emit_empty_group = false);
   ~GroupAggregateOperator() override;
 
   /// The output row type: key columns (names and types of the input) then the aggregates (named by
@@ -89,6 +91,7 @@ class GroupAggregateOperator : public runtime::StreamOperator {
 /// surface at plan time (UserError).
 std::shared_ptr<const runtime::StreamOperatorFactory> makeGroupAggregateFactory(
     types::RowType input_type, std::vector<int> group_keys, std::vector<AggregateCall> calls,
-    bool generate_update_before = true, MiniBatchSpec mini_batch = {}, int64_t state_ttl_ms = 0);
+    bool generate_update_before = true, MiniBatchSpec mini_batch = {}, int64_t state_ttl_ms = 0,
+    bool emit_empty_group = false);
 
 }  // namespace sluice::table
