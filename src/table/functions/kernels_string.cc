@@ -1,7 +1,9 @@
 // LIKE and string function kernels. Strings are UTF-8; lengths and positions count code points
-// (Flink's BinaryStringData.numChars); UPPER/LOWER change ASCII letters only.
+// (Flink's BinaryStringData.numChars); UPPER/LOWER map ASCII in place and other text as Java does.
 #include <algorithm>
 #include <cstring>
+#include <locale.h>
+#include <wctype.h>
 #include <string>
 
 #include <fmt/format.h>
@@ -253,6 +255,16 @@ class StringFunctionNode final : public Node {
       }
       case ScalarOp::kUpper: case ScalarOp::kLower: {
         const bool upper = op_ == ScalarOp::kUpper;
+        if (!ascii) {
+          std::string changed;
+          for (size_t i = 0; i < n; ++i) {
+            if (!ov[i]) continue;
+            changed.clear();
+            changeCase(a[0].str(i), upper, changed);
+            setString(out, i, changed);
+          }
+          break;
+        }
         arena.reserve(a[0].col->arena().size());
         for (size_t i = 0; i < n; ++i) {
           if (!ov[i]) continue;
@@ -351,6 +363,70 @@ NodePtr makeLikeNode(NodePtr value, NodePtr pattern, char escape, bool has_escap
 
 NodePtr makeStringFunctionNode(ScalarOp op, const LogicalType& type, std::vector<NodePtr> args, int reg) {
   return std::make_unique<StringFunctionNode>(op, type, std::move(args), reg);
+}
+
+
+namespace {
+/// The C.UTF-8 locale for towupper_l / towlower_l (in libc-bin, which every Debian system has).
+locale_t utf8Locale() {
+  static const locale_t loc = [] {
+    locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+    SLUICE_CHECK(l != static_cast<locale_t>(nullptr), "the C.UTF-8 locale is missing (UPPER/LOWER of non-ASCII text)");
+    return l;
+  }();
+  return loc;
+}
+
+/// Decodes the code point at `s[i]`, advancing `i`; false (i unchanged) for a malformed sequence.
+bool decodeUtf8(std::string_view s, size_t& i, char32_t& cp) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return false;
+  char32_t v = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (size_t k = 1; k < len; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return false;
+    v = (v << 6) | (b(i + k) & 0x3F);
+  }
+  cp = v;
+  i += len;
+  return true;
+}
+
+void encodeUtf8(char32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+}  // namespace
+
+void changeCase(std::string_view s, bool upper, std::string& out) {
+  const locale_t loc = utf8Locale();
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    if (!decodeUtf8(s, i, cp)) {
+      out.push_back(s[i++]);
+      continue;
+    }
+    if (upper && cp == U'\u00DF') {
+      out += "SS";  // Java's full mapping of the sharp s
+      continue;
+    }
+    const wint_t mapped = upper ? towupper_l(static_cast<wint_t>(cp), loc) : towlower_l(static_cast<wint_t>(cp), loc);
+    encodeUtf8(static_cast<char32_t>(mapped), out);
+  }
 }
 
 }  // namespace sluice::table::internal

@@ -27,4 +27,9 @@ inline size_t byteOffset(std::string_view s, size_t cp) {
   return s.size();
 }
 
+/// `s` with every letter upper-cased (`upper`) or lower-cased, as Java's String.toUpperCase /
+/// toLowerCase, which Flink falls back to for non-ASCII text: Unicode's simple case mappings (glibc's C.UTF-8
+/// tables) plus 'ß' -> "SS". Bytes that are not valid UTF-8 are kept as they are. Appends to `out`.
+void changeCase(std::string_view s, bool upper, std::string& out);
+
 }  // namespace sluice::table::internal
