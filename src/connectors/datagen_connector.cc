@@ -19,16 +19,6 @@ using types::TypeId;
 
 namespace {
 
-/// `ms` cut to `precision` fraction digits (TIME(0) whole seconds, TIMESTAMP(1) tenths), as CAST cuts it:
-/// the value holds no more than its type says.
-int64_t truncatedToPrecision(int64_t ms, int32_t precision) {
-  if (precision >= 3) return ms;
-  int64_t unit = 1;
-  for (int32_t p = precision; p < 3; ++p) unit *= 10;
-  const int64_t r = ms % unit;
-  return r < 0 ? ms - r - unit : ms - r;
-}
-
 int64_t nowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -252,11 +242,11 @@ void DataGenSourceReader::generate(types::RowBatch& batch, size_t rows) {
         case TypeId::kTimestamp:
         case TypeId::kTimestampLtz: {
           int64_t past = fs.max_past_ms > 0 ? std::uniform_int_distribution<int64_t>(0, fs.max_past_ms)(st.rng) : 0;
-          col.appendLong(truncatedToPrecision(now_ms - past, fs.type.precision));
+          col.appendLong(now_ms - past);
           break;
         }
         case TypeId::kDate: col.appendLong(local_day); break;
-        case TypeId::kTime: col.appendLong(truncatedToPrecision(local_ms_of_day, fs.type.precision)); break;
+        case TypeId::kTime: col.appendLong(local_ms_of_day); break;
         default: col.appendNull(); break;
       }
     }

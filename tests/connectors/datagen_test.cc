@@ -193,29 +193,6 @@ TEST(DataGenTest, DateAndTimeAreTheLocalClock) {
   }
 }
 
-TEST(DataGenTest, TimesHoldNoMoreDigitsThanTheirPrecision) {
-  // As CAST cuts them: TIME(0) and TIMESTAMP(0) whole seconds, TIME(1) tenths, TIMESTAMP(2) hundredths.
-  auto t = genTable(RowType{{"t0", "t1", "ts0", "ts2", "t3"},
-                            {LogicalType::time(0), LogicalType::time(1), LogicalType::timestamp(0),
-                             LogicalType::timestamp(2), LogicalType::time(3)}},
-                    {{"number-of-rows", "50"}, {"fields.ts0.max-past", "1 h"}, {"fields.ts2.max-past", "1 h"}});
-  Configuration conf;
-  CollectingOutput out;
-  runSource(*DataGenTableFactory().createSource(t, conf), 0, 1, out);
-  ASSERT_EQ(out.rows(), 50u);
-  for (const auto& b : out.batches) {
-    for (size_t r = 0; r < b.numRows(); ++r) {
-      EXPECT_EQ(b.column(0).getLong(r) % 1000, 0);
-      EXPECT_EQ(b.column(1).getLong(r) % 100, 0);
-      EXPECT_EQ(b.column(2).getLong(r) % 1000, 0);
-      EXPECT_EQ(b.column(3).getLong(r) % 10, 0);
-      // TIME(3) keeps its milliseconds: the same clock reading as t0 at most a second later.
-      EXPECT_GE(b.column(4).getLong(r), b.column(0).getLong(r));
-      EXPECT_LT(b.column(4).getLong(r) - b.column(0).getLong(r), 2000);
-    }
-  }
-}
-
 TEST(DataGenTest, BadOptions) {
   Configuration conf;
   DataGenTableFactory f;
