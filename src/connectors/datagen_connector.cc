@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 #include "connectors/connector_options.h"
@@ -18,6 +19,30 @@ using types::LogicalType;
 using types::TypeId;
 
 namespace {
+
+/// The option suffixes (after "fields.<column>.") the generator of `f` reads.
+std::vector<std::string> optionsRead(const DataGenFieldSpec& f) {
+  std::vector<std::string> read = {"kind", "null-rate"};
+  if (f.kind == DataGenFieldSpec::Kind::kSequence) {
+    read.insert(read.end(), {"start", "end"});
+    return read;
+  }
+  switch (f.type.id) {
+    case TypeId::kTinyInt: case TypeId::kSmallInt: case TypeId::kInt: case TypeId::kBigInt:
+    case TypeId::kFloat: case TypeId::kDouble: case TypeId::kDecimal:
+      read.insert(read.end(), {"min", "max"});
+      break;
+    case TypeId::kVarchar: case TypeId::kChar:
+      read.insert(read.end(), {"length", "var-len"});
+      break;
+    case TypeId::kTimestamp: case TypeId::kTimestampLtz:
+      read.push_back("max-past");
+      break;
+    default:
+      break;
+  }
+  return read;
+}
 
 int64_t nowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -337,6 +362,11 @@ std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const 
     if (f.null_rate < 0 || f.null_rate > 1)
       throw UserError(fmt::format("Option '{}null-rate' of table '{}' must be between 0 and 1.", prefix, t));
     if (f.kind == DataGenFieldSpec::Kind::kSequence) {
+      // The type first: its start and end would not even parse for a DATE.
+      if (!f.type.isIntegral() && type.id != TypeId::kFloat && type.id != TypeId::kDouble &&
+          type.id != TypeId::kDecimal && type.id != TypeId::kVarchar && type.id != TypeId::kChar)
+        throw UserError(fmt::format("The datagen sequence generator does not support type {} (column '{}' of table '{}').",
+                                    type.toString(), name, t));
       if (!o.count(prefix + "start") || !o.count(prefix + "end"))
         throw UserError(fmt::format(
             "Could not find the required options '{0}start' and '{0}end' for the sequence column '{1}' of table '{2}'.",
@@ -445,6 +475,27 @@ std::unique_ptr<table::ScanTableSource> DataGenTableFactory::createSource(const 
     if (f.type.isIntegral() && f.min_long > f.max_long)
       throw UserError(fmt::format("Option '{0}min' of table '{1}' must not be greater than '{0}max'.", prefix, t));
     spec->fields.push_back(f);
+  }
+  // Options of a column that its generator does not read (Flink's validateUnconsumedKeys): 'fields.d.min' on
+  // a DATE, 'fields.i.length' on an INT, 'fields.k.min' on a sequence.
+  std::vector<std::string> unused;
+  std::vector<std::string> taken;
+  for (size_t c = 0; c < table.physical_type.size(); ++c) {
+    const std::string prefix = "fields." + table.physical_type.names[c] + ".";
+    const std::vector<std::string> allowed = optionsRead(spec->fields[c]);
+    for (const std::string& a : allowed) taken.push_back(prefix + a);
+    for (auto it = o.lower_bound(prefix); it != o.end() && it->first.rfind(prefix, 0) == 0; ++it) {
+      const std::string suffix = it->first.substr(prefix.size());
+      if (suffix.find('.') != std::string::npos) continue;  // another column's ("fields.a.b.min" of column "a.b")
+      if (std::find(allowed.begin(), allowed.end(), suffix) == allowed.end()) unused.push_back(it->first);
+    }
+  }
+  if (!unused.empty()) {
+    std::sort(taken.begin(), taken.end());
+    throw UserError(fmt::format(
+        "Unsupported options found for 'datagen' (table '{}'): a column's generator does not read them.\n\n"
+        "Unsupported options:\n\n{}\n\nThe columns' generators read:\n\n{}",
+        t, fmt::join(unused, "\n"), fmt::join(taken, "\n")));
   }
   return std::make_unique<DataGenTableSource>(std::move(spec), parallelismOption(o, "scan.parallelism", t));
 }

@@ -165,8 +165,7 @@ TEST(DataGenTest, DateAndTimeAreTheLocalClock) {
   setenv("TZ", "Pacific/Kiritimati", 1);
   tzset();
   auto t = genTable(RowType{{"d", "t", "n"}, {LogicalType::date(), LogicalType::time(3), LogicalType::date()}},
-                    {{"number-of-rows", "20"}, {"rows-per-second", "100000000"}, {"fields.n.null-rate", "1"},
-                     {"fields.d.max-past", "10 d"}});
+                    {{"number-of-rows", "20"}, {"rows-per-second", "100000000"}, {"fields.n.null-rate", "1"}});
   Configuration conf;
   auto src = DataGenTableFactory().createSource(t, conf);
   const auto before = libcLocalNow();
@@ -178,7 +177,7 @@ TEST(DataGenTest, DateAndTimeAreTheLocalClock) {
   ASSERT_EQ(out.rows(), 20u);
   for (const auto& b : out.batches) {
     for (size_t r = 0; r < b.numRows(); ++r) {
-      // max-past moves only timestamps: the date is today.
+      // The date is today.
       EXPECT_GE(b.column(0).getLong(r), before.first);
       EXPECT_LE(b.column(0).getLong(r), after.first);
       const int64_t ms = b.column(1).getLong(r);
@@ -213,7 +212,48 @@ TEST(DataGenTest, BadOptions) {
     } catch (const UserError& e) {
       EXPECT_NE(std::string(e.what()).find("does not support type " + type.toString()), std::string::npos) << e.what();
     }
+    // Without start and end: still the type is the reason, not the missing options.
+    try {
+      f.createSource(genTable(RowType{{"a"}, {type}}, {{"fields.a.kind", "sequence"}}), conf);
+      ADD_FAILURE() << type.toString();
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("does not support type " + type.toString()), std::string::npos) << e.what();
+    }
   }
+}
+
+// Flink's validateUnconsumedKeys: an option the column's generator does not read is refused, by name.
+TEST(DataGenTest, OptionsAColumnsGeneratorDoesNotReadAreRefused) {
+  Configuration conf;
+  DataGenTableFactory f;
+  const RowType cols{{"d", "i", "s", "k"},
+                     {LogicalType::date(), LogicalType::integer(), LogicalType::string(), LogicalType::bigint()}};
+  const std::vector<std::pair<std::string, std::string>> misplaced = {
+      {"fields.d.min", "2020-01-01"}, {"fields.d.max-past", "1 d"}, {"fields.i.length", "3"},
+      {"fields.s.min", "1"}, {"fields.s.max-past", "1 d"}};
+  for (const auto& [key, value] : misplaced) {
+    try {
+      f.createSource(genTable(cols, {{"number-of-rows", "1"}, {key, value}}), conf);
+      ADD_FAILURE() << key;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("Unsupported options:\n\n" + key + "\n"), std::string::npos) << e.what();
+    }
+  }
+  // A sequence reads start and end, not min and max.
+  try {
+    f.createSource(genTable(cols, {{"fields.k.kind", "sequence"}, {"fields.k.start", "1"}, {"fields.k.end", "3"},
+                                   {"fields.k.max", "9"}}),
+                   conf);
+    ADD_FAILURE() << "fields.k.max on a sequence";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("Unsupported options:\n\nfields.k.max\n"), std::string::npos) << e.what();
+  }
+  // What each generator does read is accepted.
+  EXPECT_NO_THROW(f.createSource(genTable(cols, {{"number-of-rows", "1"}, {"fields.d.null-rate", "0.5"},
+                                                 {"fields.i.min", "1"}, {"fields.i.max", "2"},
+                                                 {"fields.s.length", "3"}, {"fields.s.var-len", "true"},
+                                                 {"fields.k.kind", "random"}}),
+                                 conf));
 }
 
 }  // namespace
