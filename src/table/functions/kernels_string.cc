@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "common/utf8.h"
 #include "table/functions/evaluator_internal.h"
 #include "table/functions/utf8.h"
 
@@ -365,7 +366,6 @@ NodePtr makeStringFunctionNode(ScalarOp op, const LogicalType& type, std::vector
   return std::make_unique<StringFunctionNode>(op, type, std::move(args), reg);
 }
 
-
 namespace {
 /// The C.UTF-8 locale for towupper_l / towlower_l (in libc-bin, which every Debian system has).
 locale_t utf8Locale() {
@@ -376,46 +376,12 @@ locale_t utf8Locale() {
   }();
   return loc;
 }
-
-/// Decodes the code point at `s[i]`, advancing `i`; false (i unchanged) for a malformed sequence.
-bool decodeUtf8(std::string_view s, size_t& i, char32_t& cp) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || i + len > s.size()) return false;
-  char32_t v = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return false;
-    v = (v << 6) | (b(i + k) & 0x3F);
-  }
-  cp = v;
-  i += len;
-  return true;
-}
-
-void encodeUtf8(char32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 }  // namespace
 
 void changeCase(std::string_view s, bool upper, std::string& out) {
   const locale_t loc = utf8Locale();
   for (size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
+    uint32_t cp = 0;
     if (!decodeUtf8(s, i, cp)) {
       out.push_back(s[i++]);
       continue;
@@ -425,7 +391,7 @@ void changeCase(std::string_view s, bool upper, std::string& out) {
       continue;
     }
     const wint_t mapped = upper ? towupper_l(static_cast<wint_t>(cp), loc) : towlower_l(static_cast<wint_t>(cp), loc);
-    encodeUtf8(static_cast<char32_t>(mapped), out);
+    appendUtf8(out, static_cast<uint32_t>(mapped));
   }
 }
 
