@@ -444,7 +444,8 @@ ExprPtr SqlToRelConverter::Impl::convert(const sql::Expr& e, const Scope& scope,
       fail(e.pos, overNotHere(e));
     case sql::ExprKind::kExists:
       // WHERE conjuncts [NOT] EXISTS (...) are semi / anti joins (sql_to_rel_join.cc); elsewhere not yet.
-      fail(e.pos, "EXISTS (subquery) is only supported as a conjunct of a WHERE clause (AND-ed with the rest)");
+      fail(e.pos, "EXISTS (subquery) is only supported as a conjunct of a WHERE clause (AND-ed with the rest), "
+                  "and not yet in the WHERE of a subquery under IN or EXISTS");
   }
   fail(e.pos, "unsupported expression");
 }
