@@ -56,6 +56,9 @@ JobRun run(int parallelism, const std::map<std::string, std::string>& fail) {
       std::vector<std::pair<int, RangeSplit>>{
           {0, {1, 30, std::nullopt}}, {0, {31, 60, std::nullopt}}, {0, {61, 90, std::nullopt}}},
       31, 61);
+  // 200 ms at the end of 31-60, ten checkpoint intervals: a checkpoint taken during the backlog (with the
+  // operator's records in its sorters, not in its state) would complete then and be restored from.
+  source->pauseAtTheEndOfTheBacklog(200);
   // One source task feeds both inputs (filters and maps chained to it, so each input is one channel in
   // source order), so both get its backlog status; the tag bit is dropped.
   auto tagged = env.fromSource(source, WatermarkStrategy<int64_t>::noWatermarks(), "tagged").setParallelism(1);
@@ -166,7 +169,8 @@ TEST(TwoInputBacklogRecoveryTest, ASourceFailureWhileBothInputsSortRestartsFromT
 TEST(TwoInputBacklogRecoveryTest, AFailureOfTheTwoInputOperatorWhileItFlushesTheBacklogRestartsFromBeforeIt) {
   // At -p 1 the operator has received 1-30 when the backlog starts, and 31-60 reach it only in the flush
   // once the source left backlog (at 61): failing past 40 records fails it in the middle of that flush,
-  // after some keys' state took their sorted records. No checkpoint completes while it flushes.
+  // after some keys' state took their sorted records. The source paused 200 ms at the end of the backlog
+  // before: a checkpoint completed then would be restored from, past 31-60, and lose them.
   const JobRun got =
       run(1, {{"sluice.test.fail-operator", "Co-Keyed-Process"}, {"sluice.test.fail-after-records", "40"}});
   // First attempt: 1-30, 31-60, then 61-90 is handed out with the end of the backlog (the reader may hear
