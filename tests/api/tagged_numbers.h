@@ -2,6 +2,7 @@
 // A test source whose enumerator reports backlog (FLIP-309) on a script, and tags every record with the
 // backlog status its reader had heard (backlog_test.cc, two_input_backlog_sorting_test.cc).
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,9 @@ class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
   /// (so one precedes the backlog). Every split a reader is given is logged by its next value.
   TaggedNumbers(std::vector<std::pair<int, RangeSplit>> splits, int64_t backlog_from, int64_t live_from)
       : splits_(std::move(splits)), live_from_(live_from), backlog_from_(backlog_from), hold_(true) {}
+  /// The reader stays at the end of the split starting at `backlog_from` for `ms` of wall time before it
+  /// finishes it: a window in which a checkpoint would complete if any were taken during the backlog.
+  void pauseAtTheEndOfTheBacklog(int64_t ms) { backlog_pause_ms_ = ms; }
   std::vector<int64_t> splitStarts() const {
     std::lock_guard<std::mutex> lock(log_->mu);
     return log_->starts;
@@ -66,14 +70,17 @@ class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
   class Reader final : public runtime::SourceReader<int64_t, RangeSplit> {
    public:
     Reader(std::unique_ptr<runtime::SourceReader<int64_t, RangeSplit>> inner, std::optional<int64_t> hold_from,
-           std::shared_ptr<Log> log)
-        : inner_(std::move(inner)), hold_from_(hold_from), log_(std::move(log)) {}
+           std::shared_ptr<Log> log, std::optional<int64_t> pause_from = std::nullopt, int64_t pause_ms = 0)
+        : inner_(std::move(inner)), hold_from_(hold_from), log_(std::move(log)), pause_from_(pause_from),
+          pause_ms_(pause_ms) {}
     void addSplit(RangeSplit split) override {
       {
         std::lock_guard<std::mutex> lock(log_->mu);
         log_->starts.push_back(split.next.value_or(split.from));
       }
       holding_ = hold_from_ && split.from == *hold_from_;
+      pausing_ = pause_ms_ > 0 && pause_from_ && split.from == *pause_from_;
+      pause_until_.reset();
       inner_->addSplit(std::move(split));
     }
     void notifyCheckpointComplete(int64_t) override { holding_ = false; }
@@ -89,6 +96,11 @@ class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
       tagging.out = &output;
       tagging.backlog = backlog_;
       const InputStatus status = inner_->pollNext(tagging);
+      if (status == InputStatus::kEndOfInput && pausing_) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!pause_until_) pause_until_ = now + std::chrono::milliseconds(pause_ms_);
+        if (now < *pause_until_) return InputStatus::kNothingAvailable;
+      }
       return status == InputStatus::kEndOfInput && holding_ ? InputStatus::kNothingAvailable : status;
     }
 
@@ -98,6 +110,10 @@ class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
     std::shared_ptr<Log> log_;
     bool holding_ = false;
     bool backlog_ = false;
+    std::optional<int64_t> pause_from_;
+    int64_t pause_ms_ = 0;
+    bool pausing_ = false;
+    std::optional<std::chrono::steady_clock::time_point> pause_until_;
   };
 
   std::unique_ptr<runtime::SplitEnumerator<RangeSplit>> createEnumerator(int) const override {
@@ -109,7 +125,8 @@ class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
     for (const auto& [owner, split] : splits_) {
       if (hold_ && (!hold_from || split.from < *hold_from)) hold_from = split.from;
     }
-    return std::make_unique<Reader>(NumberSequenceSource(1, 1).createReader(ctx), hold_from, log_);
+    return std::make_unique<Reader>(NumberSequenceSource(1, 1).createReader(ctx), hold_from, log_, backlog_from_,
+                                    backlog_pause_ms_);
   }
 
  private:
@@ -117,6 +134,7 @@ class TaggedNumbers final : public runtime::Source<int64_t, RangeSplit> {
   int64_t live_from_;
   std::optional<int64_t> backlog_from_;
   bool hold_ = false;
+  int64_t backlog_pause_ms_ = 0;
   std::shared_ptr<Log> log_ = std::make_shared<Log>();
 };
 

@@ -18,34 +18,17 @@
 #include "api/datastream.h"
 #include "tagged_numbers.h"
 #include "test_util.h"
+#include "two_input_running_sum.h"
 
 namespace sluice::api {
 namespace {
 
-using A = std::pair<int64_t, int64_t>;      // (key, value)
-using B = std::pair<std::string, int64_t>;  // (key as text, value)
-// (subtask, input 1|2, key, value, running sum of the key over both inputs, 1 when the watermark had not
-// advanced yet: the record came through the sorted backlog)
-using Out = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+using test_functions::A;
+using test_functions::B;
+using test_functions::Out;
+using test_functions::RunningSum;
 
 constexpr int64_t kKeys = 5;
-
-// Keeps a key's running sum over both inputs in keyed state and emits it with each record.
-class RunningSum final : public KeyedCoProcessFunction<int64_t, A, B, Out> {
- public:
-  void open() override { sum_ = &getRuntimeContext().getState(ValueStateDescriptor<int64_t>("sum")); }
-  void processElement1(const A& a, Context& ctx, Collector<Out>& out) override { emit(1, a.second, ctx, out); }
-  void processElement2(const B& b, Context& ctx, Collector<Out>& out) override { emit(2, b.second, ctx, out); }
-
- private:
-  void emit(int64_t input, int64_t v, Context& ctx, Collector<Out>& out) {
-    const int64_t sum = sum_->value().value_or(0) + v;
-    sum_->update(sum);
-    const bool held = ctx.timerService().currentWatermark() == std::numeric_limits<int64_t>::min();
-    out.collect(Out{getRuntimeContext().getIndexOfThisSubtask(), input, ctx.getCurrentKey(), v, sum, held ? 1 : 0});
-  }
-  ValueState<int64_t>* sum_ = nullptr;
-};
 
 int64_t wallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

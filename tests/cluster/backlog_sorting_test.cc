@@ -1,9 +1,11 @@
 // Sorted inputs of keyed one-input operators (FLIP-327 mixed mode, BATCH): a scripted source announces
-// backlog with RecordAttributes, and a recording keyed operator shows what reached it and in which order.
-// Expected sequences are written out by hand from the scripts below.
+// backlog with RecordAttributes (or as a FLIP-309 source does, through SourceBacklogStatus), and a
+// recording keyed operator shows what reached it and in which order. Expected sequences are written out by
+// hand from the scripts below.
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -12,7 +14,9 @@
 
 #include "cluster/mini_cluster.h"
 #include "graph/job_graph.h"
+#include "progress_wait.h"
 #include "runtime/operators/keyed_input_sorter.h"
+#include "runtime/operators/source_backlog_status.h"
 #include "test_operators.h"
 
 namespace sluice::cluster {
@@ -23,19 +27,39 @@ using testing::bigintRow;
 using testing::makeHashPartition;
 using testing::makeTransformation;
 
-// One step of a script: a batch of (key, value) rows, a watermark, or record attributes.
+// One step of a script: a batch of (key, value) rows, a watermark, record attributes, the enumerator's
+// backlog status (FLIP-309: the source's SourceBacklogStatus, which also sets its backlog gauge), or a
+// gate that holds the source until the test opens it.
 struct Rows {
   std::vector<std::pair<int64_t, int64_t>> rows;
 };
-using Step = std::variant<Rows, runtime::Watermark, runtime::RecordAttributes>;
+struct EnumeratorBacklog {
+  bool backlog;
+};
+struct Gate {
+  const std::atomic<bool>* open;
+};
+using Step = std::variant<Rows, runtime::Watermark, runtime::RecordAttributes, EnumeratorBacklog, Gate>;
 
 class ScriptedSource : public runtime::SourceOperator {
  public:
   explicit ScriptedSource(const std::vector<Step>* script) : script_(script) {}
+  void open(const runtime::OperatorContext& ctx, runtime::Output* output) override {
+    SourceOperator::open(ctx, output);
+    backlog_ = runtime::SourceBacklogStatus::forOperator(ctx_);
+  }
   runtime::InputStatus emitNext() override {
     if (next_ == script_->size()) return runtime::InputStatus::kEndOfInput;
-    const Step& step = (*script_)[next_++];
-    if (const auto* rows = std::get_if<Rows>(&step)) {
+    const Step& step = (*script_)[next_];
+    if (const auto* gate = std::get_if<Gate>(&step)) {
+      if (!gate->open->load()) return runtime::InputStatus::kNothingAvailable;
+      ++next_;
+      return runtime::InputStatus::kMoreAvailable;
+    }
+    ++next_;
+    if (const auto* status = std::get_if<EnumeratorBacklog>(&step)) {
+      if (auto attributes = backlog_.setProcessingBacklog(status->backlog)) output_->emitRecordAttributes(*attributes);
+    } else if (const auto* rows = std::get_if<Rows>(&step)) {
       types::RowBatch b(bigintRow(2));
       for (const auto& [k, v] : rows->rows) {
         b.column(0).appendLong(k);
@@ -54,6 +78,7 @@ class ScriptedSource : public runtime::SourceOperator {
  private:
   const std::vector<Step>* script_;
   size_t next_ = 0;
+  runtime::SourceBacklogStatus backlog_;
 };
 
 // What one subtask of the recorder saw, as text: "r k v", "wm t", "ra 1|0", "begin", "end".
@@ -94,18 +119,21 @@ struct JobRun {
 };
 
 // ScriptedSource(p=1) -HASH(0)-> Recorder(p=parallelism), the recorder keyed on column 0.
-void runScript(JobRun& out, const std::vector<Step>& script, Configuration conf, int parallelism = 1) {
+graph::JobGraph scriptJob(Log* log, const std::vector<Step>& script, Configuration& conf, int parallelism) {
   conf.set("sluice.batch.size", "3");
   auto source = makeTransformation(1, "script", TransformationKind::kSource, 1, runtime::makeOperatorFactory([&script] {
                                      return std::make_unique<ScriptedSource>(&script);
                                    }, true));
   auto hash = makeHashPartition(2, source, {0});
-  Log* log = &out.log;
   auto recorder = makeTransformation(
       3, "Sink: recorder", TransformationKind::kSink, parallelism,
       runtime::makeKeyedRowOperatorFactory([log] { return std::make_unique<Recorder>(log); }, bigintRow(2), {0}),
       {hash});
-  graph::JobGraph job = graph::buildJobGraph({recorder}, conf, "backlog-sorting");
+  return graph::buildJobGraph({recorder}, conf, "backlog-sorting");
+}
+
+void runScript(JobRun& out, const std::vector<Step>& script, Configuration conf, int parallelism = 1) {
+  graph::JobGraph job = scriptJob(&out.log, script, conf, parallelism);
   MiniCluster cluster(conf);
   out.result = cluster.execute(job, conf);
 }
@@ -261,6 +289,68 @@ TEST(BacklogSortingTest, ASortPastItsMemorySpillsAndKeepsEveryRecordAtParallelis
   for (auto& [k, vs] : seen) EXPECT_EQ(vs.size(), k == 0 ? 858u : 857u) << "key " << k;
   EXPECT_EQ(recorderProgress(r.result).records_sorted, 6000);
   EXPECT_GT(recorderProgress(r.result).bytes_spilled, 0);
+}
+
+// The figures a job reports while its keyed operator sorts a backlog (the progress snapshot the CLI's
+// progress line and --metrics read): the source's backlog gauge, the subtasks sorting, the records sorted
+// and the bytes spilled. The source reports backlog as a FLIP-309 source does, sends 600 rows and waits at
+// a gate, so the figures cannot move while the test reads them.
+void checkMetricsWhileSorting(bool small_memory) {
+  SCOPED_TRACE(small_memory ? "1 kb of sort memory" : "128 mb of sort memory");
+  constexpr int64_t kBacklogRows = 600;
+  std::atomic<bool> open{false};
+  std::vector<Step> script = {EnumeratorBacklog{true}};
+  for (int64_t b = 0; b < 6; ++b) {
+    Rows rows;
+    for (int64_t i = b * 100; i < (b + 1) * 100; ++i) rows.rows.emplace_back(i % 7, i);
+    script.emplace_back(std::move(rows));
+  }
+  script.emplace_back(Gate{&open});
+  script.emplace_back(EnumeratorBacklog{false});
+  script.emplace_back(Rows{{{1, -1}, {2, -2}}});
+  Configuration conf;
+  conf.set("execution.checkpointing.interval-during-backlog", "0");
+  // 600 rows of two BIGINTs take more than 1 kb (the smallest setting) and far less than 128 mb (the default).
+  if (small_memory) conf.set("execution.sorted-inputs.memory", "1 kb");
+  Log log;
+  graph::JobGraph job = scriptJob(&log, script, conf, 2);
+  MiniCluster cluster(conf);
+  auto handle = cluster.start(job, conf);
+  const auto recorder = [](const JobProgress& p) { return p.vertices.back().operators.at(0); };
+  // Both subtasks sort (the attributes reach every channel) once every backlog row has reached a sorter.
+  ASSERT_TRUE(testing::waitForProgress(*handle, [&](const JobProgress& p) {
+    return recorder(p).records_sorted >= kBacklogRows && recorder(p).sorting_subtasks == 2;
+  })) << "the recorder did not sort the backlog";
+  const JobProgress during = handle->progress();
+  ASSERT_EQ(during.vertices.size(), 2u);
+  EXPECT_EQ(during.vertices.front().operators.at(0).backlog_subtasks, 1) << "the source is not shown in backlog";
+  EXPECT_EQ(recorder(during).backlog_subtasks, 0) << "only sources and watermark assigners report backlog";
+  EXPECT_EQ(recorder(during).records_sorted, kBacklogRows);
+  EXPECT_EQ(recorder(during).records_in, 0) << "a sorted row reached the operator before the flush";
+  if (small_memory) {
+    EXPECT_GT(recorder(during).bytes_spilled, 0);
+  } else {
+    EXPECT_EQ(recorder(during).bytes_spilled, 0);
+  }
+  open.store(true);
+  const JobExecutionResult result = handle->wait();
+  ASSERT_EQ(result.status, JobStatus::kFinished);
+  const OperatorProgress& done = recorderProgress(result);
+  // The 2 live rows after the backlog are not sorted; nothing sorts and nothing is backlog any more.
+  EXPECT_EQ(done.records_sorted, kBacklogRows);
+  EXPECT_EQ(done.records_in, kBacklogRows + 2);
+  EXPECT_EQ(done.sorting_subtasks, 0);
+  EXPECT_EQ(result.vertices.front().operators.at(0).backlog_subtasks, 0);
+  if (small_memory) {
+    EXPECT_GE(done.bytes_spilled, recorder(during).bytes_spilled);
+  } else {
+    EXPECT_EQ(done.bytes_spilled, 0);
+  }
+}
+
+TEST(BacklogSortingTest, WhileSortingTheSourceShowsBacklogAndTheOperatorItsSortedAndSpilledFigures) {
+  checkMetricsWhileSorting(/*small_memory=*/true);
+  checkMetricsWhileSorting(/*small_memory=*/false);
 }
 
 }  // namespace

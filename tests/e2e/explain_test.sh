@@ -57,6 +57,35 @@ grep -q -F "GroupAggregate -> FinalResult -> Calc -> Sink: b  parallelism=2 max-
 run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 -D execution.checkpointing.interval-during-backlog=0 "$E2E_TMP/batch.sql"
 expect_success "$E2E_TMP/out" "$E2E_TMP/err"
 [ "$(grep -c -F "sorted-input=during-backlog" "$E2E_TMP/out")" = 1 ] || { cat "$E2E_TMP/out" >&2; fail "mixed mode: not one vertex sorting during backlog"; }
+grep -q -F "[2] GroupAggregate -> Calc -> Sink: b  parallelism=2 max-parallelism=128 slot-sharing-group=default pipelined-region=0 sorted-input=during-backlog" "$E2E_TMP/out" ||
+  { cat "$E2E_TMP/out" >&2; fail "mixed mode: the aggregate's vertex is not the one marked sorted-input=during-backlog"; }
 run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 "$E2E_TMP/batch.sql"
 ! grep -q -F "sorted-input" "$E2E_TMP/out" || { cat "$E2E_TMP/out" >&2; fail "plain STREAMING marks a sorted input"; }
 echo "ok: explain marks the vertices with sorted inputs"
+
+# Mixed mode, a stateless job (a filter) and a regular join: no vertex of the filter sorts; the join's
+# vertex (a two-input keyed operator) sorts both inputs during backlog, its sources' vertices do not. The
+# JSON plan says the same in its nodes' "sorted_input".
+cat >"$E2E_TMP/mixed.sql" <<'SQL'
+CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE gen2 (id BIGINT, w BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE a (id BIGINT) WITH ('connector' = 'blackhole');
+CREATE TABLE j (id BIGINT, w BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO a SELECT id FROM gen WHERE id > 3;
+INSERT INTO j SELECT gen.id, gen2.w FROM gen JOIN gen2 ON gen.id = gen2.id;
+SQL
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain -p 2 -D execution.checkpointing.interval-during-backlog=0 "$E2E_TMP/mixed.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+sorting=$(grep -E '^\[[0-9]+\] ' "$E2E_TMP/out" | grep -F "sorted-input=during-backlog" || true)
+[ "$(printf '%s\n' "$sorting" | grep -c .)" = 1 ] || { cat "$E2E_TMP/out" >&2; fail "mixed mode: not exactly one vertex of the two jobs sorts"; }
+case "$sorting" in
+  "[3] Join -> Calc -> Sink: j  "*) ;;
+  *) cat "$E2E_TMP/out" >&2; fail "mixed mode: the sorting vertex is not the join's: $sorting" ;;
+esac
+grep -q -F "[1] Source: gen -> Calc -> Sink: a  parallelism=2 max-parallelism=128 slot-sharing-group=default pipelined-region=0" "$E2E_TMP/out" ||
+  { cat "$E2E_TMP/out" >&2; fail "mixed mode: the filter job's vertex is missing"; }
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" explain --format=json -p 2 -D execution.checkpointing.interval-during-backlog=0 "$E2E_TMP/mixed.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+[ "$(jq -c '[.jobs[] | [.nodes[] | .sorted_input]]' "$E2E_TMP/out")" = '[[null],[null,null,"during-backlog"]]' ] ||
+  { cat "$E2E_TMP/out" >&2; fail "mixed mode JSON: sorted_input is not only on the join's node"; }
+echo "ok: explain marks the join's vertex as sorting during backlog and no vertex of a stateless job"

@@ -3,7 +3,8 @@
 # src/cli/README.md). A filter + GROUP BY over the flights file at -p 2: the record counts of the source and
 # aggregate vertices equal the rows awk counts; each subtask's busy/idle/back-pressured time adds up to
 # 1000 ms per second; pool usages and buffer counts stay within their bounds; a source under a watermark-lag
-# threshold is backlog from its first row and reports none once it finished. Then, under a terminal (`script`),
+# threshold is backlog from its first row and reports none once it finished, and its aggregate sorts every
+# row, spilling only when its sort memory is small. Then, under a terminal (`script`),
 # the progress line shows busy and back-pressured percentages per vertex.
 #   $1 sluice binary, $2 source tree.
 source "$(dirname "$0")/lib.sh"
@@ -75,6 +76,19 @@ expect_success "$E2E_TMP/out" "$E2E_TMP/err"
 M="$E2E_TMP/backlog.json"
 check "the aggregate sorted every row from the first (awk: $long)" "[$agg | .metrics.numRecordsSorted] == [$long]"
 check "no vertex reports backlog once the source finished" '[.jobs[0].vertices[].metrics.backlogSubtasks == 0] | all'
+check "nothing sorts once the job finished" '[.jobs[0].vertices[].metrics.sortingSubtasks == 0] | all'
+# The default 128 mb of sort memory hold the long flights' airline rows: nothing spilled. With 1 kb (the
+# smallest setting) the same rows spill, and the same number of them is sorted.
+check "128 mb of sort memory spill nothing" "[$agg | .metrics.numBytesSpilled] == [0]"
+run_sluice "$E2E_TMP/out" "$E2E_TMP/err" run -p 1 -D pipeline.backlog.watermark-lag-threshold='1 min' \
+  -D execution.checkpointing.interval-during-backlog=0 -D execution.sorted-inputs.memory='1 kb' \
+  --metrics="$E2E_TMP/spill.json" "$E2E_TMP/job.sql"
+expect_success "$E2E_TMP/out" "$E2E_TMP/err"
+M="$E2E_TMP/spill.json"
+check "1 kb of sort memory: the aggregate sorted $long rows (awk) and spilled" \
+  "[$agg | .metrics.numRecordsSorted] == [$long] and ([$agg | .metrics.numBytesSpilled][0] > 0)"
+check "only the aggregate sorts: the source's vertex spilled and sorted nothing" \
+  "[$src | .metrics.numRecordsSorted, .metrics.numBytesSpilled] == [0, 0]"
 M="$E2E_TMP/metrics.json"
 
 # On a terminal, the progress line shows per vertex how busy and back pressured it was (a job of about 3 s:
