@@ -14,8 +14,9 @@
 ///    STRING, n for VARCHAR(n)/CHAR(n)) lowercase hex characters (`var-len` picks a length 1..length),
 ///    TIMESTAMP and TIMESTAMP_LTZ = now minus a random duration up to `max-past` (default 0), DATE =
 ///    today and TIME = the time of day (ms), both on the machine's clock in its own zone (TZ, else
-///    /etc/localtime) as Flink's LocalDate.now()/LocalTime.now(); `max-past` only moves timestamps.
-///    `null-rate` in [0, 1]. A sequence of DATE, TIME or a timestamp is a UserError, as in Flink.
+///    /etc/localtime) as Flink's LocalDate.now()/LocalTime.now(). `null-rate` in [0, 1]. A sequence of
+///    DATE, TIME or a timestamp is a UserError, as in Flink, and so is an option a column's generator does
+///    not read (`min` on a DATE, `max-past` on a STRING; Flink's validateUnconsumedKeys).
 /// Random values use a fixed seed per subtask and field, so runs are repeatable (the time types follow
 /// the clock). Threading: used by the task thread only.
 

@@ -35,6 +35,7 @@ struct PathStep {
 
 struct JsonPath {
   bool strict = false;
+  bool wildcard = false;  ///< a [*] or .* step: the path is indefinite
   std::vector<PathStep> steps;
 };
 
@@ -67,6 +68,7 @@ bool parsePath(std::string_view p, JsonPath& out) {
       p.remove_prefix(1);
       if (!p.empty() && p[0] == '*') {
         out.steps.push_back({PathStep::kAnyKey, "", 0});
+        out.wildcard = true;
         p.remove_prefix(1);
       } else if (!p.empty() && p[0] == '"') {
         const size_t end = p.find('"', 1);
@@ -90,6 +92,7 @@ bool parsePath(std::string_view p, JsonPath& out) {
       while (!inner.empty() && inner.back() == ' ') inner.remove_suffix(1);
       if (inner == "*") {
         out.steps.push_back({PathStep::kAnyIndex, "", 0});
+        out.wildcard = true;
       } else {
         int64_t idx = 0;
         if (!types::parseInt64(inner, idx) || idx < 0) return false;
@@ -162,13 +165,6 @@ bool evalPath(const JsonPath& path, const Json& root, std::vector<const Json*>& 
   }
   out = cur;
   return true;
-}
-
-bool hasWildcard(const JsonPath& path) {
-  for (const PathStep& s : path.steps) {
-    if (s.kind == PathStep::kAnyKey || s.kind == PathStep::kAnyIndex) return true;
-  }
-  return false;
 }
 
 /// JSON_QUERY's WITHOUT / WITH CONDITIONAL / WITH UNCONDITIONAL ARRAY WRAPPER (Calcite's
@@ -272,7 +268,7 @@ RowFn jsonKernel(ScalarOp op, const std::vector<NodePtr>& args, std::vector<bool
         // What the path gives, as Calcite's JsonFunctions (which Flink runs) sees it: a path with a wildcard
         // selects the array of its matches (Flink's 'lax $.a[*].c' gives '["c1","c2"]', an empty array when
         // nothing matches); nothing, or a JSON null, is empty.
-        const bool wildcard = hasWildcard(*p);
+        const bool wildcard = p->wildcard;
         if (!wildcard && found.size() > 1) return behave(1, fmt::format("the path selects {} values", found.size()));
         if (!wildcard && (found.empty() || found[0]->is_null())) return behave(0, "the result is empty");
         Json value;
